@@ -1,0 +1,453 @@
+/*
+ * zrecord.h - public API of libzrecord: the Zrecord persistent record store,
+ * the Zsampler index generator, dictionary training and the NumPy .npy
+ * header codec.  This header is the manual; read the conventions first.
+ *
+ * ============================================================================
+ * CONVENTIONS
+ * ============================================================================
+ *
+ * Errors.  Every function that can fail returns int: 0 on success, a negative
+ * errno (-EIO, -ENOMEM, -EINVAL, -EROFS, -EBUSY, ...) for system failures and
+ * misuse, or one of the library codes ZR_E_* below (a block far from errno,
+ * -30800 downward).  zr_strerror() names any of them, zr_errno() maps any of
+ * them to the positive errno a filesystem or an OSError should report.
+ * Output parameters are written only on success.
+ *
+ * Messages.  A failing call also records a one-line detailed message (which
+ * file, which record, which offset) in a thread-local buffer, read with
+ * zr_errmsg() on the same thread before the next library call.  Work done on
+ * pool threads reports back to the calling thread, so the message is always
+ * on the thread that made the call.  zr_set_log() additionally receives every
+ * such message, from any thread.
+ *
+ * Threads.  Functions on distinct handles are independent.  On one store
+ * handle, zr_store_gather*, zr_store_length, zr_store_stats, zr_store_loc,
+ * zr_ragged_shape and the schema accessors may be called from any number of
+ * threads at once, concurrently with one append session; delete, compact,
+ * sync and close exclude everything else (close must be the last call).
+ * The sampler, npy, dtype and schema functions are pure and thread-safe.
+ *
+ * ============================================================================
+ * ON-DISK FORMAT (byte for byte the seed's; all integers little-endian)
+ * ============================================================================
+ *
+ *   STORE/meta.zr   static page + record table
+ *   STORE/data.zr   payload stream: every record is one independent frame
+ *   STORE/dict.zr   zstd dictionary, present iff codec == 2
+ *
+ * meta.zr:
+ *   OFFSET SIZE  MEANING
+ *   0      8     length        live record count N (u64)
+ *   8      8     tail_offset   committed frontier of data.zr (u64)
+ *   16     4     schema_length bytes of MsgPack schema, 1..4064 (u32)
+ *   20     11    reserved      zero
+ *   31     1     codec         0 raw, 1 zstd level 3, 2 zstd+dict level 19
+ *   32     S     schema        one MsgPack map (see SCHEMA), S = schema_length
+ *   32+S   ..    zero padding up to 4096
+ *   4096+16i 16  RecordLoc i:  u64 offset (absolute, in data.zr),
+ *                              u32 phys_length (stored bytes),
+ *                              u32 logic_length (decoded bytes)
+ *
+ * Every entry below length is live; delete swaps the last entry into the
+ * hole, so the live records are always exactly 0..N-1.  Entries at or past
+ * length, and data.zr bytes past tail_offset, are garbage from unsynced or
+ * aborted work and are overwritten by the next append.
+ *
+ * A dense record is one row of the schema's item_shape (logic_length equals
+ * the row width).  A ragged record is [u64 ndim][u64 dim]*ndim [payload],
+ * so its shape travels in the same frame as its bytes; ndim <= ZR_MAX_NDIM
+ * and product(dims) * itemsize equals the payload length.  Records are never
+ * empty, and logic_length <= 2^31.  A raw record has phys_length equal to
+ * logic_length; a compressed one is exactly one zstd frame, even when that
+ * frame is larger than its input.
+ *
+ * Durability.  Append writes payloads and table entries at once, but the
+ * header (length, tail_offset) only on zr_store_sync() or zr_store_close():
+ * sync flushes data.zr, then writes the header, then flushes meta.zr.  After
+ * a crash a store reopens at its last synced header.  Delete and compact
+ * rewrite live table entries in place; a crash during them may need a
+ * rebuild from the source data (the seed's contract).
+ *
+ * Locking.  A read-write handle holds a non-blocking exclusive flock() on
+ * meta.zr for its lifetime; a read-only handle holds a shared one.  An open
+ * that conflicts fails at once with ZR_E_BUSY (also within one process).
+ *
+ * Reading maps data.zr and meta.zr read-only (writes stay positional);
+ * modifying the files of an open store behind the library's back is
+ * unsupported.
+ *
+ * ============================================================================
+ * SCHEMA
+ * ============================================================================
+ * A MsgPack map.  Dense: {"dtype": str, "item_shape": [uint...]} in that key
+ * order; ragged: {"dtype": str}.  dtype is NumPy's dtype.str of a
+ * fixed-size numeric type: |b1, [<>]i2/i4/i8, |i1, [<>]u2/u4/u8, |u1,
+ * [<>]f2/f4/f8, [<>]c8/c16.  Unknown keys, other dtypes, a dense
+ * item_shape with a zero dimension and a schema over 4064 bytes are
+ * rejected (ZR_E_SCHEMA).
+ */
+#ifndef ZRECORD_H
+#define ZRECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ZR_BUILDING_LIBRARY) && defined(__GNUC__)
+#define ZR_API __attribute__((visibility("default")))
+#else
+#define ZR_API
+#endif
+
+/* ---------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------- */
+
+/* X(name, value, errno it maps to, message) */
+#define ZR_ERROR_MAP(X)                                                        \
+	X(BUSY, -30800, EBUSY, "store busy: another handle holds its lock")    \
+	X(EXISTS, -30801, EEXIST, "a file or store already exists there")      \
+	X(NOSTORE, -30802, ENOENT, "no store at that path")                    \
+	X(CORRUPT, -30803, EIO, "malformed store files")                       \
+	X(SCHEMA, -30804, EINVAL, "invalid or unsupported schema")             \
+	X(DTYPE, -30805, EINVAL, "dtype mismatch or unsupported dtype")        \
+	X(SHAPE, -30806, EINVAL, "shape mismatch")                             \
+	X(RANGE, -30807, ERANGE, "index out of range")                         \
+	X(EMPTY, -30808, EINVAL, "zero-byte record")                           \
+	X(TOOBIG, -30809, EFBIG, "record over 2 GiB or size overflow")         \
+	X(CODEC, -30810, EIO, "compression or decompression failed")           \
+	X(NODICT, -30811, EINVAL, "zstd_dict store needs a dictionary")        \
+	X(NPY, -30812, EINVAL, "malformed .npy data")                          \
+	X(TRUNCATED, -30813, EINVAL, "input ends early")
+
+enum {
+#define ZR__ENUM(name, value, errnum, msg) ZR_E_##name = (value),
+	ZR_ERROR_MAP(ZR__ENUM)
+#undef ZR__ENUM
+};
+
+/* A static description of any return code (0, -errno or ZR_E_*). */
+ZR_API const char *zr_strerror(int err);
+/* The code's symbolic name: "ZR_E_BUSY", "EIO", "OK". */
+ZR_API const char *zr_errname(int err);
+/* The positive errno that best reports err (0 for 0, EIO if unknown). */
+ZR_API int zr_errno(int err);
+/* The calling thread's detailed message for its last failed call ("" if
+ * none).  Valid until that thread's next library call. */
+ZR_API const char *zr_errmsg(void);
+
+typedef void (*zr_log_fn)(void *ctx, int err, const char *msg);
+/* Process-wide sink for detailed failure messages; NULL disables.  fn may be
+ * called from any thread, concurrently.  Not thread-safe against itself:
+ * set it once at start-up. */
+ZR_API void zr_set_log(zr_log_fn fn, void *ctx);
+
+/* ---------------------------------------------------------------------------
+ * dtypes and schemas
+ * ------------------------------------------------------------------------- */
+
+#define ZR_MAX_NDIM 32          /* NumPy 1.x's limit, for records and .npy */
+#define ZR_SCHEMA_MAX 4064      /* bytes available in the static page      */
+#define ZR_RECORD_MAX (1u << 31) /* largest logic_length of one record     */
+
+typedef struct zr_dtype {
+	char str[4];       /* canonical dtype.str, NUL-terminated: "<f4" */
+	char kind;         /* 'b' bool, 'i', 'u', 'f', 'c'               */
+	char order;        /* '<', '>' or '|' (one-byte types)           */
+	uint32_t itemsize; /* bytes per element                          */
+} zr_dtype;
+
+/* Parses a dtype.str ("<f4", ">i8", "|u1"; '=' means native, a one-byte
+ * type takes any order character) or a plain name ("float32", "uint8",
+ * "bool", "complex64": native byte order).  Fails with ZR_E_DTYPE. */
+ZR_API int zr_dtype_parse(const char *s, zr_dtype *out);
+
+typedef struct zr_schema {
+	zr_dtype dtype;
+	int ragged;                  /* 1: ragged store, no item_shape   */
+	uint32_t ndim;               /* dense: rank of one record (0..)  */
+	uint64_t shape[ZR_MAX_NDIM]; /* dense: item_shape               */
+} zr_schema;
+
+/* Encodes schema as MsgPack exactly as the seed's Python does (map of
+ * "dtype" then "item_shape"; ints in their shortest form).  *len gets the
+ * size; ZR_E_SCHEMA if it would exceed cap or ZR_SCHEMA_MAX. */
+ZR_API int zr_schema_encode(const zr_schema *schema, void *dst, size_t cap,
+			    size_t *len);
+/* Decodes and validates a MsgPack schema (ZR_E_SCHEMA on anything else). */
+ZR_API int zr_schema_decode(const void *buf, size_t len, zr_schema *out);
+/* Bytes of one dense record (product(shape) * itemsize); ZR_E_TOOBIG on
+ * overflow or above ZR_RECORD_MAX; -EINVAL for a ragged schema. */
+ZR_API int zr_schema_row_bytes(const zr_schema *schema, size_t *out);
+/* Writes the schema as one JSON object, NUL-terminated:
+ * {"dtype": "<f4", "item_shape": [3, 4]} or {"dtype": "<i4"}. */
+ZR_API int zr_schema_json(const zr_schema *schema, char *dst, size_t cap);
+
+/* ---------------------------------------------------------------------------
+ * Store
+ * ------------------------------------------------------------------------- */
+
+typedef struct zr_store zr_store;
+typedef struct zr_append zr_append;
+
+typedef enum zr_codec {
+	ZR_CODEC_RAW = 0,
+	ZR_CODEC_ZSTD = 1,      /* zstd level 3 per record           */
+	ZR_CODEC_ZSTD_DICT = 2  /* zstd level 19 with dict.zr        */
+} zr_codec;
+
+/* "raw", "zstd", "zstd_dict" (also "zstdict"); -EINVAL otherwise. */
+ZR_API int zr_codec_parse(const char *s, zr_codec *out);
+ZR_API const char *zr_codec_name(zr_codec codec);
+
+enum {
+	ZR_OPEN_RDONLY = 1 /* shared lock; every mutating call gives -EROFS */
+};
+
+/* Creates a new store at path (which must not exist; missing parent folders
+ * are created) and returns it open read-write.  dict/dict_len is required
+ * for ZR_CODEC_ZSTD_DICT (ZR_E_NODICT without it) and must be NULL/0
+ * otherwise.  The new store is synced before return.  On failure nothing is
+ * left at path. */
+ZR_API int zr_store_create(const char *path, const zr_schema *schema,
+			   zr_codec codec, const void *dict, size_t dict_len,
+			   zr_store **out);
+/* Opens an existing store (ZR_E_NOSTORE if there is none) and validates its
+ * header, schema, file sizes and dictionary; ZR_E_BUSY if the lock
+ * conflicts. */
+ZR_API int zr_store_open(const char *path, unsigned flags, zr_store **out);
+/* Syncs (read-write handles), releases the lock and frees.  NULL is a no-op.
+ * Returns the sync's result; the handle is freed either way. */
+ZR_API int zr_store_close(zr_store *s);
+
+ZR_API uint64_t zr_store_length(const zr_store *s);
+ZR_API const zr_schema *zr_store_schema(const zr_store *s);
+ZR_API zr_codec zr_store_codec(const zr_store *s);
+ZR_API int zr_store_readonly(const zr_store *s);
+/* Dense row width in bytes; 0 for ragged stores. */
+ZR_API size_t zr_store_row_bytes(const zr_store *s);
+
+typedef struct zr_loc {
+	uint64_t offset;
+	uint32_t phys_length;
+	uint32_t logic_length;
+} zr_loc;
+
+/* Record idx's validated table entry (ZR_E_RANGE, ZR_E_CORRUPT). */
+ZR_API int zr_store_loc(const zr_store *s, uint64_t idx, zr_loc *out);
+
+/* -- append ---------------------------------------------------------------
+ * An append session stages records: their payloads and table entries are
+ * written past the committed frontier as they come (bounded memory, however
+ * many), and become visible all together at zr_append_commit().  Abort, or
+ * any failure, leaves the store exactly as before the session.  One session
+ * per store at a time (-EBUSY); delete and compact give -EBUSY while one is
+ * open.  Compression fans out across the worker pool. */
+typedef struct zr_ragged_in {
+	const void *data;       /* product(shape) * itemsize bytes, C order */
+	uint32_t ndim;          /* 0..ZR_MAX_NDIM                          */
+	const uint64_t *shape;  /* ndim dims                               */
+} zr_ragged_in;
+
+ZR_API int zr_append_begin(zr_store *s, zr_append **out);
+/* Dense: count rows of zr_store_row_bytes() each, contiguous. */
+ZR_API int zr_append_dense(zr_append *a, const void *rows, uint64_t count);
+/* Ragged: count records; ZR_E_EMPTY for one with no elements. */
+ZR_API int zr_append_ragged(zr_append *a, const zr_ragged_in *recs,
+			    uint64_t count);
+/* Records staged so far in this session. */
+ZR_API uint64_t zr_append_count(const zr_append *a);
+/* Publishes every staged record at once and frees the session.  On failure
+ * nothing is published and the session is freed. */
+ZR_API int zr_append_commit(zr_append *a);
+/* Discards the session.  NULL is a no-op. */
+ZR_API void zr_append_abort(zr_append *a);
+
+/* One-call forms: begin, stage, commit. */
+ZR_API int zr_store_append_dense(zr_store *s, const void *rows,
+				 uint64_t count);
+ZR_API int zr_store_append_ragged(zr_store *s, const zr_ragged_in *recs,
+				  uint64_t count);
+
+/* -- gather ---------------------------------------------------------------
+ * Reads records idx[0..count) straight into dst (decompressing in place, no
+ * intermediate copy), fanned out across the pool.  Indices may repeat and
+ * come in any order.  Dense: record k lands at dst + k * row_bytes, dst_cap
+ * must be >= count * row_bytes, offsets may be NULL.  Ragged: records (with
+ * their shape prefix, as stored) are packed back to back, offsets[0..count]
+ * receives their boundaries, dst_cap must be >= zr_store_gather_size().
+ * Every record is validated; on any error dst contents are unspecified. */
+ZR_API int zr_store_gather(zr_store *s, const uint64_t *idx, size_t count,
+			   void *dst, size_t dst_cap, uint64_t *offsets);
+/* Sum of logic_length over idx (the dst size gather needs). */
+ZR_API int zr_store_gather_size(zr_store *s, const uint64_t *idx,
+				size_t count, uint64_t *out);
+
+/* Parses a ragged record as gathered: ZR_E_CORRUPT unless the prefix is
+ * well-formed and product(shape) * itemsize equals the payload length. */
+ZR_API int zr_ragged_parse(const void *rec, size_t len, size_t itemsize,
+			   uint32_t *ndim, uint64_t shape[ZR_MAX_NDIM],
+			   size_t *payload_offset);
+/* Reads ragged record idx's shape without decoding its payload (a
+ * compressed record decodes only the frame's first bytes). */
+ZR_API int zr_ragged_shape(zr_store *s, uint64_t idx, uint32_t *ndim,
+			   uint64_t shape[ZR_MAX_NDIM]);
+
+/* -- maintenance ------------------------------------------------------- */
+
+/* Deletes the given indices (any order, duplicates ignored) by swapping the
+ * last live record into each hole, in descending index order.  ZR_E_RANGE
+ * (nothing changed) if any index is >= length. */
+ZR_API int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count);
+
+typedef void (*zr_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+/* Rewrites live records in physical order, in place, then truncates data.zr
+ * and meta.zr and syncs.  progress may be NULL.  Not crash-safe: an
+ * interrupted compact may require a rebuild. */
+ZR_API int zr_store_compact(zr_store *s, zr_progress_fn progress, void *ctx);
+
+typedef struct zr_stats {
+	uint64_t records;     /* live records                             */
+	uint64_t live_bytes;  /* sum of live phys_length                  */
+	uint64_t data_bytes;  /* committed frontier of data.zr            */
+	uint64_t reclaimable; /* data_bytes - live_bytes                  */
+} zr_stats;
+ZR_API int zr_store_stats(zr_store *s, zr_stats *out);
+
+/* Flushes data.zr, writes the header, flushes meta.zr. */
+ZR_API int zr_store_sync(zr_store *s);
+
+/* Decodes every record.  bad(ctx, idx, err) is called for each record that
+ * fails (may be NULL); progress may be NULL.  Returns the number of bad
+ * records (>= 0), or an error that stopped the scan. */
+typedef void (*zr_bad_fn)(void *ctx, uint64_t idx, int err);
+ZR_API int64_t zr_store_verify(zr_store *s, zr_bad_fn bad, void *bad_ctx,
+			       zr_progress_fn progress, void *progress_ctx);
+
+/* ---------------------------------------------------------------------------
+ * Dictionary training (zstd ZDICT)
+ * ------------------------------------------------------------------------- */
+
+typedef enum zr_dict_tier {
+	ZR_DICT_FAST = 0,     /*   32 KiB dictionary,  4 MiB sample */
+	ZR_DICT_BALANCED = 1, /*  128 KiB dictionary, 16 MiB sample */
+	ZR_DICT_MAX = 2       /* 1024 KiB dictionary, 64 MiB sample */
+} zr_dict_tier;
+
+ZR_API int zr_dict_tier_parse(const char *s, zr_dict_tier *out);
+ZR_API const char *zr_dict_tier_name(zr_dict_tier tier);
+ZR_API size_t zr_dict_tier_dict_size(zr_dict_tier tier);
+ZR_API size_t zr_dict_tier_sample_size(zr_dict_tier tier);
+
+/* Trains on a strided subset of samples[0..n) whose total fits the tier's
+ * sample budget.  dst_cap must be >= zr_dict_tier_dict_size(tier). */
+ZR_API int zr_dict_train(const void *const *samples, const size_t *sizes,
+			 size_t n, zr_dict_tier tier, void *dst,
+			 size_t dst_cap, size_t *dict_len);
+/* Same, sampling a store's records (as stored: ragged prefixes included). */
+ZR_API int zr_dict_train_store(zr_store *s, zr_dict_tier tier, void *dst,
+			       size_t dst_cap, size_t *dict_len);
+
+/* ---------------------------------------------------------------------------
+ * Sampler: every batch is a pure function of the config and step.
+ *
+ * Words.  fmix(z): z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27;
+ * z *= 0x94D049BB133111EB; z ^= z >> 31 (the SplitMix64 finalizer).
+ * G = 0x9E3779B97F4A7C15.  The word stream of (key, x) is
+ * w_c = fmix(s0 + (c + 1) * G), c = 0, 1, ..., with s0 = fmix(fmix(key) ^ x),
+ * all arithmetic mod 2^64.
+ *
+ * Global batch.  With W = max(world, 1) and B = batch_size, step t draws a
+ * global batch of W * B positions g = 0..W*B-1; rank R receives positions
+ * R*B .. R*B+B-1, in order.  N = length.
+ *
+ * SEQUENTIAL: index(g) = (t * W*B + g) mod N, in 128-bit arithmetic; seed
+ * unused.
+ *
+ * IID: consume the word stream of (seed, t) in order; each position draws
+ * with Lemire's method: m = w * N (128-bit), l = low 64 bits of m; if
+ * l < N, let th = (2^64 - N) mod N and while l < th take the next word and
+ * recompute m, l; index = high 64 bits of m.  Positions draw in order
+ * 0..W*B-1 (a rank computes and discards the draws before its slice).
+ *
+ * CYCLIC: requires W*B <= N.  P = floor(N / (W*B)) steps per cycle; cycle
+ * c = t / P, j = t mod P; index(g) = perm_c(j*W*B + g).  perm_c is a Feistel
+ * network on h-bit halves, h the smallest integer >= 1 with 4^h >= N, mask
+ * M = 2^h - 1; round keys k_r = w_r of the stream of (seed, c), r = 0..5;
+ * one pass: L = x >> h, R = x & M; for r in 0..5: (L, R) = (R, L ^
+ * (fmix(R ^ k_r) & M)); result (L << h) | R.  perm_c(x) applies passes
+ * until the result is < N (cycle-walking).  Positions beyond P*W*B of a
+ * cycle are never served: a different remainder each cycle.
+ * ------------------------------------------------------------------------- */
+
+typedef enum zr_sampler_mode {
+	ZR_SAMPLER_SEQUENTIAL = 0,
+	ZR_SAMPLER_IID = 1,
+	ZR_SAMPLER_CYCLIC = 2
+} zr_sampler_mode;
+
+typedef struct zr_sampler {
+	zr_sampler_mode mode;
+	uint64_t seed;
+	uint64_t length;     /* N >= 1                        */
+	uint64_t batch_size; /* B >= 1: this rank's slice     */
+	uint32_t rank;       /* 0 <= rank < world             */
+	uint32_t world;      /* 0 or 1: single process        */
+} zr_sampler;
+
+/* "sequential", "iid", "cyclic"; -EINVAL otherwise. */
+ZR_API int zr_sampler_mode_parse(const char *s, zr_sampler_mode *out);
+ZR_API const char *zr_sampler_mode_name(zr_sampler_mode mode);
+/* Checks the config (-EINVAL with a message when it cannot serve). */
+ZR_API int zr_sampler_check(const zr_sampler *cfg);
+/* Writes this rank's batch_size indices for step into out. */
+ZR_API int zr_sampler_batch(const zr_sampler *cfg, uint64_t step,
+			    uint64_t *out);
+
+/* ---------------------------------------------------------------------------
+ * NumPy .npy headers (format 1.0, 2.0, 3.0; C order)
+ * ------------------------------------------------------------------------- */
+
+typedef struct zr_npy_header {
+	zr_dtype dtype;
+	uint32_t ndim;
+	uint64_t shape[ZR_MAX_NDIM];
+	size_t header_len; /* bytes before the array data            */
+	uint64_t data_len; /* product(shape) * itemsize (checked)    */
+} zr_npy_header;
+
+/* Parses the header at the start of buf.  If buf holds too few bytes,
+ * returns ZR_E_TRUNCATED and sets *need (when need is not NULL) to the
+ * total byte count that will suffice to decide.  Malformed headers, dtypes
+ * outside the schema's set and Fortran-order arrays of more than one
+ * non-trivial axis give ZR_E_NPY (or ZR_E_DTYPE). */
+ZR_API int zr_npy_parse(const void *buf, size_t len, zr_npy_header *out,
+			size_t *need);
+/* The header size NumPy itself would write for this array (version 1.0, or
+ * 2.0 when 1.0 cannot hold it; padded to 64 bytes, with NumPy's spare room
+ * for growing the first axis). */
+ZR_API size_t zr_npy_header_len(const zr_dtype *dtype, uint32_t ndim,
+				const uint64_t *shape);
+/* Writes exactly that header; *len gets its size. */
+ZR_API int zr_npy_write_header(const zr_dtype *dtype, uint32_t ndim,
+			       const uint64_t *shape, void *dst, size_t cap,
+			       size_t *len);
+
+/* ---------------------------------------------------------------------------
+ * Worker pool
+ * ------------------------------------------------------------------------- */
+
+/* Lanes a batch fans out to: one calling thread plus the pool's workers.
+ * Workers default to three quarters of the CPUs this process may use (at
+ * least 1); ZR_THREADS=<n> in the environment sets the worker count (0 =
+ * caller only).  The pool starts on first use and is shared process-wide. */
+ZR_API unsigned zr_pool_lanes(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ZRECORD_H */

@@ -1,0 +1,1 @@
+# src/fs/local.mk

@@ -1,0 +1,14 @@
+# src/lib/local.mk - libzrecord.  Every source goes into a convenience
+# library that the tests link directly (to reach zr__ internals); the
+# installed library wraps it and exports only ZR_API symbols.
+noinst_LTLIBRARIES += src/lib/libzrecord_core.la
+src_lib_libzrecord_core_la_SOURCES = \
+	src/lib/error.c src/lib/error.h
+src_lib_libzrecord_core_la_CPPFLAGS = $(AM_CPPFLAGS) -DZR_BUILDING_LIBRARY
+src_lib_libzrecord_core_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(MSGPACK_CFLAGS)
+src_lib_libzrecord_core_la_LIBADD = $(ZSTD_LIBS) $(MSGPACK_LIBS)
+
+lib_LTLIBRARIES += src/lib/libzrecord.la
+src_lib_libzrecord_la_SOURCES =
+src_lib_libzrecord_la_LIBADD = src/lib/libzrecord_core.la
+src_lib_libzrecord_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0

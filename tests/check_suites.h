@@ -1,0 +1,21 @@
+/*
+ * check_suites.h - every Check suite of the unit-test runner.  Each suite
+ * lives in its own check_*.c file; check_main.c runs them all.
+ */
+#ifndef ZR_CHECK_SUITES_H
+#define ZR_CHECK_SUITES_H
+
+#include <check.h>
+
+Suite *suite_error(void);
+Suite *suite_dtype(void);
+Suite *suite_schema(void);
+Suite *suite_npy(void);
+Suite *suite_sampler(void);
+Suite *suite_pool(void);
+Suite *suite_store(void);
+Suite *suite_store_maint(void);
+Suite *suite_store_malformed(void);
+Suite *suite_dict(void);
+
+#endif

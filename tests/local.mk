@@ -1,0 +1,14 @@
+# tests/local.mk - the Check runner (unit tests of libzrecord) and the
+# pytest-driven suites (command, filesystem, Python binding).
+check_PROGRAMS += tests/check_zrecord
+tests_check_zrecord_SOURCES = tests/check_main.c tests/check_suites.h \
+	tests/check_error.c tests/check_dtype.c tests/check_schema.c \
+	tests/check_npy.c tests/check_sampler.c tests/check_pool.c \
+	tests/check_store.c tests/check_store_maint.c \
+	tests/check_store_malformed.c tests/check_dict.c \
+	tests/check_util.c tests/check_util.h
+tests_check_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/lib
+tests_check_zrecord_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZSTD_CFLAGS) \
+	$(MSGPACK_CFLAGS)
+tests_check_zrecord_LDADD = src/lib/libzrecord_core.la $(CHECK_LIBS)
+TESTS += tests/check_zrecord
