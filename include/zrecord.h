@@ -437,6 +437,21 @@ ZR_API int zr_npy_write_header(const zr_dtype *dtype, uint32_t ndim,
 			       const uint64_t *shape, void *dst, size_t cap,
 			       size_t *len);
 
+/* Ragged records are served as .npy files whose size must be known from the
+ * record table alone (without decoding the shape prefix).  Their header is
+ * padded to this length: the smallest multiple of 64 that holds the header
+ * of any shape a record of logic_len bytes (prefix included) could carry,
+ * using digits(d1*...*dn) >= sum(digits(di)) - (n-1).  It is a valid .npy
+ * header that may hold more spaces than np.save writes.  0 if logic_len
+ * cannot be a ragged record of this dtype. */
+ZR_API size_t zr_npy_ragged_header_len(const zr_dtype *dtype,
+				       uint64_t logic_len);
+/* Writes a header for the array padded with spaces to exactly header_len
+ * bytes (a multiple of 64); ZR_E_SHAPE if it does not fit. */
+ZR_API int zr_npy_write_header_fixed(const zr_dtype *dtype, uint32_t ndim,
+				     const uint64_t *shape, size_t header_len,
+				     void *dst, size_t cap);
+
 /* ---------------------------------------------------------------------------
  * Worker pool
  * ------------------------------------------------------------------------- */
