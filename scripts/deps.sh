@@ -1,0 +1,22 @@
+#!/bin/sh
+# deps.sh - installs the Debian 12 packages zrecordfs needs to build, test
+# and demo, but only those that are missing (apt-get needs root: sudo is
+# used when not already root).
+set -eu
+pkgs="build-essential autoconf automake libtool pkg-config
+libzstd-dev libmsgpack-dev libfuse3-dev fuse3 check zlib1g-dev
+python3 python3-numpy python3-cffi python3-msgpack python3-pytest
+python3-setuptools squashfs-tools squashfuse valgrind"
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "deps: installing$missing" >&2
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
