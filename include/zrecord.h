@@ -155,7 +155,7 @@ ZR_API void zr_set_log(zr_log_fn fn, void *ctx);
 #define ZR_RECORD_MAX (1u << 31) /* largest logic_length of one record     */
 
 typedef struct zr_dtype {
-	char str[4];       /* canonical dtype.str, NUL-terminated: "<f4" */
+	char str[5];       /* canonical dtype.str, NUL-terminated: "<f4" */
 	char kind;         /* 'b' bool, 'i', 'u', 'f', 'c'               */
 	char order;        /* '<', '>' or '|' (one-byte types)           */
 	uint32_t itemsize; /* bytes per element                          */
@@ -181,9 +181,11 @@ ZR_API int zr_schema_encode(const zr_schema *schema, void *dst, size_t cap,
 /* Decodes and validates a MsgPack schema (ZR_E_SCHEMA on anything else). */
 ZR_API int zr_schema_decode(const void *buf, size_t len, zr_schema *out);
 /* Bytes of one dense record (product(shape) * itemsize); ZR_E_TOOBIG on
- * overflow or above ZR_RECORD_MAX; -EINVAL for a ragged schema. */
+ * overflow or above ZR_RECORD_MAX, ZR_E_SCHEMA for a zero dimension;
+ * -EINVAL for a ragged schema. */
 ZR_API int zr_schema_row_bytes(const zr_schema *schema, size_t *out);
-/* Writes the schema as one JSON object, NUL-terminated:
+/* Writes the schema as one JSON object, NUL-terminated (-ENOBUFS if cap
+ * cannot hold it):
  * {"dtype": "<f4", "item_shape": [3, 4]} or {"dtype": "<i4"}. */
 ZR_API int zr_schema_json(const zr_schema *schema, char *dst, size_t cap);
 
@@ -244,9 +246,11 @@ ZR_API int zr_store_loc(const zr_store *s, uint64_t idx, zr_loc *out);
  * An append session stages records: their payloads and table entries are
  * written past the committed frontier as they come (bounded memory, however
  * many), and become visible all together at zr_append_commit().  Abort, or
- * any failure, leaves the store exactly as before the session.  One session
- * per store at a time (-EBUSY); delete and compact give -EBUSY while one is
- * open.  Compression fans out across the worker pool. */
+ * any failure, leaves the store exactly as before the session.  A failed
+ * zr_append_dense/ragged ends the session's usefulness: later calls and
+ * commit return the same error (abort or commit still frees it).  One
+ * session per store at a time (-EBUSY); delete and compact give -EBUSY
+ * while one is open.  Compression fans out across the worker pool. */
 typedef struct zr_ragged_in {
 	const void *data;       /* product(shape) * itemsize bytes, C order */
 	uint32_t ndim;          /* 0..ZR_MAX_NDIM                          */
@@ -422,9 +426,12 @@ typedef struct zr_npy_header {
 
 /* Parses the header at the start of buf.  If buf holds too few bytes,
  * returns ZR_E_TRUNCATED and sets *need (when need is not NULL) to the
- * total byte count that will suffice to decide.  Malformed headers, dtypes
- * outside the schema's set and Fortran-order arrays of more than one
- * non-trivial axis give ZR_E_NPY (or ZR_E_DTYPE). */
+ * byte count it needs next: 10 or 12 until the length field is there,
+ * then the whole header's size; call again with at least that much.
+ * Malformed headers, dtypes outside the schema's set and Fortran-order
+ * arrays of more than one non-trivial axis give ZR_E_NPY (or ZR_E_DTYPE);
+ * a header dict over 64 KiB is ZR_E_NPY, an array over 2^63-1 bytes
+ * ZR_E_TOOBIG. */
 ZR_API int zr_npy_parse(const void *buf, size_t len, zr_npy_header *out,
 			size_t *need);
 /* The header size NumPy itself would write for this array (version 1.0, or
@@ -432,22 +439,25 @@ ZR_API int zr_npy_parse(const void *buf, size_t len, zr_npy_header *out,
  * for growing the first axis). */
 ZR_API size_t zr_npy_header_len(const zr_dtype *dtype, uint32_t ndim,
 				const uint64_t *shape);
-/* Writes exactly that header; *len gets its size. */
+/* Writes exactly that header; *len gets its size (-ENOBUFS if cap is
+ * smaller). */
 ZR_API int zr_npy_write_header(const zr_dtype *dtype, uint32_t ndim,
 			       const uint64_t *shape, void *dst, size_t cap,
 			       size_t *len);
 
 /* Ragged records are served as .npy files whose size must be known from the
  * record table alone (without decoding the shape prefix).  Their header is
- * padded to this length: the smallest multiple of 64 that holds the header
- * of any shape a record of logic_len bytes (prefix included) could carry,
- * using digits(d1*...*dn) >= sum(digits(di)) - (n-1).  It is a valid .npy
- * header that may hold more spaces than np.save writes.  0 if logic_len
- * cannot be a ragged record of this dtype. */
+ * padded to this length: the smallest multiple of 64 that holds np.save's
+ * header (growth room included) of any shape a record of logic_len bytes
+ * (prefix included) could carry, using digits(d1*...*dn) >= sum(digits(di))
+ * - (n-1).  It is a valid .npy header that may hold more spaces than
+ * np.save writes.  0 if logic_len cannot be a ragged record of this
+ * dtype. */
 ZR_API size_t zr_npy_ragged_header_len(const zr_dtype *dtype,
 				       uint64_t logic_len);
 /* Writes a header for the array padded with spaces to exactly header_len
- * bytes (a multiple of 64); ZR_E_SHAPE if it does not fit. */
+ * bytes (a multiple of 64 up to 64 KiB, else -EINVAL); ZR_E_SHAPE if it
+ * does not fit, -ENOBUFS if cap < header_len. */
 ZR_API int zr_npy_write_header_fixed(const zr_dtype *dtype, uint32_t ndim,
 				     const uint64_t *shape, size_t header_len,
 				     void *dst, size_t cap);

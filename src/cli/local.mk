@@ -1,1 +1,23 @@
-# src/cli/local.mk
+# src/cli/local.mk - the zrecord command and its pytest suite.
+bin_PROGRAMS += src/cli/zrecord
+src_cli_zrecord_SOURCES = \
+	src/cli/main.c src/cli/cli.h src/cli/util.c src/cli/output.c \
+	src/cli/progress.c src/cli/records.c \
+	src/cli/create.c src/cli/append.c src/cli/get.c src/cli/batch.c \
+	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c
+src_cli_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
+src_cli_zrecord_LDADD = src/common/libzrcommon.la src/lib/libzrecord.la
+
+dist_noinst_SCRIPTS += tests/cli.test
+EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
+	tests/cli/test_append.py tests/cli/test_read.py \
+	tests/cli/test_maint.py tests/cli/test_errors.py \
+	tests/cli/test_npz.py
+TESTS += tests/cli.test
+
+# A driver that feeds src/common awkward inputs for the suite to check.
+check_PROGRAMS += tests/cli/common-driver
+tests_cli_common_driver_SOURCES = tests/cli/common_driver.c
+tests_cli_common_driver_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
+tests_cli_common_driver_LDADD = src/common/libzrcommon.la \
+	src/lib/libzrecord.la

@@ -12,3 +12,12 @@ lib_LTLIBRARIES += src/lib/libzrecord.la
 src_lib_libzrecord_la_SOURCES =
 src_lib_libzrecord_la_LIBADD = src/lib/libzrecord_core.la
 src_lib_libzrecord_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
+# dtype, schema, .npy headers, sampler (the pure modules)
+src_lib_libzrecord_core_la_SOURCES += src/lib/dtype.c src/lib/schema.c \
+	src/lib/npy.c src/lib/sampler.c src/lib/text.c src/lib/text.h \
+	src/lib/mpcheck.c src/lib/mpcheck.h
+# store engine, codecs, worker pool, dictionary training
+src_lib_libzrecord_core_la_SOURCES += src/lib/pool.c src/lib/pool.h \
+	src/lib/codec.c src/lib/codec.h src/lib/store.h src/lib/store.c \
+	src/lib/store_create.c src/lib/store_io.c src/lib/store_append.c \
+	src/lib/store_gather.c src/lib/store_maint.c src/lib/dict.c

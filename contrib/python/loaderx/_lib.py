@@ -1,0 +1,213 @@
+"""
+_lib.py - the one place loaderx touches libzrecord: the cffi (ABI mode)
+declarations, locating and loading the shared library, and turning its
+return codes into Python exceptions.
+
+The declarations mirror include/zrecord.h by hand (ABI mode needs no
+compiler); tests/test_lib.py checks the error table against the library.
+cffi releases the GIL around every call it makes in ABI mode, so a long
+gather lets other Python threads run.
+"""
+import ctypes.util
+import errno
+import os
+
+from cffi import FFI
+
+ffi = FFI()
+ffi.cdef("""
+enum {
+    ZR_E_BUSY = -30800, ZR_E_EXISTS = -30801, ZR_E_NOSTORE = -30802,
+    ZR_E_CORRUPT = -30803, ZR_E_SCHEMA = -30804, ZR_E_DTYPE = -30805,
+    ZR_E_SHAPE = -30806, ZR_E_RANGE = -30807, ZR_E_EMPTY = -30808,
+    ZR_E_TOOBIG = -30809, ZR_E_CODEC = -30810, ZR_E_NODICT = -30811,
+    ZR_E_NPY = -30812, ZR_E_TRUNCATED = -30813
+};
+const char *zr_strerror(int err);
+const char *zr_errname(int err);
+int zr_errno(int err);
+const char *zr_errmsg(void);
+
+typedef struct zr_dtype {
+    char str[4];
+    char kind;
+    char order;
+    uint32_t itemsize;
+} zr_dtype;
+int zr_dtype_parse(const char *s, zr_dtype *out);
+
+typedef struct zr_schema {
+    zr_dtype dtype;
+    int ragged;
+    uint32_t ndim;
+    uint64_t shape[32];
+} zr_schema;
+int zr_schema_row_bytes(const zr_schema *schema, size_t *out);
+
+typedef struct zr_store zr_store;
+typedef struct zr_append zr_append;
+typedef enum zr_codec {
+    ZR_CODEC_RAW = 0, ZR_CODEC_ZSTD = 1, ZR_CODEC_ZSTD_DICT = 2
+} zr_codec;
+int zr_codec_parse(const char *s, zr_codec *out);
+const char *zr_codec_name(zr_codec codec);
+enum { ZR_OPEN_RDONLY = 1 };
+
+int zr_store_create(const char *path, const zr_schema *schema,
+            zr_codec codec, const void *dict, size_t dict_len,
+            zr_store **out);
+int zr_store_open(const char *path, unsigned flags, zr_store **out);
+int zr_store_close(zr_store *s);
+uint64_t zr_store_length(const zr_store *s);
+const zr_schema *zr_store_schema(const zr_store *s);
+zr_codec zr_store_codec(const zr_store *s);
+int zr_store_readonly(const zr_store *s);
+size_t zr_store_row_bytes(const zr_store *s);
+
+typedef struct zr_ragged_in {
+    const void *data;
+    uint32_t ndim;
+    const uint64_t *shape;
+} zr_ragged_in;
+int zr_append_begin(zr_store *s, zr_append **out);
+int zr_append_dense(zr_append *a, const void *rows, uint64_t count);
+int zr_append_ragged(zr_append *a, const zr_ragged_in *recs, uint64_t count);
+uint64_t zr_append_count(const zr_append *a);
+int zr_append_commit(zr_append *a);
+void zr_append_abort(zr_append *a);
+int zr_store_append_dense(zr_store *s, const void *rows, uint64_t count);
+
+int zr_store_gather(zr_store *s, const uint64_t *idx, size_t count,
+            void *dst, size_t dst_cap, uint64_t *offsets);
+int zr_store_gather_size(zr_store *s, const uint64_t *idx, size_t count,
+             uint64_t *out);
+int zr_ragged_parse(const void *rec, size_t len, size_t itemsize,
+            uint32_t *ndim, uint64_t shape[32],
+            size_t *payload_offset);
+
+int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count);
+int zr_store_compact(zr_store *s, void *progress, void *ctx);
+typedef struct zr_stats {
+    uint64_t records;
+    uint64_t live_bytes;
+    uint64_t data_bytes;
+    uint64_t reclaimable;
+} zr_stats;
+int zr_store_stats(zr_store *s, zr_stats *out);
+int zr_store_sync(zr_store *s);
+
+typedef enum zr_dict_tier {
+    ZR_DICT_FAST = 0, ZR_DICT_BALANCED = 1, ZR_DICT_MAX = 2
+} zr_dict_tier;
+int zr_dict_tier_parse(const char *s, zr_dict_tier *out);
+const char *zr_dict_tier_name(zr_dict_tier tier);
+size_t zr_dict_tier_dict_size(zr_dict_tier tier);
+size_t zr_dict_tier_sample_size(zr_dict_tier tier);
+int zr_dict_train(const void *const *samples, const size_t *sizes,
+          size_t n, zr_dict_tier tier, void *dst, size_t dst_cap,
+          size_t *dict_len);
+int zr_dict_train_store(zr_store *s, zr_dict_tier tier, void *dst,
+            size_t dst_cap, size_t *dict_len);
+
+typedef enum zr_sampler_mode {
+    ZR_SAMPLER_SEQUENTIAL = 0, ZR_SAMPLER_IID = 1, ZR_SAMPLER_CYCLIC = 2
+} zr_sampler_mode;
+typedef struct zr_sampler {
+    zr_sampler_mode mode;
+    uint64_t seed;
+    uint64_t length;
+    uint64_t batch_size;
+    uint32_t rank;
+    uint32_t world;
+} zr_sampler;
+int zr_sampler_check(const zr_sampler *cfg);
+int zr_sampler_batch(const zr_sampler *cfg, uint64_t step, uint64_t *out);
+
+unsigned zr_pool_lanes(void);
+""")
+
+MAX_NDIM = 32
+_SONAME = "libzrecord.so.0"
+
+
+def _candidates():
+    """Where to look for libzrecord, most explicit first."""
+    explicit = os.environ.get("LOADERX_LIB")
+    if explicit:
+        return [explicit]
+    found = []
+    here = os.path.dirname(os.path.abspath(__file__))
+    builddirs = [os.environ.get("top_builddir"),
+             os.path.join(here, "..", "..", "..")]
+    for top in builddirs:
+        if top:
+            path = os.path.join(top, "src", "lib", ".libs",
+                        "libzrecord.so")
+            if os.path.exists(path):
+                found.append(os.path.normpath(path))
+    found.append(ctypes.util.find_library("zrecord") or _SONAME)
+    return found
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        try:
+            return ffi.dlopen(path), path
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+    raise ImportError("loaderx: cannot load libzrecord; set LOADERX_LIB "
+              "to its path. Tried: " + "; ".join(tried))
+
+
+lib, LIB_PATH = _load()
+
+
+class StoreBusy(OSError):
+    """Another handle (in this or another process) holds the store's
+    lock."""
+
+
+def _message(code):
+    detail = ffi.string(lib.zr_errmsg()).decode("utf-8", "replace")
+    text = ffi.string(lib.zr_strerror(code)).decode("utf-8", "replace")
+    return "%s: %s" % (text, detail) if detail else text
+
+
+# Library codes whose meaning is a Python builtin exception rather than an
+# OSError; everything else reports as OSError with the mapped errno.
+_VALUE_ERRORS = {lib.ZR_E_SCHEMA, lib.ZR_E_SHAPE, lib.ZR_E_EMPTY,
+         lib.ZR_E_NODICT, -errno.EINVAL}
+
+
+def error(code, path=None):
+    """The exception for a failed call's code.  Must run on the calling
+    thread right after the call, because zr_errmsg() is thread-local."""
+    msg = _message(code)
+    if path is not None:
+        path = os.fsdecode(path)
+    if code == lib.ZR_E_EXISTS:
+        return FileExistsError(errno.EEXIST, msg, path)
+    if code == lib.ZR_E_NOSTORE:
+        return FileNotFoundError(errno.ENOENT, msg, path)
+    if code == lib.ZR_E_BUSY:
+        return StoreBusy(errno.EBUSY, msg, path)
+    if code == lib.ZR_E_RANGE:
+        return IndexError(msg)
+    if code == lib.ZR_E_DTYPE:
+        return TypeError(msg)
+    if code in _VALUE_ERRORS:
+        return ValueError(msg)
+    return OSError(lib.zr_errno(code), msg, path)
+
+
+def check(code, path=None):
+    """Raises the mapped exception when a call failed (code < 0)."""
+    if code < 0:
+        raise error(code, path)
+    return code
+
+
+def u64_ptr(array):
+    """A uint64_t * into a C-contiguous uint64/int64 array (no copy)."""
+    return ffi.cast("uint64_t *", ffi.from_buffer(array))

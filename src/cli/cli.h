@@ -1,0 +1,135 @@
+/*
+ * cli.h - what the zrecord command's files share: the subcommand table,
+ * error reporting, argument parsing, output files, progress, and the
+ * records-to-.npy/.npz encoder that `get` and `batch` both use.
+ */
+#ifndef ZR_CLI_H
+#define ZR_CLI_H
+
+#include <getopt.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zrecord.h"
+
+#define ZR_CLI_OK 0
+#define ZR_CLI_FAIL 1   /* the operation failed */
+#define ZR_CLI_USAGE 2  /* the command line was wrong */
+
+/* One subcommand: run gets argv with argv[0] == the command's name. */
+typedef struct zr_cli_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *synopsis; /* "STORE INDEX... [-o OUT]" */
+	const char *help;     /* the rest of `zrecord NAME --help` */
+} zr_cli_cmd;
+
+extern const zr_cli_cmd zr_cli_create, zr_cli_append, zr_cli_get,
+	zr_cli_batch, zr_cli_stats, zr_cli_schema, zr_cli_verify,
+	zr_cli_train_dict, zr_cli_delete, zr_cli_compact, zr_cli_sync;
+
+/* -- errors (util.c) ----------------------------------------------------- */
+
+/* Prints "zrecord: STORE: CMD: <zr_strerror(err)>[: detail]" and returns
+ * ZR_CLI_FAIL.  detail NULL or "" is left out. */
+int zr_cli_error(const char *store, const char *cmd, int err,
+		 const char *detail);
+/* Same, with the library's zr_errmsg() as the detail. */
+int zr_cli_lib_error(const char *store, const char *cmd, int err);
+/* Prints "zrecord: CMD: <fmt...>" and a hint to --help; returns
+ * ZR_CLI_USAGE. */
+int zr_cli_usage(const zr_cli_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Prints the command's full help on stdout. */
+void zr_cli_print_help(const zr_cli_cmd *cmd);
+
+/* -- arguments (util.c) -------------------------------------------------- */
+
+/* getopt_long over a subcommand's argv that handles --help (returns -2
+ * after printing it) and bad options (returns -3 after a usage message);
+ * otherwise as getopt_long.  Every longopts needs {"help", 0, 0, 'h'}. */
+int zr_cli_getopt(const zr_cli_cmd *cmd, int argc, char **argv,
+		  const char *shortopts, const struct option *longopts);
+/* Maps zr_cli_getopt's -2/-3 to an exit code. */
+int zr_cli_getopt_exit(int c);
+/* For commands whose only option is --help: parses "STORE", then nothing
+ * or (min_rest > 0) at least min_rest more arguments, read by the caller
+ * from argv[optind + 1].  Returns -1 to go on, else an exit code. */
+int zr_cli_store_args(const zr_cli_cmd *cmd, int argc, char **argv,
+		      int min_rest);
+
+/* Strict unsigned decimal; -EINVAL for anything else (sign, blanks, ""),
+ * -ERANGE past UINT64_MAX. */
+int zr_cli_parse_u64(const char *s, uint64_t *out);
+/* Parses argv[0..n) as record indices into a new array (*out, free it).
+ * Reports bad ones itself and returns ZR_CLI_USAGE; ZR_CLI_FAIL on out of
+ * memory; 0 on success. */
+int zr_cli_parse_indices(const zr_cli_cmd *cmd, char **argv, int n,
+			 uint64_t **out);
+/* ZR_E_RANGE report for the first index >= the store's length. */
+int zr_cli_check_range(const char *store, const char *cmd, zr_store *s,
+		       const uint64_t *idx, size_t n);
+
+/* Opens a store, reporting failure itself (returns ZR_CLI_FAIL). */
+int zr_cli_open(const char *path, unsigned flags, const char *cmd,
+		zr_store **out);
+/* Closes (syncing a read-write handle) and reports a failed sync;
+ * returns rc unchanged unless the close fails while rc was ZR_CLI_OK. */
+int zr_cli_close(zr_store *s, const char *path, const char *cmd, int rc);
+
+/* Reads a whole regular file of at most max bytes; -errno or -EFBIG. */
+int zr_cli_read_file(const char *path, size_t max, void **buf, size_t *len);
+
+/* -- output (output.c) --------------------------------------------------- */
+
+typedef struct zr_cli_out {
+	int fd;
+	const char *path;  /* NULL for stdout */
+} zr_cli_out;
+
+/* Opens -o PATH (created or truncated) or stdout when path is NULL or "-".
+ * Refuses a terminal as stdout.  Reports errors itself. */
+int zr_cli_out_open(zr_cli_out *o, const char *path, const char *store,
+		    const char *cmd);
+/* Writes everything, reporting errors itself. */
+int zr_cli_out_write(zr_cli_out *o, const void *buf, size_t len,
+		     const char *store, const char *cmd);
+/* Closes; when rc is not ZR_CLI_OK a file output is removed.  Returns rc,
+ * or the close's failure. */
+int zr_cli_out_close(zr_cli_out *o, const char *store, const char *cmd,
+		     int rc);
+
+/* Open, write buf, close: the whole output of a command in one call. */
+int zr_cli_out_all(const char *path, const void *buf, size_t len,
+		   const char *store, const char *cmd);
+
+/* -- progress (progress.c) ----------------------------------------------- */
+
+typedef struct zr_cli_progress {
+	int on;            /* stderr is a terminal */
+	const char *label;
+	int last_permille;
+	int shown;
+	pthread_mutex_t lock; /* guards the fields above the library updates */
+} zr_cli_progress;
+
+void zr_cli_progress_init(zr_cli_progress *p, const char *label);
+/* A zr_progress_fn: ctx is the zr_cli_progress.  total 0 means unknown. */
+void zr_cli_progress_fn(void *ctx, uint64_t done, uint64_t total);
+/* Ends the line if one was shown; pairs with init. */
+void zr_cli_progress_end(zr_cli_progress *p);
+
+/* -- records as NumPy files (records.c) ---------------------------------- */
+
+/* Encodes records idx[0..n) of s as one malloc'ed NumPy file in *buf:
+ * single (n == 1): the record as .npy; else dense: one stacked .npy of
+ * shape (n, *item_shape); ragged: an .npz of arr_0.npy, arr_1.npy, ....
+ * Returns 0 or a library code (detail in zr_errmsg() when it has one). */
+int zr_cli_encode_records(zr_store *s, const uint64_t *idx, size_t n,
+			  int single, void **buf, size_t *len);
+/* Encodes idx as an int64 .npy of shape (n,). */
+int zr_cli_encode_indices(const uint64_t *idx, size_t n, void **buf,
+			  size_t *len);
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * maint.c - the maintenance commands that change a store in place:
+ * `zrecord delete`, `zrecord compact` and `zrecord sync`.
+ */
+#include <stdlib.h>
+
+#include "cli.h"
+
+static int delete(int argc, char **argv)
+{
+	const zr_cli_cmd *cmd = &zr_cli_delete;
+	uint64_t *idx = NULL;
+	const char *store;
+	zr_store *s;
+	int rc, n;
+
+	rc = zr_cli_store_args(cmd, argc, argv, 1);
+	if (rc >= 0)
+		return rc;
+	store = argv[optind];
+	n = argc - optind - 1;
+	rc = zr_cli_parse_indices(cmd, argv + optind + 1, n, &idx);
+	if (rc != ZR_CLI_OK)
+		return rc;
+	rc = zr_cli_open(store, 0, "delete", &s);
+	if (rc == ZR_CLI_OK) {
+		rc = zr_cli_check_range(store, "delete", s, idx, (size_t)n);
+		if (rc == ZR_CLI_OK)
+			rc = zr_store_delete(s, idx, (size_t)n);
+		if (rc < 0)
+			rc = zr_cli_lib_error(store, "delete", rc);
+		rc = zr_cli_close(s, store, "delete", rc);
+	}
+	free(idx);
+	return rc;
+}
+
+static int compact(int argc, char **argv)
+{
+	zr_cli_progress prog;
+	const char *store;
+	zr_store *s;
+	int rc;
+
+	rc = zr_cli_store_args(&zr_cli_compact, argc, argv, 0);
+	if (rc >= 0)
+		return rc;
+	store = argv[optind];
+	rc = zr_cli_open(store, 0, "compact", &s);
+	if (rc != ZR_CLI_OK)
+		return rc;
+	zr_cli_progress_init(&prog, "compact");
+	rc = zr_store_compact(s, zr_cli_progress_fn, &prog);
+	zr_cli_progress_end(&prog);
+	if (rc < 0)
+		rc = zr_cli_lib_error(store, "compact", rc);
+	return zr_cli_close(s, store, "compact", rc);
+}
+
+static int sync_store(int argc, char **argv)
+{
+	const char *store;
+	zr_store *s;
+	int rc;
+
+	rc = zr_cli_store_args(&zr_cli_sync, argc, argv, 0);
+	if (rc >= 0)
+		return rc;
+	store = argv[optind];
+	rc = zr_cli_open(store, 0, "sync", &s);
+	if (rc != ZR_CLI_OK)
+		return rc;
+	rc = zr_store_sync(s);
+	if (rc < 0)
+		rc = zr_cli_lib_error(store, "sync", rc);
+	return zr_cli_close(s, store, "sync", rc);
+}
+
+const zr_cli_cmd zr_cli_delete = {
+	.name = "delete",
+	.run = delete,
+	.synopsis = "STORE INDEX...",
+	.help =
+	"Deletes records.  Each hole is filled by moving the last record\n"
+	"into it (highest index first), so indices of the survivors near the\n"
+	"end change; the space is reclaimed by compact.  Nothing is deleted\n"
+	"if any INDEX is out of range.\n",
+};
+
+const zr_cli_cmd zr_cli_compact = {
+	.name = "compact",
+	.run = compact,
+	.synopsis = "STORE",
+	.help =
+	"Rewrites the live records back to back and truncates the files,\n"
+	"reclaiming the space of deleted records.  Not crash-safe: keep the\n"
+	"source data until it finishes.\n",
+};
+
+const zr_cli_cmd zr_cli_sync = {
+	.name = "sync",
+	.run = sync_store,
+	.synopsis = "STORE",
+	.help = "Flushes the store's files to disk.\n",
+};

@@ -1,0 +1,316 @@
+/*
+ * control.c - the text files (stats, schema, errors) and the control files
+ * (sync, compact, delete) of a store folder.  A delete invalidates, after
+ * the fact, every record file the kernel may cache whose contents changed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "files.h"
+#include "ns.h"
+
+#define DELETE_INPUT_MAX (256u << 20)
+
+static int stats_json(struct zr__fstore *st, char **out, size_t *len)
+{
+	char schema[ZR_SCHEMA_MAX * 4], *buf;
+	zr_stats s;
+	int err, n;
+
+	pthread_rwlock_rdlock(&st->rw);
+	err = zr_store_stats(st->zs, &s);
+	pthread_rwlock_unlock(&st->rw);
+	if (!err)
+		err = zr_schema_json(zr_store_schema(st->zs), schema,
+				     sizeof(schema));
+	if (err)
+		return err;
+	/* the schema's own keys follow ours: skip its opening brace */
+	n = asprintf(&buf, "{\"records\": %" PRIu64 ", \"live_bytes\": %"
+		     PRIu64 ", \"data_bytes\": %" PRIu64 ", \"reclaimable\": %"
+		     PRIu64 ", \"codec\": \"%s\", \"ragged\": %s, %s\n",
+		     s.records, s.live_bytes, s.data_bytes, s.reclaimable,
+		     zr_codec_name(zr_store_codec(st->zs)),
+		     zr_store_schema(st->zs)->ragged ? "true" : "false",
+		     schema + 1);
+	if (n < 0)
+		return -ENOMEM;
+	*out = buf;
+	*len = (size_t)n;
+	return 0;
+}
+
+static int schema_json(struct zr__fstore *st, char **out, size_t *len)
+{
+	char *buf = malloc(ZR_SCHEMA_MAX * 4 + 2);
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	err = zr_schema_json(zr_store_schema(st->zs), buf, ZR_SCHEMA_MAX * 4);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	strcat(buf, "\n");
+	*out = buf;
+	*len = strlen(buf);
+	return 0;
+}
+
+int zr__text_make(struct zr__fs *fs, const struct zr__node *n, char **out,
+		  size_t *len)
+{
+	(void)fs;
+	switch (n->kind) {
+	case ZR__K_STATS:
+		return stats_json(n->st, out, len);
+	case ZR__K_SCHEMA:
+		return schema_json(n->st, out, len);
+	case ZR__K_ERRORS:
+		return zr__elog_text(&n->st->log, out, len);
+	default:
+		return -EINVAL;
+	}
+}
+
+static int compact(struct zr__fstore *st)
+{
+	unsigned opens;
+	int err;
+
+	pthread_rwlock_wrlock(&st->rw);
+	pthread_mutex_lock(&st->mu);
+	opens = st->opens;
+	pthread_mutex_unlock(&st->mu);
+	err = opens ? -EBUSY : zr_store_compact(st->zs, NULL, NULL);
+	pthread_rwlock_unlock(&st->rw);
+	if (opens)
+		zr__elog_add(&st->log, st->path, "compact: refused, %u record "
+			     "or batch files open", opens);
+	return err;
+}
+
+static int sync_store(struct zr__fstore *st)
+{
+	int err;
+
+	pthread_rwlock_wrlock(&st->rw);
+	err = zr_store_sync(st->zs);
+	pthread_rwlock_unlock(&st->rw);
+	return err;
+}
+
+int zr__control_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
+		      size_t size)
+{
+	struct zr__fstore *st = fh->node->st;
+	int err = 0;
+
+	(void)fs;
+	switch (fh->node->kind) {
+	case ZR__K_SYNC:
+		err = sync_store(st);
+		break;
+	case ZR__K_COMPACT:
+		err = compact(st);
+		break;
+	case ZR__K_DELETE:
+		pthread_mutex_lock(&fh->mu);
+		if (size > DELETE_INPUT_MAX - fh->len) {
+			err = -EFBIG;
+		} else if (fh->len + size > fh->cap) {
+			size_t cap = 2 * (fh->len + size);
+			char *p = realloc(fh->buf, cap + 1);
+
+			if (!p)
+				err = -ENOMEM;
+			else {
+				fh->buf = p;
+				fh->cap = cap;
+			}
+		}
+		if (!err) {
+			memcpy(fh->buf + fh->len, buf, size);
+			fh->len += size;
+		}
+		pthread_mutex_unlock(&fh->mu);
+		return err;
+	default:
+		return -EBADF;
+	}
+	if (err && err != -EBUSY)
+		zr__elog_add(&st->log, st->path, "%s: %s", fh->node->name,
+			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
+	return err;
+}
+
+/* -- delete input: text indices or an integer .npy ---------------------- */
+
+static int text_indices(const char *s, size_t len, uint64_t **out,
+			size_t *count)
+{
+	size_t n = 0, cap = 0;
+	uint64_t *v = NULL;
+
+	for (size_t i = 0; i < len;) {
+		size_t j = i;
+
+		if (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' ||
+		    s[i] == '\r' || s[i] == ',') {
+			i++;
+			continue;
+		}
+		while (j < len && s[j] >= '0' && s[j] <= '9')
+			j++;
+		if (n == cap) {
+			void *p = realloc(v, (cap = cap ? 2 * cap : 64) *
+					  sizeof(*v));
+
+			if (!p)
+				goto nomem;
+			v = p;
+		}
+		/* leading zeros are harmless here: strip them */
+		while (j - i > 1 && s[i] == '0')
+			i++;
+		if (j == i || zr__parse_u64(s + i, j - i, &v[n]))
+			goto bad;
+		n++;
+		i = j;
+	}
+	*out = v;
+	*count = n;
+	return 0;
+bad:
+	free(v);
+	return -EINVAL;
+nomem:
+	free(v);
+	return -ENOMEM;
+}
+
+static int npy_indices(const char *s, size_t len, uint64_t **out,
+		       size_t *count)
+{
+	zr_npy_header h;
+	uint64_t *v, n;
+	int err = zr_npy_parse(s, len, &h, NULL);
+
+	if (err)
+		return err;
+	if ((h.dtype.kind != 'i' && h.dtype.kind != 'u') || h.ndim > 1 ||
+	    h.header_len + h.data_len != len)
+		return ZR_E_NPY;
+	n = h.data_len / h.dtype.itemsize;
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (uint64_t k = 0; k < n; k++) {
+		const unsigned char *p = (const unsigned char *)s +
+					 h.header_len + k * h.dtype.itemsize;
+		unsigned w = h.dtype.itemsize;
+		uint64_t x = 0;
+
+		for (unsigned b = 0; b < w; b++)
+			x |= (uint64_t)p[h.dtype.order == '>' ? w - 1 - b : b]
+			     << (8 * b);
+		if (h.dtype.kind == 'i' && w < 8 && (x >> (8 * w - 1)))
+			err = -EINVAL;
+		if (h.dtype.kind == 'i' && w == 8 && (x >> 63))
+			err = -EINVAL;
+		v[k] = x;
+	}
+	if (err) {
+		free(v);
+		return err;
+	}
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Drops the kernel's cache of every record file whose contents changed:
+ * the holes (now holding a moved record) and everything past the end. */
+static void invalidate(struct zr__fs *fs, struct zr__fstore *st,
+		       uint64_t *del, size_t ndel, uint64_t length)
+{
+	uint64_t *known;
+	size_t nknown;
+	char name[32];
+
+	if (zr__ns_records(fs, st, &known, &nknown))
+		return;
+	qsort(del, ndel, sizeof(*del), cmp_u64);
+	for (size_t i = 0; i < nknown; i++) {
+		uint64_t idx = known[i];
+		fuse_ino_t ino = ZR__REC_BIT |
+				 (uint64_t)st->id << ZR__REC_IDX_BITS | idx;
+
+		if (idx >= length) {
+			int n = snprintf(name, sizeof(name), "%llu.npy",
+					 (unsigned long long)idx);
+
+			fuse_lowlevel_notify_inval_entry(fs->se,
+							 st->records_ino,
+							 name, (size_t)n);
+		} else if (!bsearch(&idx, del, ndel, sizeof(*del), cmp_u64)) {
+			continue;
+		}
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+	}
+	free(known);
+}
+
+static int apply_delete(struct zr__fs *fs, struct zr__fstore *st,
+			const char *buf, size_t len)
+{
+	uint64_t *idx = NULL, length;
+	size_t n = 0;
+	int err;
+
+	if (len >= 6 && !memcmp(buf, "\x93NUMPY", 6))
+		err = npy_indices(buf, len, &idx, &n);
+	else
+		err = text_indices(buf, len, &idx, &n);
+	if (err)
+		return err;
+	pthread_rwlock_wrlock(&st->rw);
+	err = n ? zr_store_delete(st->zs, idx, n) : 0;
+	if (!err && n)
+		st->gen++;
+	length = zr_store_length(st->zs);
+	pthread_rwlock_unlock(&st->rw);
+	if (!err && n)
+		invalidate(fs, st, idx, n, length);
+	free(idx);
+	return err;
+}
+
+int zr__control_flush(struct zr__fs *fs, struct zr__fh *fh)
+{
+	struct zr__fstore *st = fh->node->st;
+	int err = 0;
+
+	if (fh->node->kind != ZR__K_DELETE)
+		return 0;
+	pthread_mutex_lock(&fh->mu);
+	if (fh->len)
+		err = apply_delete(fs, st, fh->buf, fh->len);
+	fh->len = 0;
+	pthread_mutex_unlock(&fh->mu);
+	if (err)
+		zr__elog_add(&st->log, st->path, "delete: %s",
+			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
+	return err;
+}

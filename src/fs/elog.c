@@ -1,0 +1,86 @@
+/*
+ * elog.c - a store's ring of recent failure lines (the STORE/errors file)
+ * and the daemon's own log sink.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "elog.h"
+
+static int use_syslog;
+
+void zr__elog_use_syslog(int on)
+{
+	use_syslog = on;
+	if (on)
+		openlog("zrecordfs", LOG_PID, LOG_DAEMON);
+}
+
+void zr__elog_init(struct zr__elog *l)
+{
+	memset(l, 0, sizeof(*l));
+	pthread_mutex_init(&l->mu, NULL);
+}
+
+void zr__elog_destroy(struct zr__elog *l)
+{
+	pthread_mutex_destroy(&l->mu);
+}
+
+void zr__elog_add(struct zr__elog *l, const char *store, const char *fmt, ...)
+{
+	char msg[ZR__ELOG_LINE - 32], stamp[24];
+	struct tm tm;
+	time_t now = time(NULL);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* One line per failure, whatever the library message held. */
+	for (char *p = msg; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	if (use_syslog)
+		syslog(LOG_ERR, "%s: %s", store, msg);
+	else
+		fprintf(stderr, "zrecordfs: %s: %s\n", store, msg);
+	if (!l)
+		return;
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	pthread_mutex_lock(&l->mu);
+	snprintf(l->line[l->next], ZR__ELOG_LINE, "%s %s\n", stamp, msg);
+	l->next = (l->next + 1) % ZR__ELOG_LINES;
+	if (l->count < ZR__ELOG_LINES)
+		l->count++;
+	pthread_mutex_unlock(&l->mu);
+}
+
+int zr__elog_text(struct zr__elog *l, char **out, size_t *len)
+{
+	char *buf = malloc(ZR__ELOG_LINES * ZR__ELOG_LINE + 1);
+	size_t n = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	pthread_mutex_lock(&l->mu);
+	for (unsigned i = 0; i < l->count; i++) {
+		unsigned k = (l->next + ZR__ELOG_LINES - l->count + i) %
+			     ZR__ELOG_LINES;
+		size_t m = strlen(l->line[k]);
+
+		memcpy(buf + n, l->line[k], m);
+		n += m;
+	}
+	pthread_mutex_unlock(&l->mu);
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}

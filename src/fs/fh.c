@@ -1,0 +1,159 @@
+/*
+ * fh.c - open-file handles: allocation (and the list shutdown frees), the
+ * per-store open counts that make compact refuse while record or batch
+ * files are open, the cache of large batch buffers, and replying to reads
+ * straight from a handle's buffer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "files.h"
+#include "npystream.h"
+
+/* Released batch buffers kept for the next open: a fresh 37 MiB buffer
+ * costs more in page faults than gathering into it does. */
+#define CACHE_SLOTS 4
+#define CACHE_BYTES (512u << 20)
+
+static struct {
+	pthread_mutex_t mu; /* guards the slots */
+	void *buf[CACHE_SLOTS];
+	size_t cap[CACHE_SLOTS];
+	size_t bytes;
+} cache = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+void *zr__buf_get(size_t size, size_t *cap)
+{
+	int best = -1;
+	void *p;
+
+	pthread_mutex_lock(&cache.mu);
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		if (cache.buf[i] && cache.cap[i] >= size &&
+		    (best < 0 || cache.cap[i] < cache.cap[best]))
+			best = i;
+	if (best >= 0) {
+		p = cache.buf[best];
+		*cap = cache.cap[best];
+		cache.bytes -= *cap;
+		cache.buf[best] = NULL;
+		pthread_mutex_unlock(&cache.mu);
+		return p;
+	}
+	pthread_mutex_unlock(&cache.mu);
+	*cap = size ? size : 1;
+	return malloc(*cap);
+}
+
+void zr__buf_put(void *buf, size_t cap)
+{
+	int slot = -1;
+
+	if (!buf)
+		return;
+	pthread_mutex_lock(&cache.mu);
+	for (int i = 0; i < CACHE_SLOTS; i++) {
+		if (!cache.buf[i]) {
+			slot = i;
+			break;
+		}
+		if (slot < 0 || cache.cap[i] < cache.cap[slot])
+			slot = i;
+	}
+	/* evict the smallest occupant if the new buffer is larger */
+	if (cache.buf[slot] && cache.cap[slot] < cap) {
+		cache.bytes -= cache.cap[slot];
+		free(cache.buf[slot]);
+		cache.buf[slot] = NULL;
+	}
+	if (!cache.buf[slot] && cache.bytes + cap <= CACHE_BYTES) {
+		cache.buf[slot] = buf;
+		cache.cap[slot] = cap;
+		cache.bytes += cap;
+		buf = NULL;
+	}
+	pthread_mutex_unlock(&cache.mu);
+	free(buf);
+}
+
+struct zr__fh *zr__fh_new(struct zr__fs *fs, struct zr__node *n)
+{
+	struct zr__fh *fh = calloc(1, sizeof(*fh));
+
+	if (!fh)
+		return NULL;
+	fh->node = n;
+	pthread_rwlock_init(&fh->life, NULL);
+	pthread_mutex_init(&fh->mu, NULL);
+	pthread_mutex_lock(&fs->fh_mu);
+	fh->next = fs->fhs;
+	if (fs->fhs)
+		fs->fhs->prev = fh;
+	fs->fhs = fh;
+	pthread_mutex_unlock(&fs->fh_mu);
+	return fh;
+}
+
+void zr__fh_free(struct zr__fs *fs, struct zr__fh *fh)
+{
+	if (!fh)
+		return;
+	pthread_mutex_lock(&fs->fh_mu);
+	if (fh->prev)
+		fh->prev->next = fh->next;
+	else
+		fs->fhs = fh->next;
+	if (fh->next)
+		fh->next->prev = fh->prev;
+	pthread_mutex_unlock(&fs->fh_mu);
+	pthread_rwlock_wrlock(&fh->life);
+	pthread_rwlock_unlock(&fh->life);
+	for (size_t i = 0; i < fh->npinned; i++) {
+		struct zr__fstore *st = fh->pinned[i];
+
+		pthread_mutex_lock(&st->mu);
+		st->opens--;
+		pthread_mutex_unlock(&st->mu);
+	}
+	free(fh->pinned);
+	if (fh->cached)
+		zr__buf_put(fh->buf, fh->cap);
+	else
+		free(fh->buf);
+	pthread_mutex_destroy(&fh->mu);
+	pthread_rwlock_destroy(&fh->life);
+	zr_npystream_free(fh->ns); /* an unfinished session is aborted */
+	free(fh);
+}
+
+void zr__fh_free_all(struct zr__fs *fs)
+{
+	while (fs->fhs)
+		zr__fh_free(fs, fs->fhs);
+}
+
+int zr__fh_pin(struct zr__fh *fh, struct zr__fstore *const *st, size_t n)
+{
+	fh->pinned = malloc(n * sizeof(*fh->pinned));
+	if (!fh->pinned)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		pthread_mutex_lock(&st[i]->mu);
+		st[i]->opens++;
+		pthread_mutex_unlock(&st[i]->mu);
+		fh->pinned[fh->npinned++] = st[i];
+	}
+	return 0;
+}
+
+void zr__fh_reply(fuse_req_t req, struct zr__fh *fh, size_t size, off_t off)
+{
+	pthread_rwlock_rdlock(&fh->life);
+	if (off < 0 || (uint64_t)off >= fh->len)
+		size = 0;
+	else if (size > fh->len - (size_t)off)
+		size = fh->len - (size_t)off;
+	fuse_reply_buf(req, size ? fh->buf + off : NULL, size);
+	pthread_rwlock_unlock(&fh->life);
+}

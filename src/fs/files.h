@@ -1,0 +1,57 @@
+/*
+ * files.h - the per-kind file operations the FUSE layer dispatches to, and
+ * the open-file handle helpers they share.  Each returns 0 or a library /
+ * -errno code; the FUSE layer maps it (zr_errno) and replies once, except
+ * for reads, which reply themselves (straight from the file's buffer).
+ */
+#ifndef ZR_FS_FILES_H
+#define ZR_FS_FILES_H
+
+#include "fs.h"
+
+/* Attribute and entry timeouts, in seconds. */
+#define ZR__TTL_LONG 86400.0
+
+struct zr__fh *zr__fh_new(struct zr__fs *fs, struct zr__node *n);
+void zr__fh_free(struct zr__fs *fs, struct zr__fh *fh);
+/* At shutdown: frees the handles the kernel never released. */
+void zr__fh_free_all(struct zr__fs *fs);
+/* Large buffers, reused across opens (fh->cached marks a buffer from
+ * here, returned at zr__fh_free). */
+void *zr__buf_get(size_t size, size_t *cap);
+void zr__buf_put(void *buf, size_t cap);
+/* Counts the file as open in each store (compact refuses meanwhile). */
+int zr__fh_pin(struct zr__fh *fh, struct zr__fstore *const *st, size_t n);
+/* Replies to a read of size bytes at off from fh->buf. */
+void zr__fh_reply(fuse_req_t req, struct zr__fh *fh, size_t size, off_t off);
+
+/* getattr: fills st (mode, size, ...) and the timeouts of node n. */
+int zr__attr(struct zr__fs *fs, const struct zr__node *n, struct stat *st,
+	     double *attr_ttl, double *entry_ttl);
+
+/* Record files (records/I.npy): filled lazily, refilled after a delete. */
+int zr__record_open(struct zr__fs *fs, struct zr__fh *fh);
+void zr__record_read(fuse_req_t req, struct zr__fh *fh, size_t size,
+		     off_t off);
+
+/* Batch files: gathered once at open. */
+int zr__batch_open(struct zr__fs *fs, struct zr__fh *fh);
+
+/* stats, schema, errors: the text is made at open (and by getattr, to
+ * measure it). */
+int zr__text_make(struct zr__fs *fs, const struct zr__node *n, char **out,
+		  size_t *len);
+/* sync, compact: act on every write.  delete: collects the indices until
+ * flush. */
+int zr__control_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
+		      size_t size);
+int zr__control_flush(struct zr__fs *fs, struct zr__fh *fh);
+
+/* append: one append session per open (and per close of a dup). */
+int zr__append_open(struct zr__fs *fs, struct zr__fh *fh, int flags);
+int zr__append_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
+		     size_t size, off_t off);
+int zr__append_flush(struct zr__fs *fs, struct zr__fh *fh);
+void zr__append_release(struct zr__fs *fs, struct zr__fh *fh);
+
+#endif

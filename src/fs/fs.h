@@ -1,0 +1,141 @@
+/*
+ * fs.h - the zrecordfs daemon's shared types: the mount, its stores and
+ * datasets, the namespace nodes and open-file handles.  Everything below the
+ * FUSE layer is libzrecord's public API; these types only route requests.
+ *
+ * Lock order (outermost first): a file handle's mutex, a store's rwlock
+ * (several stores: in ascending store id), the handle's life lock, then
+ * any one of the leaf mutexes (a store's mu, dyn_mu, fh_mu, the buffer
+ * cache's, an errors ring's).  No store lock is held across a
+ * fuse_lowlevel_notify_* call.
+ */
+#ifndef ZR_FS_H
+#define ZR_FS_H
+
+#define FUSE_USE_VERSION 35
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "zrecord.h"
+#include "elog.h"
+#include "opts.h"
+
+/* What a namespace node is; decides every operation on it. */
+enum zr__kind {
+	ZR__K_DIR,	/* a plain folder of SRC (maybe a dataset)        */
+	ZR__K_STORE,	/* a store folder                                 */
+	ZR__K_RECDIR,	/* STORE/records                                  */
+	ZR__K_BATCHDIR, /* STORE/batch[/MODE[/B]], DIR/@batch[/MODE[/B]]  */
+	ZR__K_RECORD,	/* STORE/records/I.npy                            */
+	ZR__K_BATCH,	/* a batch file (.npy, .npz or .indices.npy)      */
+	ZR__K_APPEND,
+	ZR__K_STATS,
+	ZR__K_SCHEMA,
+	ZR__K_ERRORS,
+	ZR__K_SYNC,
+	ZR__K_COMPACT,
+	ZR__K_DELETE,
+};
+
+/* The byte layout a batch file serves. */
+enum zr__form {
+	ZR__F_NPY,	/* dense store: one (B, *item_shape) array        */
+	ZR__F_NPZ,	/* ragged store or dataset: one member per record */
+	ZR__F_IDX,	/* the batch's int64 indices                      */
+};
+
+/* One store served by the mount, open from mount to unmount. */
+struct zr__fstore {
+	zr_store *zs;
+	char *path;		/* relative to SRC, for messages          */
+	uint32_t id;		/* index in the mount's store array       */
+	fuse_ino_t records_ino; /* its records/ folder (for invalidation) */
+	size_t dense_hdr;	/* .npy header bytes of one dense record  */
+	/* Read: every call that only reads or appends (the library allows
+	 * them concurrently).  Write: delete, compact, sync, which exclude
+	 * everything else. */
+	pthread_rwlock_t rw;
+	pthread_mutex_t mu;	/* guards opens and gen                   */
+	unsigned opens;		/* open record/batch files: compact waits */
+	uint64_t gen;		/* bumped by each delete                  */
+	struct zr__elog log;
+};
+
+/* A folder whose direct children include at least two stores. */
+struct zr__dataset {
+	size_t n;
+	struct zr__fstore **st; /* sorted by name                */
+	const char **names;	/* the stores' folder names      */
+};
+
+/* A namespace node.  Static nodes (folders, stores and their fixed files)
+ * live for the whole mount; record, batch and batch-folder nodes are made
+ * by lookup and freed when the kernel forgets them. */
+struct zr__node {
+	fuse_ino_t ino;
+	enum zr__kind kind;
+	const char *name;
+	struct zr__node *parent;
+	struct zr__node **kids; /* static folders                 */
+	size_t nkids;
+	struct zr__fstore *st;	/* store folders and their files  */
+	struct zr__dataset *ds; /* @batch nodes of a dataset      */
+	/* batch folders (depth 0: batch/, 1: MODE/, 2: MODE/B/) and files */
+	int depth;
+	zr_sampler_mode mode;
+	uint64_t bsize;
+	uint64_t seed, step;
+	enum zr__form form;
+	uint64_t idx;		/* record index                   */
+	uint64_t nlookup;	/* dynamic nodes: kernel references */
+	struct zr__node *next;	/* dynamic table chain            */
+};
+
+/* The mount. */
+struct zr__fs {
+	struct zr__opts opts;
+	struct fuse_session *se;
+	struct zr__node **stat;	 /* static nodes, ino = index + 1   */
+	size_t nstat, capstat;
+	struct zr__fstore **stores;
+	size_t nstores;
+	struct zr__dataset **ds;
+	size_t nds;
+	uid_t uid;
+	gid_t gid;
+	struct timespec t0;
+	pthread_mutex_t dyn_mu; /* guards the dynamic table below */
+	struct zr__node **dyn;
+	size_t ndyn, capdyn;
+	fuse_ino_t next_ino;
+	/* Every open handle: a lazily unmounted mount may end without
+	 * releasing them, so shutdown frees what is left. */
+	pthread_mutex_t fh_mu;
+	struct zr__fh *fhs;
+};
+
+/* An open file: per-kind state, freed at release. */
+struct zr__fh {
+	struct zr__node *node;
+	/* Held (read) by every reply from buf: a reply's writev may still be
+	 * running after the kernel saw the data and sent release. */
+	pthread_rwlock_t life;
+	pthread_mutex_t mu;	/* guards the lazily filled buffer         */
+	char *buf;		/* the file's bytes (record, batch, text)  */
+	size_t len, cap;
+	int cached;		/* buf came from zr__buf_get            */
+	int filled;
+	uint64_t gen;		/* record: store generation of buf         */
+	struct zr__fstore **pinned; /* stores whose open count we hold    */
+	size_t npinned;
+	struct zr_npystream *ns;    /* append session (NULL between them) */
+	uint64_t pos;		/* next expected write offset              */
+	int err;		/* first failure of the append session     */
+	int append_mode;	/* opened O_APPEND: offsets are ignored    */
+	struct zr__fh *prev, *next; /* the mount's open handles (fh_mu)  */
+};
+
+#endif

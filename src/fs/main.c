@@ -1,0 +1,138 @@
+/*
+ * main.c - zrecordfs: parse options, open every store under SRC, mount,
+ * serve with the multithreaded session loop, and on unmount or
+ * SIGTERM/SIGINT close (and so sync) every store.
+ *
+ * Daemon mode forks before anything else so the worker pool and the
+ * session threads all live in the child; the parent exits only once the
+ * child reports the mount live (status 0) or failed (1), so mount(8) and
+ * scripts can use the mount as soon as zrecordfs returns.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "fs.h"
+#include "ns.h"
+#include "ops.h"
+#include "tree.h"
+
+/* Parent side: waits for the child's one-byte verdict. */
+static int wait_child(int fd)
+{
+	char ok = 1;
+
+	if (read(fd, &ok, 1) != 1)
+		ok = 1;
+	return ok ? 1 : 0;
+}
+
+static void detach(int notify)
+{
+	char ok = 0;
+	int null = open("/dev/null", O_RDWR);
+
+	if (chdir("/"))
+		(void)0;
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+	zr__elog_use_syslog(1);
+	if (write(notify, &ok, 1) != 1)
+		(void)0;
+	close(notify);
+}
+
+static int serve(struct zr__fs *fs, int notify)
+{
+	struct fuse_loop_config cfg = {
+		.clone_fd = fs->opts.clone_fd,
+		.max_idle_threads = fs->opts.max_idle_threads,
+	};
+	int ret = 1, err;
+
+	fs->uid = getuid();
+	fs->gid = getgid();
+	clock_gettime(CLOCK_REALTIME, &fs->t0);
+	pthread_mutex_init(&fs->fh_mu, NULL);
+	if (zr__ns_init(fs))
+		return 1;
+	if (zr__tree_build(fs))
+		goto out_tree;
+	fs->se = fuse_session_new(&fs->opts.args, &zr__ops, sizeof(zr__ops),
+				  fs);
+	if (!fs->se)
+		goto out_tree;
+	if (fuse_set_signal_handlers(fs->se))
+		goto out_session;
+	if (fuse_session_mount(fs->se, fs->opts.mountpoint))
+		goto out_signals;
+	if (notify >= 0)
+		detach(notify);
+	if (fs->opts.single)
+		err = fuse_session_loop(fs->se);
+	else
+		err = fuse_session_loop_mt(fs->se, &cfg);
+	/* libfuse reports the signal that ended the loop as a positive
+	 * number: SIGTERM/SIGINT/SIGHUP are a clean shutdown. */
+	ret = err < 0 ? 1 : 0;
+	fuse_remove_signal_handlers(fs->se);
+	zr__fh_free_all(fs);
+	/* Close (sync) before unmounting: once the mount is gone a new mount
+	 * of the same stores may start and must find them unlocked. */
+	if (zr__tree_free(fs))
+		ret = 1;
+	fuse_session_unmount(fs->se);
+	fuse_session_destroy(fs->se);
+	zr__ns_free(fs);
+	return ret;
+out_signals:
+	fuse_remove_signal_handlers(fs->se);
+out_session:
+	fuse_session_destroy(fs->se);
+out_tree:
+	zr__tree_free(fs);
+	zr__ns_free(fs);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static struct zr__fs fs;
+	int pipefd[2] = { -1, -1 }, ret;
+	pid_t pid;
+
+	ret = zr__opts_parse(argc, argv, &fs.opts);
+	if (ret) {
+		zr__opts_free(&fs.opts);
+		return ret < 0 ? 1 : 0;
+	}
+	if (!fs.opts.foreground) {
+		if (pipe(pipefd)) {
+			perror("zrecordfs: pipe");
+			return 1;
+		}
+		pid = fork();
+		if (pid < 0) {
+			perror("zrecordfs: fork");
+			return 1;
+		}
+		if (pid > 0) {
+			close(pipefd[1]);
+			return wait_child(pipefd[0]);
+		}
+		close(pipefd[0]);
+		setsid();
+	}
+	ret = serve(&fs, pipefd[1]);
+	zr__opts_free(&fs.opts);
+	return ret;
+}

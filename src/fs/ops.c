@@ -1,0 +1,298 @@
+/*
+ * ops.c - the FUSE low-level operations.  Each one looks up the node,
+ * calls the per-kind code, maps the result with zr_errno() and replies
+ * exactly once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "files.h"
+#include "ns.h"
+#include "ops.h"
+#include "tree.h"
+
+#define FS(req) ((struct zr__fs *)fuse_req_userdata(req))
+#define FH(fi) ((struct zr__fh *)(uintptr_t)(fi)->fh)
+
+static void reply_err(fuse_req_t req, int err)
+{
+	fuse_reply_err(req, zr_errno(err));
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* open(O_TRUNC) of append and control files needs no setattr */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct zr__fs *fs = FS(req);
+	struct zr__node *p = zr__ns_get(fs, parent), *n;
+	struct fuse_entry_param e;
+	int err;
+
+	if (!p) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	err = zr__ns_lookup(fs, p, name, &n);
+	if (err) {
+		reply_err(req, err);
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	err = zr__attr(fs, n, &e.attr, &e.attr_timeout, &e.entry_timeout);
+	e.ino = n->ino;
+	if (err || fuse_reply_entry(req, &e)) {
+		zr__ns_forget(fs, n->ino, 1);
+		if (err)
+			reply_err(req, err);
+	}
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	zr__ns_forget(FS(req), ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		zr__ns_forget(FS(req), forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct zr__fs *fs = FS(req);
+	struct zr__node *n = zr__ns_get(fs, ino);
+	struct stat st;
+	double attr_ttl, entry_ttl;
+	int err;
+
+	(void)fi;
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	err = zr__attr(fs, n, &st, &attr_ttl, &entry_ttl);
+	if (err)
+		reply_err(req, err);
+	else
+		fuse_reply_attr(req, &st, attr_ttl);
+}
+
+static int writable(enum zr__kind kind)
+{
+	return kind == ZR__K_APPEND || kind == ZR__K_SYNC ||
+	       kind == ZR__K_COMPACT || kind == ZR__K_DELETE;
+}
+
+/* Only truncation to 0 (open with O_TRUNC, `>` in a shell) of a writable
+ * file is accepted; it changes nothing. */
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	struct zr__fs *fs = FS(req);
+	struct zr__node *n = zr__ns_get(fs, ino);
+
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	if (to_set & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME |
+		       FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+		       FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if ((to_set & FUSE_SET_ATTR_SIZE) &&
+	    (!writable(n->kind) || attr->st_size != 0)) {
+		fuse_reply_err(req, writable(n->kind) ? EINVAL : EACCES);
+		return;
+	}
+	op_getattr(req, ino, fi);
+}
+
+static int open_kind(struct zr__fs *fs, struct zr__fh *fh, int flags)
+{
+	int acc = flags & O_ACCMODE;
+
+	if (!writable(fh->node->kind) && acc != O_RDONLY)
+		return -EACCES;
+	if (writable(fh->node->kind) && acc == O_RDONLY)
+		return -EACCES;
+	if (writable(fh->node->kind) && fs->opts.ro)
+		return -EROFS;
+	switch (fh->node->kind) {
+	case ZR__K_RECORD:
+		return zr__record_open(fs, fh);
+	case ZR__K_BATCH:
+		return zr__batch_open(fs, fh);
+	case ZR__K_STATS:
+	case ZR__K_SCHEMA:
+	case ZR__K_ERRORS:
+		return zr__text_make(fs, fh->node, &fh->buf, &fh->len);
+	case ZR__K_APPEND:
+		return zr__append_open(fs, fh, flags);
+	case ZR__K_SYNC:
+	case ZR__K_COMPACT:
+	case ZR__K_DELETE:
+		return 0;
+	default:
+		return -EISDIR;
+	}
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct zr__fs *fs = FS(req);
+	struct zr__node *n = zr__ns_get(fs, ino);
+	struct zr__fh *fh;
+	int err;
+
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	fh = zr__fh_new(fs, n);
+	if (!fh) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	err = open_kind(fs, fh, fi->flags);
+	if (err) {
+		zr__fh_free(fs, fh);
+		reply_err(req, err);
+		return;
+	}
+	fi->fh = (uintptr_t)fh;
+	/* Records are immutable until a delete, which invalidates them. */
+	if (n->kind == ZR__K_RECORD)
+		fi->keep_cache = 1;
+	else
+		fi->direct_io = 1;
+	/* Only append and delete act on close: spare the others a FLUSH. */
+	if (n->kind != ZR__K_APPEND && n->kind != ZR__K_DELETE)
+		fi->noflush = 1;
+	if (fuse_reply_open(req, fi)) {
+		if (n->kind == ZR__K_APPEND)
+			zr__append_release(fs, fh);
+		zr__fh_free(fs, fh);
+	}
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct zr__fh *fh = FH(fi);
+
+	(void)ino;
+	switch (fh->node->kind) {
+	case ZR__K_RECORD:
+		zr__record_read(req, fh, size, off);
+		break;
+	case ZR__K_BATCH:
+	case ZR__K_STATS:
+	case ZR__K_SCHEMA:
+	case ZR__K_ERRORS:
+		zr__fh_reply(req, fh, size, off);
+		break;
+	default:
+		fuse_reply_err(req, EBADF);
+	}
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct zr__fs *fs = FS(req);
+	struct zr__fh *fh = FH(fi);
+	int err;
+
+	(void)ino;
+	if (fh->node->kind == ZR__K_APPEND)
+		err = zr__append_write(fs, fh, buf, size, off);
+	else if (writable(fh->node->kind))
+		err = zr__control_write(fs, fh, buf, size);
+	else
+		err = -EBADF;
+	if (err)
+		reply_err(req, err);
+	else
+		fuse_reply_write(req, size);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct zr__fs *fs = FS(req);
+	struct zr__fh *fh = FH(fi);
+	int err = 0;
+
+	(void)ino;
+	if (fh->node->kind == ZR__K_APPEND)
+		err = zr__append_flush(fs, fh);
+	else if (fh->node->kind == ZR__K_DELETE)
+		err = zr__control_flush(fs, fh);
+	reply_err(req, err);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct zr__fs *fs = FS(req);
+	struct zr__fh *fh = FH(fi);
+
+	(void)ino;
+	if (fh->node->kind == ZR__K_APPEND)
+		zr__append_release(fs, fh);
+	else if (fh->node->kind == ZR__K_DELETE)
+		zr__control_flush(fs, fh);
+	zr__fh_free(fs, fh);
+	fuse_reply_err(req, 0);
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct zr__node *n = zr__ns_get(FS(req), ino);
+
+	if (!n)
+		fuse_reply_err(req, ESTALE);
+	else if (n->kind != ZR__K_DIR && n->kind != ZR__K_STORE &&
+		 n->kind != ZR__K_RECDIR && n->kind != ZR__K_BATCHDIR)
+		fuse_reply_err(req, ENOTDIR);
+	else
+		fuse_reply_open(req, fi);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+		       off_t off, struct fuse_file_info *fi)
+{
+	(void)fi;
+	zr__readdir(req, FS(req), zr__ns_get(FS(req), ino), size, off);
+}
+
+const struct fuse_lowlevel_ops zr__ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.open = op_open,
+	.read = op_read,
+	.write = op_write,
+	.flush = op_flush,
+	.release = op_release,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+};

@@ -1,0 +1,254 @@
+/*
+ * opts.c - parses `zrecordfs SRC MNT [-f] [-d] [-o opts]`: our own -o
+ * options are taken out, everything else goes to libfuse unchanged.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "opts.h"
+
+enum {
+	KEY_SAMPLER,
+	KEY_BSIZE,
+	KEY_THREADS,
+	KEY_RANK,
+	KEY_WORLD,
+	KEY_RO,
+	KEY_FSNAME,
+	KEY_SUBTYPE,
+};
+
+/* What the option callback learns beyond struct zr__opts. */
+struct parse_ctx {
+	struct zr__opts *o;
+	int bad;
+	int fsname, subtype;
+};
+
+static const struct fuse_opt spec[] = {
+	FUSE_OPT_KEY("sampler=", KEY_SAMPLER),
+	FUSE_OPT_KEY("batch_size=", KEY_BSIZE),
+	FUSE_OPT_KEY("threads=", KEY_THREADS),
+	FUSE_OPT_KEY("rank=", KEY_RANK),
+	FUSE_OPT_KEY("world=", KEY_WORLD),
+	FUSE_OPT_KEY("ro", KEY_RO),
+	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
+	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
+	FUSE_OPT_END
+};
+
+static void usage(const char *prog)
+{
+	printf("usage: %s SRC MOUNTPOINT [-f] [-d] [-o opt[,opt...]]\n"
+	       "\n"
+	       "Serves every store under SRC as virtual files.\n"
+	       "\n"
+	       "zrecordfs options:\n"
+	       "    -o ro                  read-only (shared store locks)\n"
+	       "    -o sampler=MODE        sequential|iid|cyclic "
+	       "(default iid)\n"
+	       "    -o batch_size=B        default batch size (default 256)\n"
+	       "    -o threads=N           worker threads (sets ZR_THREADS)\n"
+	       "    -o rank=R,world=W      serve rank R's slice of a W-rank "
+	       "global batch\n"
+	       "\n", prog);
+	fuse_cmdline_help();
+	fuse_lowlevel_help();
+}
+
+/* A whole decimal u64 in [lo, hi]. */
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int own_option(struct parse_ctx *c, const char *arg, int key)
+{
+	const char *val = strchr(arg, '=') + 1;
+	uint64_t v;
+
+	switch (key) {
+	case KEY_SAMPLER:
+		if (zr_sampler_mode_parse(val, &c->o->mode) == 0)
+			return 0;
+		break;
+	case KEY_BSIZE:
+		if (parse_u64(val, 1, 1u << 24, &c->o->bsize) == 0)
+			return 0;
+		break;
+	case KEY_THREADS:
+		/* The pool reads ZR_THREADS when it starts, after this. */
+		if (parse_u64(val, 0, 4096, &v) == 0 &&
+		    setenv("ZR_THREADS", val, 1) == 0)
+			return 0;
+		break;
+	case KEY_RANK:
+		if (parse_u64(val, 0, UINT32_MAX, &v) == 0) {
+			c->o->rank = (uint32_t)v;
+			return 0;
+		}
+		break;
+	case KEY_WORLD:
+		if (parse_u64(val, 1, UINT32_MAX, &v) == 0) {
+			c->o->world = (uint32_t)v;
+			return 0;
+		}
+		break;
+	}
+	fprintf(stderr, "zrecordfs: bad option '%s'\n", arg);
+	c->bad = 1;
+	return -1;
+}
+
+static int opt_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct parse_ctx *c = data;
+
+	(void)outargs;
+	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		if (c->o->src)
+			return 1;
+		c->o->src = strdup(arg);
+		return c->o->src ? 0 : -1;
+	case KEY_RO:
+		c->o->ro = 1;
+		return 1; /* libfuse mounts read-only too */
+	case KEY_FSNAME:
+		c->fsname = 1;
+		return 1;
+	case KEY_SUBTYPE:
+		c->subtype = 1;
+		return 1;
+	case KEY_SAMPLER:
+	case KEY_BSIZE:
+	case KEY_THREADS:
+	case KEY_RANK:
+	case KEY_WORLD:
+		return own_option(c, arg, key);
+	default:
+		return 1;
+	}
+}
+
+/* SRC must be an existing folder; it is kept absolute because a daemon
+ * changes its working directory. */
+static int resolve_src(struct zr__opts *o)
+{
+	char *abs;
+	struct stat st;
+
+	if (!o->src) {
+		fprintf(stderr, "zrecordfs: missing SRC (usage: zrecordfs SRC "
+			"MOUNTPOINT [-o opts])\n");
+		return -1;
+	}
+	abs = realpath(o->src, NULL);
+	if (!abs || stat(abs, &st) || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "zrecordfs: SRC %s: %s\n", o->src,
+			abs ? "not a folder" : strerror(errno));
+		free(abs);
+		return -1;
+	}
+	free(o->src);
+	o->src = abs;
+	return 0;
+}
+
+/* fsname=SRC and subtype=zrecordfs unless given; default_permissions so
+ * ordinary Unix permissions apply even with allow_other. */
+static int add_defaults(struct parse_ctx *c)
+{
+	struct fuse_args *a = &c->o->args;
+	char *opt = NULL;
+	int err = 0;
+
+	if (!c->fsname) {
+		if (fuse_opt_add_opt_escaped(&opt, c->o->src) ||
+		    fuse_opt_add_arg(a, "-o") || !opt)
+			err = -1;
+		else {
+			char *full = malloc(strlen(opt) + 8);
+
+			if (!full)
+				err = -1;
+			else {
+				sprintf(full, "fsname=%s", opt);
+				err = fuse_opt_add_arg(a, full);
+				free(full);
+			}
+		}
+		free(opt);
+	}
+	if (!err && !c->subtype)
+		err = fuse_opt_add_arg(a, "-osubtype=zrecordfs");
+	if (!err)
+		err = fuse_opt_add_arg(a, "-odefault_permissions");
+	return err ? -1 : 0;
+}
+
+int zr__opts_parse(int argc, char **argv, struct zr__opts *o)
+{
+	struct parse_ctx c = { .o = o };
+	struct fuse_cmdline_opts cmd;
+
+	memset(o, 0, sizeof(*o));
+	o->mode = ZR_SAMPLER_IID;
+	o->bsize = 256;
+	o->world = 1;
+	o->args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
+	if (fuse_opt_parse(&o->args, &c, spec, opt_proc) || c.bad)
+		return -1;
+	if (fuse_parse_cmdline(&o->args, &cmd))
+		return -1;
+	if (cmd.show_help || cmd.show_version) {
+		if (cmd.show_help)
+			usage(argv[0]);
+		else
+			printf("zrecordfs %s, libfuse %s\n", PACKAGE_VERSION,
+			       fuse_pkgversion());
+		free(cmd.mountpoint);
+		return 1;
+	}
+	o->mountpoint = cmd.mountpoint;
+	o->foreground = cmd.foreground;
+	o->debug = cmd.debug;
+	o->single = cmd.singlethread;
+	o->clone_fd = cmd.clone_fd;
+	o->max_idle_threads = cmd.max_idle_threads;
+	if (!o->mountpoint) {
+		fprintf(stderr, "zrecordfs: missing MOUNTPOINT\n");
+		return -1;
+	}
+	if (o->rank >= o->world) {
+		fprintf(stderr, "zrecordfs: rank=%u needs world > %u\n",
+			o->rank, o->rank);
+		return -1;
+	}
+	if (resolve_src(o) || add_defaults(&c))
+		return -1;
+	return 0;
+}
+
+void zr__opts_free(struct zr__opts *o)
+{
+	free(o->src);
+	free(o->mountpoint);
+	fuse_opt_free_args(&o->args);
+	o->src = o->mountpoint = NULL;
+}

@@ -1,0 +1,34 @@
+/*
+ * opts.h - zrecordfs command-line options: SRC, the mount point, our own
+ * -o options, and the rest handed to libfuse.
+ */
+#ifndef ZR_FS_OPTS_H
+#define ZR_FS_OPTS_H
+
+#define FUSE_USE_VERSION 35
+#include <fuse_lowlevel.h>
+#include <stdint.h>
+
+#include "zrecord.h"
+
+struct zr__opts {
+	char *src;		/* absolute SRC                           */
+	char *mountpoint;
+	int ro;
+	int foreground;
+	int debug;
+	int single;		/* -s: one thread serves every request    */
+	int clone_fd;
+	unsigned max_idle_threads;
+	zr_sampler_mode mode;	/* default sampler of batch/ files        */
+	uint64_t bsize;		/* default batch size                     */
+	uint32_t rank, world;
+	struct fuse_args args;	/* what libfuse's session parses          */
+};
+
+/* Parses argv into o.  Returns 0 to mount, 1 when help or the version was
+ * printed (exit 0), or -1 after printing a one-line error. */
+int zr__opts_parse(int argc, char **argv, struct zr__opts *o);
+void zr__opts_free(struct zr__opts *o);
+
+#endif

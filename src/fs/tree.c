@@ -1,0 +1,356 @@
+/*
+ * tree.c - builds the static namespace at mount.  Stores created under SRC
+ * after the mount are not picked up (remount to serve them): the tree, and
+ * the store locks it holds, are fixed for the mount's lifetime.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tree.h"
+
+static struct zr__node *node_new(struct zr__fs *fs, enum zr__kind kind,
+				 const char *name, struct zr__node *parent)
+{
+	struct zr__node *n;
+
+	if (fs->nstat == fs->capstat) {
+		size_t cap = fs->capstat ? 2 * fs->capstat : 64;
+		void *p = realloc(fs->stat, cap * sizeof(*fs->stat));
+
+		if (!p)
+			return NULL;
+		fs->stat = p;
+		fs->capstat = cap;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n || !(n->name = strdup(name))) {
+		free(n);
+		return NULL;
+	}
+	n->kind = kind;
+	n->parent = parent;
+	n->ino = fs->nstat + 1;
+	fs->stat[fs->nstat++] = n;
+	if (parent) {
+		void *p = realloc(parent->kids,
+				  (parent->nkids + 1) * sizeof(*parent->kids));
+
+		if (!p)
+			return NULL; /* n is owned by fs->stat already */
+		parent->kids = p;
+		parent->kids[parent->nkids++] = n;
+		n->st = parent->st;
+		n->ds = parent->ds;
+	}
+	return n;
+}
+
+static int is_store(const char *dir)
+{
+	char *p;
+	struct stat st;
+	int yes;
+
+	if (asprintf(&p, "%s/meta.zr", dir) < 0)
+		return 0;
+	yes = stat(p, &st) == 0 && S_ISREG(st.st_mode);
+	free(p);
+	return yes;
+}
+
+static int open_store(struct zr__fs *fs, const char *abs, const char *rel,
+		      struct zr__fstore **out)
+{
+	struct zr__fstore *st = calloc(1, sizeof(*st));
+	const zr_schema *sc;
+	int err;
+
+	if (!st || !(st->path = strdup(*rel ? rel : ".")))
+		goto nomem;
+	err = zr_store_open(abs, fs->opts.ro ? ZR_OPEN_RDONLY : 0, &st->zs);
+	if (err) {
+		if (err == ZR_E_BUSY)
+			fprintf(stderr, "zrecordfs: store busy: %s (another "
+				"mount or writer holds its lock)\n", abs);
+		else
+			fprintf(stderr, "zrecordfs: cannot open store %s: %s\n",
+				abs, *zr_errmsg() ? zr_errmsg() :
+				zr_strerror(err));
+		free(st->path);
+		free(st);
+		return err;
+	}
+	sc = zr_store_schema(st->zs);
+	if (!sc->ragged) {
+		uint64_t shape[ZR_MAX_NDIM];
+
+		memcpy(shape, sc->shape, sc->ndim * sizeof(*shape));
+		st->dense_hdr = zr_npy_header_len(&sc->dtype, sc->ndim, shape);
+	}
+	pthread_rwlock_init(&st->rw, NULL);
+	pthread_mutex_init(&st->mu, NULL);
+	zr__elog_init(&st->log);
+	st->id = fs->nstores;
+	*out = st;
+	return 0;
+nomem:
+	free(st);
+	fprintf(stderr, "zrecordfs: out of memory\n");
+	return -ENOMEM;
+}
+
+static int add_stores(struct zr__fs *fs, struct zr__fstore *st)
+{
+	void *p = realloc(fs->stores, (fs->nstores + 1) * sizeof(*fs->stores));
+
+	if (!p)
+		return -ENOMEM;
+	fs->stores = p;
+	fs->stores[fs->nstores++] = st;
+	return 0;
+}
+
+/* The fixed files of a store folder. */
+static int store_kids(struct zr__fs *fs, struct zr__node *n)
+{
+	static const struct {
+		const char *name;
+		enum zr__kind kind;
+	} files[] = {
+		{ "records", ZR__K_RECDIR },
+		{ "batch", ZR__K_BATCHDIR },
+		{ "append", ZR__K_APPEND },
+		{ "stats", ZR__K_STATS },
+		{ "schema", ZR__K_SCHEMA },
+		{ "errors", ZR__K_ERRORS },
+		{ "sync", ZR__K_SYNC },
+		{ "compact", ZR__K_COMPACT },
+		{ "delete", ZR__K_DELETE },
+	};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct zr__node *k = node_new(fs, files[i].kind, files[i].name,
+					      n);
+
+		if (!k)
+			return -ENOMEM;
+		if (k->kind == ZR__K_RECDIR)
+			n->st->records_ino = k->ino;
+	}
+	return 0;
+}
+
+static int mount_store(struct zr__fs *fs, struct zr__node *parent,
+		       const char *name, const char *abs, const char *rel,
+		       struct zr__fstore **out)
+{
+	struct zr__node *n;
+	struct zr__fstore *st;
+	int err = open_store(fs, abs, rel, &st);
+
+	if (err)
+		return err;
+	if (add_stores(fs, st)) {
+		zr_store_close(st->zs);
+		free(st->path);
+		free(st);
+		return -ENOMEM;
+	}
+	n = node_new(fs, ZR__K_STORE, name, parent);
+	if (!n)
+		return -ENOMEM;
+	n->st = st;
+	n->ds = NULL;
+	*out = st;
+	return store_kids(fs, n);
+}
+
+static int scan(struct zr__fs *fs, struct zr__node *dir, const char *abs,
+		const char *rel);
+
+/* One directory entry: a store, a plain folder (recursed), or nothing
+ * (files, symlinks and other entries are not shown). */
+static int scan_entry(struct zr__fs *fs, struct zr__node *dir,
+		      const char *abs, const char *rel, const char *name,
+		      struct zr__fstore **store)
+{
+	char *cabs = NULL, *crel = NULL;
+	struct stat st;
+	int err = 0;
+
+	*store = NULL;
+	if (asprintf(&cabs, "%s/%s", abs, name) < 0 ||
+	    asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", name) < 0) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (lstat(cabs, &st) || !S_ISDIR(st.st_mode))
+		goto out;
+	if (is_store(cabs)) {
+		err = mount_store(fs, dir, name, cabs, crel, store);
+	} else {
+		struct zr__node *n = node_new(fs, ZR__K_DIR, name, dir);
+
+		err = n ? scan(fs, n, cabs, crel) : -ENOMEM;
+	}
+out:
+	free(cabs);
+	free(crel);
+	return err;
+}
+
+static int add_dataset(struct zr__fs *fs, struct zr__node *dir,
+		       struct zr__dataset *ds)
+{
+	struct zr__node *b;
+	void *p = realloc(fs->ds, (fs->nds + 1) * sizeof(*fs->ds));
+
+	if (!p)
+		return -ENOMEM;
+	fs->ds = p;
+	fs->ds[fs->nds++] = ds;
+	b = node_new(fs, ZR__K_BATCHDIR, ZR__DS_BATCH, dir);
+	if (!b)
+		return -ENOMEM;
+	b->ds = ds;
+	b->st = NULL;
+	return 0;
+}
+
+/* Counts the stores among dir's direct children (to know, before adding
+ * them, whether an "@batch" entry must be hidden). */
+static size_t count_stores(const char *abs, struct dirent **ents, int n)
+{
+	size_t count = 0;
+
+	for (int i = 0; i < n; i++) {
+		char *p;
+		struct stat st;
+
+		if (asprintf(&p, "%s/%s", abs, ents[i]->d_name) < 0)
+			continue;
+		if (!lstat(p, &st) && S_ISDIR(st.st_mode) && is_store(p))
+			count++;
+		free(p);
+	}
+	return count;
+}
+
+static int not_dot(const struct dirent *e)
+{
+	return strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+}
+
+static int scan(struct zr__fs *fs, struct zr__node *dir, const char *abs,
+		const char *rel)
+{
+	struct dirent **ents = NULL;
+	struct zr__dataset *ds = NULL;
+	int n = scandir(abs, &ents, not_dot, alphasort), err = 0;
+	size_t nstores;
+
+	if (n < 0) {
+		fprintf(stderr, "zrecordfs: %s: %s\n", abs, strerror(errno));
+		return -errno;
+	}
+	nstores = count_stores(abs, ents, n);
+	if (nstores >= 2) {
+		ds = calloc(1, sizeof(*ds));
+		if (!ds || !(ds->st = calloc(nstores, sizeof(*ds->st))) ||
+		    !(ds->names = calloc(nstores, sizeof(*ds->names)))) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	for (int i = 0; i < n && !err; i++) {
+		struct zr__fstore *st;
+
+		if (ds && !strcmp(ents[i]->d_name, ZR__DS_BATCH))
+			continue;
+		err = scan_entry(fs, dir, abs, rel, ents[i]->d_name, &st);
+		if (!err && st && ds && ds->n < nstores) {
+			ds->names[ds->n] = dir->kids[dir->nkids - 1]->name;
+			ds->st[ds->n++] = st;
+		}
+	}
+	if (!err && ds && ds->n >= 2) {
+		err = add_dataset(fs, dir, ds);
+		if (!err)
+			ds = NULL;
+	}
+out:
+	if (ds) {
+		free(ds->st);
+		free(ds->names);
+		free(ds);
+	}
+	for (int i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+	return err;
+}
+
+int zr__tree_build(struct zr__fs *fs)
+{
+	struct zr__node *root = node_new(fs, ZR__K_DIR, "", NULL);
+	int err;
+
+	if (!root)
+		return -ENOMEM;
+	if (is_store(fs->opts.src)) {
+		/* SRC itself is a store: the mount root is its folder. */
+		root->kind = ZR__K_STORE;
+		err = open_store(fs, fs->opts.src, "", &root->st);
+		if (!err)
+			err = add_stores(fs, root->st);
+		return err ? err : store_kids(fs, root);
+	}
+	err = scan(fs, root, fs->opts.src, "");
+	if (err == -ENOMEM)
+		fprintf(stderr, "zrecordfs: out of memory\n");
+	return err;
+}
+
+int zr__tree_free(struct zr__fs *fs)
+{
+	int first = 0;
+
+	for (size_t i = 0; i < fs->nstores; i++) {
+		struct zr__fstore *st = fs->stores[i];
+		int err = zr_store_close(st->zs);
+
+		if (err && !first) {
+			fprintf(stderr, "zrecordfs: closing %s: %s\n",
+				st->path, zr_strerror(err));
+			first = err;
+		}
+		pthread_rwlock_destroy(&st->rw);
+		pthread_mutex_destroy(&st->mu);
+		zr__elog_destroy(&st->log);
+		free(st->path);
+		free(st);
+	}
+	for (size_t i = 0; i < fs->nds; i++) {
+		free(fs->ds[i]->st);
+		free(fs->ds[i]->names);
+		free(fs->ds[i]);
+	}
+	for (size_t i = 0; i < fs->nstat; i++) {
+		free((char *)fs->stat[i]->name);
+		free(fs->stat[i]->kids);
+		free(fs->stat[i]);
+	}
+	free(fs->stat);
+	free(fs->stores);
+	free(fs->ds);
+	fs->stat = NULL;
+	fs->stores = NULL;
+	fs->ds = NULL;
+	fs->nstat = fs->nstores = fs->nds = 0;
+	return first;
+}

@@ -1,0 +1,210 @@
+/*
+ * sampler.c - Zsampler: every batch is a pure function of the config and
+ * the step (the algorithm is specified word for word in zrecord.h; the
+ * daemon, the command and the binding must agree with it exactly).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "error.h"
+
+typedef unsigned __int128 u128;
+
+#define GOLDEN 0x9E3779B97F4A7C15ull
+#define FEISTEL_ROUNDS 6
+
+static const char *const mode_names[] = { "sequential", "iid", "cyclic" };
+
+int zr_sampler_mode_parse(const char *s, zr_sampler_mode *out)
+{
+	zr__clear();
+	for (int m = 0; s && out && m < 3; m++)
+		if (!strcmp(s, mode_names[m])) {
+			*out = (zr_sampler_mode)m;
+			return 0;
+		}
+	return zr__fail(-EINVAL, "sampler: unknown mode '%.32s' (sequential, "
+			"iid, cyclic)", s ? s : "(null)");
+}
+
+const char *zr_sampler_mode_name(zr_sampler_mode mode)
+{
+	return (unsigned)mode < 3 ? mode_names[mode] : "unknown";
+}
+
+/* The SplitMix64 finalizer. */
+static uint64_t fmix(uint64_t z)
+{
+	z ^= z >> 30;
+	z *= 0xBF58476D1CE4E5B9ull;
+	z ^= z >> 27;
+	z *= 0x94D049BB133111EBull;
+	z ^= z >> 31;
+	return z;
+}
+
+/* The word stream of (key, x). */
+typedef struct words {
+	uint64_t s0, c;
+} words;
+
+static void words_init(words *w, uint64_t key, uint64_t x)
+{
+	w->s0 = fmix(fmix(key) ^ x);
+	w->c = 0;
+}
+
+static uint64_t words_next(words *w)
+{
+	return fmix(w->s0 + ++w->c * GOLDEN);
+}
+
+static uint64_t world_of(const zr_sampler *cfg)
+{
+	return cfg->world > 1 ? cfg->world : 1;
+}
+
+int zr_sampler_check(const zr_sampler *cfg)
+{
+	uint64_t w;
+
+	zr__clear();
+	if (!cfg)
+		return -EINVAL;
+	w = world_of(cfg);
+	if ((unsigned)cfg->mode > ZR_SAMPLER_CYCLIC)
+		return zr__fail(-EINVAL, "sampler: unknown mode %d",
+				(int)cfg->mode);
+	if (!cfg->length)
+		return zr__fail(-EINVAL, "sampler: length is 0 (empty store)");
+	if (!cfg->batch_size)
+		return zr__fail(-EINVAL, "sampler: batch size is 0");
+	if (cfg->rank >= w)
+		return zr__fail(-EINVAL, "sampler: rank %u is not below world "
+				"%llu", (unsigned)cfg->rank,
+				(unsigned long long)w);
+	if (cfg->batch_size > UINT64_MAX / w)
+		return zr__fail(-EINVAL, "sampler: world * batch size "
+				"overflows");
+	if (cfg->mode == ZR_SAMPLER_CYCLIC && w * cfg->batch_size > cfg->length)
+		return zr__fail(-EINVAL, "sampler: cyclic needs world * batch "
+				"size (%llu) <= length (%llu)",
+				(unsigned long long)(w * cfg->batch_size),
+				(unsigned long long)cfg->length);
+	return 0;
+}
+
+static void batch_sequential(const zr_sampler *cfg, uint64_t step,
+			     uint64_t first, uint64_t *out)
+{
+	uint64_t n = cfg->length, wb = world_of(cfg) * cfg->batch_size;
+	uint64_t base = (uint64_t)(((u128)step * wb) % n);
+
+	for (uint64_t i = 0; i < cfg->batch_size; i++)
+		out[i] = (uint64_t)(((u128)base + first + i) % n);
+}
+
+/* Lemire's nearly divisionless draw from [0, n), with rejection. */
+static uint64_t draw(words *w, uint64_t n)
+{
+	u128 m = (u128)words_next(w) * n;
+	uint64_t l = (uint64_t)m;
+
+	if (l < n) {
+		uint64_t th = (0 - n) % n;
+
+		while (l < th) {
+			m = (u128)words_next(w) * n;
+			l = (uint64_t)m;
+		}
+	}
+	return (uint64_t)(m >> 64);
+}
+
+static void batch_iid(const zr_sampler *cfg, uint64_t step, uint64_t first,
+		      uint64_t *out)
+{
+	words w;
+
+	words_init(&w, cfg->seed, step);
+	for (uint64_t g = 0; g < first; g++)
+		draw(&w, cfg->length);
+	for (uint64_t i = 0; i < cfg->batch_size; i++)
+		out[i] = draw(&w, cfg->length);
+}
+
+typedef struct feistel {
+	unsigned h;
+	uint64_t mask, n;
+	uint64_t key[FEISTEL_ROUNDS];
+} feistel;
+
+static void feistel_init(feistel *f, uint64_t seed, uint64_t cycle,
+			 uint64_t n)
+{
+	words w;
+
+	f->h = 1;
+	while (f->h < 32 && (1ull << (2 * f->h)) < n)
+		f->h++;
+	f->mask = (1ull << f->h) - 1;
+	f->n = n;
+	words_init(&w, seed, cycle);
+	for (int r = 0; r < FEISTEL_ROUNDS; r++)
+		f->key[r] = words_next(&w);
+}
+
+static uint64_t feistel_pass(const feistel *f, uint64_t x)
+{
+	uint64_t l = x >> f->h, r = x & f->mask;
+
+	for (int i = 0; i < FEISTEL_ROUNDS; i++) {
+		uint64_t t = r;
+
+		r = l ^ (fmix(r ^ f->key[i]) & f->mask);
+		l = t;
+	}
+	return (l << f->h) | r;
+}
+
+/* Cycle-walking: a permutation of [0, 4^h) restricted to [0, n) visits
+ * only values below n along each of its cycles, so this terminates. */
+static uint64_t feistel_perm(const feistel *f, uint64_t x)
+{
+	do
+		x = feistel_pass(f, x);
+	while (x >= f->n);
+	return x;
+}
+
+static void batch_cyclic(const zr_sampler *cfg, uint64_t step,
+			 uint64_t first, uint64_t *out)
+{
+	uint64_t wb = world_of(cfg) * cfg->batch_size;
+	uint64_t p = cfg->length / wb;
+	uint64_t base = (step % p) * wb + first;
+	feistel f;
+
+	feistel_init(&f, cfg->seed, step / p, cfg->length);
+	for (uint64_t i = 0; i < cfg->batch_size; i++)
+		out[i] = feistel_perm(&f, base + i);
+}
+
+int zr_sampler_batch(const zr_sampler *cfg, uint64_t step, uint64_t *out)
+{
+	uint64_t first;
+	int rc = zr_sampler_check(cfg);
+
+	if (rc)
+		return rc;
+	if (!out)
+		return -EINVAL;
+	first = (uint64_t)cfg->rank * cfg->batch_size;
+	if (cfg->mode == ZR_SAMPLER_SEQUENTIAL)
+		batch_sequential(cfg, step, first, out);
+	else if (cfg->mode == ZR_SAMPLER_IID)
+		batch_iid(cfg, step, first, out);
+	else
+		batch_cyclic(cfg, step, first, out);
+	return 0;
+}

@@ -1,0 +1,343 @@
+/*
+ * store.c - a store's lifetime: create, open (with every check a file from
+ * disk needs before it is trusted), close, and the read-only accessors.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "store.h"
+
+/* Larger than any tier's dictionary; bounds what open will load. */
+#define ZR__DICT_FILE_MAX ((size_t)128 << 20)
+
+static void store_free(zr_store *s)
+{
+	for (int i = 0; i < 2; i++)
+		if (s->fd[i] >= 0)
+			close(s->fd[i]); /* also drops the flock */
+	if (s->locks_ok) {
+		zr__map_free_all(s);
+		pthread_mutex_destroy(&s->map_lock);
+		pthread_rwlock_destroy(&s->rw);
+	}
+	ZSTD_freeDDict(s->ddict);
+	ZSTD_freeCDict(s->cdict);
+	free(s->dict);
+	free(s->path);
+	free(s);
+}
+
+/* Writers first, so that a steady stream of gathers cannot starve a
+ * delete or compact.  Safe because no reader ever takes it twice. */
+static void rwlock_init(pthread_rwlock_t *rw)
+{
+	pthread_rwlockattr_t attr;
+
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(
+		&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(rw, &attr);
+	pthread_rwlockattr_destroy(&attr);
+}
+
+static int store_alloc(const char *path, unsigned flags, zr_store **out)
+{
+	zr_store *s = calloc(1, sizeof(*s));
+
+	if (!s || !(s->path = strdup(path))) {
+		free(s);
+		return zr__fail(-ENOMEM, "%s: no memory", path);
+	}
+	s->fd[0] = s->fd[1] = -1;
+	s->readonly = (flags & ZR_OPEN_RDONLY) != 0;
+	pthread_mutex_init(&s->map_lock, NULL);
+	rwlock_init(&s->rw);
+	s->locks_ok = 1;
+	*out = s;
+	return 0;
+}
+
+static int open_file(zr_store *s, const char *name, int flags, int *fd)
+{
+	char p[4096];
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", s->path, name) >=
+	    sizeof(p))
+		return zr__fail(-ENAMETOOLONG, "%s: path too long", s->path);
+	*fd = open(p, flags | O_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	return 0;
+}
+
+static int open_meta(zr_store *s)
+{
+	int err = open_file(s, "meta.zr", s->readonly ? O_RDONLY : O_RDWR,
+			    &s->fd[ZR__META]);
+
+	if (err == -ENOENT || err == -ENOTDIR)
+		return zr__fail(ZR_E_NOSTORE, "%s: no store (no meta.zr)",
+				s->path);
+	if (err)
+		return zr__fail(err, "%s/meta.zr: %s", s->path,
+				strerror(-err));
+	if (flock(s->fd[ZR__META],
+		  (s->readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK)
+		return zr__fail(ZR_E_BUSY, "%s: store busy: another handle "
+				"holds its lock", s->path);
+	return zr__fail(-errno, "%s/meta.zr: flock: %s", s->path,
+			strerror(errno));
+}
+
+static int file_size(zr_store *s, int fd, const char *name, uint64_t *out)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return zr__fail(-errno, "%s/%s: %s", s->path, name,
+				strerror(errno));
+	*out = (uint64_t)st.st_size;
+	return 0;
+}
+
+static int check_header(zr_store *s, const uint8_t *page, uint64_t *len,
+			uint64_t *tail)
+{
+	uint32_t slen = zr__get32(page + 16);
+
+	*len = zr__get64(page);
+	*tail = zr__get64(page + 8);
+	if (slen < 1 || slen > ZR_SCHEMA_MAX)
+		return zr__fail(ZR_E_CORRUPT, "%s/meta.zr: schema_length %"
+				PRIu32 " not in 1..%d", s->path, slen,
+				ZR_SCHEMA_MAX);
+	for (int i = 20; i < 31; i++)
+		if (page[i])
+			return zr__fail(ZR_E_CORRUPT, "%s/meta.zr: reserved "
+					"byte %d is 0x%02x", s->path, i,
+					page[i]);
+	if (page[31] > ZR_CODEC_ZSTD_DICT)
+		return zr__fail(ZR_E_CORRUPT, "%s/meta.zr: unknown codec %u",
+				s->path, page[31]);
+	if (*len > (INT64_MAX - ZR__PAGE) / ZR__LOC || *tail > INT64_MAX)
+		return zr__fail(ZR_E_CORRUPT, "%s/meta.zr: length %" PRIu64
+				" or tail_offset %" PRIu64 " impossible",
+				s->path, *len, *tail);
+	s->codec = (zr_codec)page[31];
+	return 0;
+}
+
+static int load_schema(zr_store *s, const uint8_t *page)
+{
+	int err = zr_schema_decode(page + ZR__HEADER, zr__get32(page + 16),
+				   &s->schema);
+	char why[ZR__MSG_MAX];
+
+	if (!err && !s->schema.ragged)
+		err = zr_schema_row_bytes(&s->schema, &s->row_bytes);
+	if (!err)
+		return 0;
+	snprintf(why, sizeof(why), "%s", zr_errmsg());
+	return zr__fail(ZR_E_SCHEMA, "%s/meta.zr: bad schema: %s", s->path,
+			why);
+}
+
+static int read_page(zr_store *s, uint64_t *len, uint64_t *tail)
+{
+	uint8_t page[ZR__PAGE];
+	uint64_t size;
+	int err = file_size(s, s->fd[ZR__META], "meta.zr", &size);
+
+	if (err)
+		return err;
+	if (size < ZR__PAGE)
+		return zr__fail(ZR_E_CORRUPT, "%s/meta.zr: %" PRIu64
+				" bytes, shorter than its %u-byte page",
+				s->path, size, ZR__PAGE);
+	err = zr__pread_all(s->fd[ZR__META], page, ZR__PAGE, 0, s->path,
+			    "meta.zr");
+	if (!err)
+		err = check_header(s, page, len, tail);
+	if (!err)
+		err = load_schema(s, page);
+	if (err)
+		return err;
+	if (size < zr__loc_pos(*len))
+		return zr__fail(ZR_E_CORRUPT, "%s/meta.zr: %" PRIu64
+				" bytes cannot hold %" PRIu64 " records",
+				s->path, size, *len);
+	return 0;
+}
+
+static int open_data(zr_store *s, uint64_t tail)
+{
+	uint64_t size;
+	int err = open_file(s, "data.zr", s->readonly ? O_RDONLY : O_RDWR,
+			    &s->fd[ZR__DATA]);
+
+	if (err)
+		return zr__fail(err == -ENOENT ? ZR_E_CORRUPT : err,
+				"%s/data.zr: %s", s->path, strerror(-err));
+	err = file_size(s, s->fd[ZR__DATA], "data.zr", &size);
+	if (err)
+		return err;
+	if (size < tail)
+		return zr__fail(ZR_E_CORRUPT, "%s/data.zr: %" PRIu64
+				" bytes, shorter than tail_offset %" PRIu64,
+				s->path, size, tail);
+	return 0;
+}
+
+static int read_dict(zr_store *s, int fd)
+{
+	uint64_t size;
+	int err = file_size(s, fd, "dict.zr", &size);
+
+	if (err)
+		return err;
+	if (size == 0 || size > ZR__DICT_FILE_MAX)
+		return zr__fail(ZR_E_CORRUPT, "%s/dict.zr: %" PRIu64
+				" bytes is not a dictionary", s->path, size);
+	s->dict = malloc((size_t)size);
+	if (!s->dict)
+		return zr__fail(-ENOMEM, "%s/dict.zr: no memory", s->path);
+	s->dict_len = (size_t)size;
+	err = zr__pread_all(fd, s->dict, s->dict_len, 0, s->path, "dict.zr");
+	if (err)
+		return err;
+	s->ddict = ZSTD_createDDict(s->dict, s->dict_len);
+	if (!s->ddict)
+		return zr__fail(ZR_E_CORRUPT, "%s/dict.zr: not loadable",
+				s->path);
+	return 0;
+}
+
+static int load_dict(zr_store *s)
+{
+	int fd, err = open_file(s, "dict.zr", O_RDONLY, &fd);
+
+	if (err == -ENOENT) {
+		if (s->codec != ZR_CODEC_ZSTD_DICT)
+			return 0;
+		return zr__fail(ZR_E_CORRUPT, "%s: zstd_dict store without "
+				"dict.zr", s->path);
+	}
+	if (err)
+		return zr__fail(err, "%s/dict.zr: %s", s->path,
+				strerror(-err));
+	if (s->codec != ZR_CODEC_ZSTD_DICT)
+		err = zr__fail(ZR_E_CORRUPT, "%s: %s store has an unexpected "
+			       "dict.zr", s->path, zr_codec_name(s->codec));
+	else
+		err = read_dict(s, fd);
+	close(fd);
+	return err;
+}
+
+/* An unfinished delete or compact left its marker: the table may be half
+ * rewritten, so no byte of it can be trusted. */
+static int check_maint(zr_store *s)
+{
+	int fd, err = open_file(s, ZR__MAINT_FILE, O_RDONLY, &fd);
+
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return zr__fail(err, "%s/" ZR__MAINT_FILE ": %s", s->path,
+				strerror(-err));
+	close(fd);
+	return zr__fail(ZR_E_CORRUPT, "%s: interrupted compact/delete ("
+			ZR__MAINT_FILE " is present): rebuild the store",
+			s->path);
+}
+
+int zr_store_open(const char *path, unsigned flags, zr_store **out)
+{
+	zr_store *s = NULL;
+	uint64_t len, tail;
+	int err;
+
+	zr__clear();
+	if (!path || !*path || !out || (flags & ~(unsigned)ZR_OPEN_RDONLY))
+		return zr__fail(-EINVAL, "zr_store_open: bad arguments");
+	err = store_alloc(path, flags, &s);
+	if (err)
+		return err;
+	err = open_meta(s);
+	if (!err)
+		err = check_maint(s);
+	if (!err)
+		err = read_page(s, &len, &tail);
+	if (!err)
+		err = open_data(s, tail);
+	if (!err)
+		err = load_dict(s);
+	if (!err)
+		err = zr__map_ensure(s, ZR__META, zr__loc_pos(len));
+	if (!err)
+		err = zr__map_ensure(s, ZR__DATA, tail);
+	if (err) {
+		store_free(s);
+		return err;
+	}
+	atomic_init(&s->tail, tail);
+	atomic_init(&s->length, len);
+	*out = s;
+	return 0;
+}
+
+int zr_store_close(zr_store *s)
+{
+	int err = 0;
+
+	if (!s)
+		return 0;
+	zr__clear();
+	if (!s->readonly)
+		err = zr_store_sync(s);
+	store_free(s);
+	return err;
+}
+
+uint64_t zr_store_length(const zr_store *s)
+{
+	return zr__length(s);
+}
+
+const zr_schema *zr_store_schema(const zr_store *s)
+{
+	return &s->schema;
+}
+
+zr_codec zr_store_codec(const zr_store *s)
+{
+	return s->codec;
+}
+
+int zr_store_readonly(const zr_store *s)
+{
+	return s->readonly;
+}
+
+size_t zr_store_row_bytes(const zr_store *s)
+{
+	return s->row_bytes;
+}
+
+int zr_store_loc(const zr_store *s, uint64_t idx, zr_loc *out)
+{
+	uint64_t len;
+
+	zr__clear();
+	len = zr__length(s);
+	return zr__loc_get(s, idx, len, zr__tail(s), out);
+}

@@ -1,0 +1,149 @@
+/*
+ * store.h - the store engine's internal handle and the helpers its files
+ * share: little-endian fields, positional I/O, the read mappings, validated
+ * record-table access and single-record decoding.
+ */
+#ifndef ZR_STORE_H
+#define ZR_STORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "zrecord.h"
+
+#define ZR__PAGE 4096u           /* static page: header + schema   */
+#define ZR__HEADER 32u           /* header bytes at the page start */
+#define ZR__LOC 16u              /* bytes of one RecordLoc         */
+#define ZR__RAGGED_HEAD_MAX (8u + 8u * ZR_MAX_NDIM)
+/* Present while a delete or compact rewrites the table in place; an open
+ * that finds it refuses the store (see zrecord.h, Durability). */
+#define ZR__MAINT_FILE "maintenance.zr"
+
+/* One read-only mapping of a file prefix.  Mappings are never unmapped
+ * before close: a reader may still hold an older one. */
+struct zr__map {
+	const uint8_t *base;
+	size_t len;
+	struct zr__map *next; /* every mapping made, for close */
+};
+
+enum { ZR__META = 0, ZR__DATA = 1 };
+
+/* Lock order: rw, then map_lock, then the pool's locks (a gather holds rw
+ * while its job runs).  Readers take no lock per record. */
+struct zr_store {
+	char *path;             /* folder, for messages */
+	int fd[2];              /* meta.zr, data.zr */
+	int readonly;
+	zr_codec codec;
+	zr_schema schema;
+	size_t row_bytes;       /* dense row width, 0 for ragged */
+	void *dict;             /* dict.zr bytes (codec 2) */
+	size_t dict_len;
+	ZSTD_DDict *ddict;      /* shared by all readers, immutable */
+	ZSTD_CDict *cdict;      /* made by the first append session */
+	/* Published by append commit (tail first, then length, release);
+	 * readers load length, then tail, then a mapping (acquire). */
+	_Atomic uint64_t length;
+	_Atomic uint64_t tail;
+	_Atomic(struct zr__map *) map[2]; /* current mapping per file */
+	pthread_mutex_t map_lock; /* guards remapping and maps */
+	struct zr__map *maps;     /* all mappings, newest first */
+	/* Gathers and other readers hold it shared (once per call);
+	 * delete and compact hold it exclusive. */
+	pthread_rwlock_t rw;
+	atomic_int appending;     /* an append session is open */
+	int locks_ok;             /* map_lock and rw were initialized */
+};
+
+static inline uint64_t zr__get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static inline uint32_t zr__get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline void zr__put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void zr__put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void zr__loc_encode(uint8_t b[ZR__LOC], const zr_loc *l)
+{
+	zr__put64(b, l->offset);
+	zr__put32(b + 8, l->phys_length);
+	zr__put32(b + 12, l->logic_length);
+}
+
+static inline uint64_t zr__loc_pos(uint64_t idx)
+{
+	return ZR__PAGE + idx * ZR__LOC;
+}
+
+/* Writes/reads exactly len bytes at off, retrying short transfers and
+ * EINTR; -errno (ENOSPC for a full disk) with a message naming file. */
+int zr__pwrite_all(int fd, const void *buf, size_t len, uint64_t off,
+		   const char *path, const char *file);
+int zr__pread_all(int fd, void *buf, size_t len, uint64_t off,
+		  const char *path, const char *file);
+
+/* Makes the current mapping of file cover at least need bytes (remapping
+ * and publishing a larger one if not).  Not for concurrent callers of the
+ * same store other than readers. */
+int zr__map_ensure(zr_store *s, int file, uint64_t need);
+/* Unmaps every mapping (close only). */
+void zr__map_free_all(zr_store *s);
+
+/* The committed length and frontier, as a reader sees them. */
+static inline uint64_t zr__length(const zr_store *s)
+{
+	return atomic_load_explicit(&s->length, memory_order_acquire);
+}
+
+static inline uint64_t zr__tail(const zr_store *s)
+{
+	return atomic_load_explicit(&s->tail, memory_order_acquire);
+}
+
+/* Reads and validates table entry idx against length len and frontier
+ * tail (ZR_E_RANGE, ZR_E_CORRUPT). */
+int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
+		zr_loc *out);
+/* Decodes the record at loc (validated) into dst (loc->logic_length
+ * bytes); idx is for messages.  Ragged records are not parsed here. */
+int zr__record_decode(const zr_store *s, uint64_t idx, const zr_loc *loc,
+		      void *dst);
+/* Checks a ragged record's first head_len bytes (at least the whole prefix
+ * or the whole record) against its total length. */
+int zr__ragged_head(const void *head, size_t head_len, uint64_t total,
+		    size_t itemsize, uint32_t *ndim, uint64_t *shape,
+		    size_t *payload_offset);
+
+/* Writes the 32-byte header for the current length/tail at offset 0. */
+int zr__header_write(zr_store *s);
+/* Encodes the header of a store into b[0..32). */
+void zr__header_encode(uint8_t b[ZR__HEADER], uint64_t length, uint64_t tail,
+		       uint32_t schema_len, zr_codec codec);
+
+/* Fails with -EROFS on a read-only handle (name is the call). */
+int zr__writable(const zr_store *s, const char *name);
+
+#endif

@@ -1,0 +1,217 @@
+/*
+ * store_gather.c - the read path: batched gathers straight into the
+ * caller's buffer (fanned out over the pool), their size, and a ragged
+ * record's shape without decoding its payload.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "codec.h"
+#include "error.h"
+#include "pool.h"
+#include "store.h"
+
+/* Bytes a lane should have in hand before fan-out pays off: waking a
+ * worker costs about as much as copying this much, or decoding a quarter
+ * of it. */
+#define ZR__GRAIN_RAW (256u << 10)
+#define ZR__GRAIN_ZSTD (64u << 10)
+
+struct gather {
+	zr_store *s;
+	const uint64_t *idx;
+	uint8_t *dst;
+	const uint64_t *offsets; /* ragged boundaries, NULL for dense */
+	uint64_t len, tail;      /* the snapshot every lane validates with */
+};
+
+/* Adds which record to the message of a failed prefix check. */
+static int record_corrupt(const zr_store *s, uint64_t idx)
+{
+	char why[ZR__MSG_MAX];
+
+	snprintf(why, sizeof(why), "%s", zr_errmsg());
+	return zr__fail(ZR_E_CORRUPT, "%s/data.zr: record %" PRIu64 ": %s",
+			s->path, idx, why);
+}
+
+/* Validates the shape prefix of a decoded ragged record. */
+static int ragged_check(const zr_store *s, uint64_t idx, const uint8_t *rec,
+			size_t len)
+{
+	uint32_t ndim;
+
+	if (!zr__ragged_head(rec, len, len, s->schema.dtype.itemsize, &ndim,
+			     NULL, NULL))
+		return 0;
+	return record_corrupt(s, idx);
+}
+
+static int gather_block(void *ctx, size_t b, size_t e, unsigned lane)
+{
+	const struct gather *g = ctx;
+	const zr_store *s = g->s;
+	int err = 0;
+
+	(void)lane;
+	for (size_t k = b; !err && k < e; k++) {
+		uint8_t *dst = g->offsets ? g->dst + g->offsets[k]
+					  : g->dst + k * s->row_bytes;
+		zr_loc l;
+
+		err = zr__loc_get(s, g->idx[k], g->len, g->tail, &l);
+		if (!err)
+			err = zr__record_decode(s, g->idx[k], &l, dst);
+		if (!err && g->offsets)
+			err = ragged_check(s, g->idx[k], dst, l.logic_length);
+	}
+	return err;
+}
+
+static int dense_bounds(const zr_store *s, size_t count, size_t cap)
+{
+	if (count > SIZE_MAX / s->row_bytes || count * s->row_bytes > cap)
+		return zr__fail(-EINVAL, "%s: gather of %zu rows of %zu bytes "
+				"needs more than dst_cap %zu", s->path, count,
+				s->row_bytes, cap);
+	return 0;
+}
+
+static int ragged_bounds(const struct gather *g, size_t count,
+			 uint64_t *offsets, size_t cap)
+{
+	offsets[0] = 0;
+	for (size_t k = 0; k < count; k++) {
+		zr_loc l;
+		int err = zr__loc_get(g->s, g->idx[k], g->len, g->tail, &l);
+
+		if (err)
+			return err;
+		offsets[k + 1] = offsets[k] + l.logic_length;
+	}
+	if (offsets[count] > cap)
+		return zr__fail(-EINVAL, "%s: gather needs %" PRIu64 " bytes, "
+				"dst_cap is %zu", g->s->path, offsets[count],
+				cap);
+	return 0;
+}
+
+static size_t grain(const zr_store *s, uint64_t bytes, size_t count)
+{
+	uint64_t avg = bytes / count + 1;
+	uint64_t want = s->codec == ZR_CODEC_RAW ? ZR__GRAIN_RAW
+						 : ZR__GRAIN_ZSTD;
+
+	return (size_t)(want / avg + 1);
+}
+
+int zr_store_gather(zr_store *s, const uint64_t *idx, size_t count,
+		    void *dst, size_t dst_cap, uint64_t *offsets)
+{
+	struct gather g = { .s = s, .idx = idx, .dst = dst };
+	int err;
+
+	zr__clear();
+	if (s->schema.ragged && !offsets)
+		return zr__fail(-EINVAL, "%s: ragged gather needs offsets",
+				s->path);
+	if (count == 0) {
+		if (s->schema.ragged)
+			offsets[0] = 0;
+		return 0;
+	}
+	if (!idx || !dst)
+		return zr__fail(-EINVAL, "%s: gather: NULL idx or dst",
+				s->path);
+	pthread_rwlock_rdlock(&s->rw);
+	g.len = zr__length(s);
+	g.tail = zr__tail(s);
+	if (s->schema.ragged) {
+		g.offsets = offsets;
+		err = ragged_bounds(&g, count, offsets, dst_cap);
+	} else {
+		err = dense_bounds(s, count, dst_cap);
+	}
+	if (!err)
+		err = zr__pool_run(gather_block, &g, count,
+				   grain(s, g.offsets ? offsets[count]
+						      : count * s->row_bytes,
+					 count));
+	pthread_rwlock_unlock(&s->rw);
+	return err;
+}
+
+int zr_store_gather_size(zr_store *s, const uint64_t *idx, size_t count,
+			 uint64_t *out)
+{
+	uint64_t len, tail, sum = 0;
+	int err = 0;
+
+	zr__clear();
+	if (count && !idx)
+		return zr__fail(-EINVAL, "%s: gather_size: NULL idx",
+				s->path);
+	pthread_rwlock_rdlock(&s->rw);
+	len = zr__length(s);
+	tail = zr__tail(s);
+	for (size_t k = 0; !err && k < count; k++) {
+		zr_loc l;
+
+		err = zr__loc_get(s, idx[k], len, tail, &l);
+		sum += err ? 0 : l.logic_length;
+	}
+	pthread_rwlock_unlock(&s->rw);
+	if (!err)
+		*out = sum;
+	return err;
+}
+
+static int read_head(zr_store *s, uint64_t idx, uint32_t *ndim,
+		     uint64_t *shape)
+{
+	const struct zr__map *m;
+	uint8_t head[ZR__RAGGED_HEAD_MAX];
+	size_t want;
+	zr_loc l;
+	char what[64];
+	int err = zr__loc_get(s, idx, zr__length(s), zr__tail(s), &l);
+
+	if (err)
+		return err;
+	m = atomic_load_explicit(&s->map[ZR__DATA], memory_order_acquire);
+	want = l.logic_length < sizeof(head) ? l.logic_length : sizeof(head);
+	snprintf(what, sizeof(what), "data.zr record %" PRIu64, idx);
+	if (s->codec == ZR_CODEC_RAW)
+		memcpy(head, m->base + l.offset, want);
+	else
+		err = zr__decode_head(s->ddict, m->base + l.offset,
+				      l.phys_length, head, want, what);
+	if (err)
+		return err;
+	if (zr__ragged_head(head, want, l.logic_length,
+			    s->schema.dtype.itemsize, ndim, shape, NULL))
+		return record_corrupt(s, idx);
+	return 0;
+}
+
+int zr_ragged_shape(zr_store *s, uint64_t idx, uint32_t *ndim,
+		    uint64_t shape[ZR_MAX_NDIM])
+{
+	uint64_t dims[ZR_MAX_NDIM];
+	uint32_t n;
+	int err;
+
+	zr__clear();
+	if (!s->schema.ragged)
+		return zr__fail(-EINVAL, "%s: not a ragged store", s->path);
+	pthread_rwlock_rdlock(&s->rw);
+	err = read_head(s, idx, &n, dims);
+	pthread_rwlock_unlock(&s->rw);
+	if (err)
+		return err;
+	*ndim = n;
+	if (shape)
+		memcpy(shape, dims, n * sizeof(dims[0]));
+	return 0;
+}

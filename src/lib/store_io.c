@@ -1,0 +1,276 @@
+/*
+ * store_io.c - the engine's low-level pieces: positional I/O that survives
+ * short transfers, the read mappings of meta.zr and data.zr, and validated
+ * access to the record table and to one record's bytes.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "error.h"
+#include "store.h"
+
+/* Address space is cheap and remapping is not: reserve generously so that
+ * a growing store rarely makes a new mapping. */
+#define ZR__MAP_MIN ((uint64_t)1 << 30)
+
+int zr__pwrite_all(int fd, const void *buf, size_t len, uint64_t off,
+		   const char *path, const char *file)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int err = n < 0 ? errno : ENOSPC;
+
+			return zr__fail(-err, "%s/%s: write of %zu bytes at "
+					"%" PRIu64 ": %s", path, file, len,
+					off, strerror(err));
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int zr__pread_all(int fd, void *buf, size_t len, uint64_t off,
+		  const char *path, const char *file)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return zr__fail(-errno, "%s/%s: read at %" PRIu64
+					": %s", path, file, off,
+					strerror(errno));
+		if (n == 0)
+			return zr__fail(ZR_E_CORRUPT, "%s/%s: ends before "
+					"offset %" PRIu64, path, file, off);
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int zr__map_ensure(zr_store *s, int file, uint64_t need)
+{
+	struct zr__map *cur = atomic_load_explicit(&s->map[file],
+						   memory_order_acquire);
+	uint64_t len = need > ZR__MAP_MIN / 2 ? 2 * need : ZR__MAP_MIN;
+	struct zr__map *m;
+	void *base;
+	int err = 0;
+
+	if (cur && cur->len >= need)
+		return 0;
+	if (need > SIZE_MAX / 4)
+		return zr__fail(-EFBIG, "%s: file too large to map", s->path);
+	pthread_mutex_lock(&s->map_lock);
+	cur = atomic_load_explicit(&s->map[file], memory_order_acquire);
+	if (cur && cur->len >= need)
+		goto out;
+	m = malloc(sizeof(*m));
+	if (!m) {
+		err = zr__fail(-ENOMEM, "%s: no memory", s->path);
+		goto out;
+	}
+	base = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, s->fd[file], 0);
+	if (base == MAP_FAILED) {
+		err = zr__fail(-errno, "%s: mmap of %" PRIu64 " bytes: %s",
+			       s->path, len, strerror(errno));
+		free(m);
+		goto out;
+	}
+	m->base = base;
+	m->len = (size_t)len;
+	m->next = s->maps;
+	s->maps = m;
+	atomic_store_explicit(&s->map[file], m, memory_order_release);
+out:
+	pthread_mutex_unlock(&s->map_lock);
+	return err;
+}
+
+void zr__map_free_all(zr_store *s)
+{
+	while (s->maps) {
+		struct zr__map *m = s->maps;
+
+		s->maps = m->next;
+		munmap((void *)m->base, m->len);
+		free(m);
+	}
+	s->map[ZR__META] = NULL;
+	s->map[ZR__DATA] = NULL;
+}
+
+static int loc_check(const zr_store *s, uint64_t idx, uint64_t tail,
+		     const zr_loc *l)
+{
+	const char *why = NULL;
+
+	if (l->phys_length == 0 || l->logic_length == 0)
+		why = "zero length";
+	else if (l->logic_length > ZR_RECORD_MAX)
+		why = "logic_length over 2 GiB";
+	else if (l->offset > tail || tail - l->offset < l->phys_length)
+		why = "extends past the data.zr frontier";
+	else if (s->row_bytes && l->logic_length != s->row_bytes)
+		why = "logic_length is not the row width";
+	else if (!s->row_bytes && l->logic_length < 8)
+		why = "ragged record shorter than its prefix";
+	else if (s->codec == ZR_CODEC_RAW &&
+		 l->phys_length != l->logic_length)
+		why = "raw record with phys_length != logic_length";
+	if (!why)
+		return 0;
+	return zr__fail(ZR_E_CORRUPT, "%s/meta.zr: record %" PRIu64
+			" (offset %" PRIu64 ", phys %" PRIu32 ", logic %"
+			PRIu32 ", frontier %" PRIu64 "): %s", s->path, idx,
+			l->offset, l->phys_length, l->logic_length, tail, why);
+}
+
+int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
+		zr_loc *out)
+{
+	const struct zr__map *m;
+	const uint8_t *b;
+	zr_loc l;
+
+	if (idx >= len)
+		return zr__fail(ZR_E_RANGE, "%s: index %" PRIu64
+				" out of range (length %" PRIu64 ")", s->path,
+				idx, len);
+	m = atomic_load_explicit(&s->map[ZR__META], memory_order_acquire);
+	b = m->base + zr__loc_pos(idx);
+	l.offset = zr__get64(b);
+	l.phys_length = zr__get32(b + 8);
+	l.logic_length = zr__get32(b + 12);
+	if (loc_check(s, idx, tail, &l))
+		return ZR_E_CORRUPT;
+	*out = l;
+	return 0;
+}
+
+int zr__record_decode(const zr_store *s, uint64_t idx, const zr_loc *loc,
+		      void *dst)
+{
+	const struct zr__map *m = atomic_load_explicit(&s->map[ZR__DATA],
+						       memory_order_acquire);
+	const uint8_t *src = m->base + loc->offset;
+	char what[64];
+
+	if (s->codec == ZR_CODEC_RAW) {
+		memcpy(dst, src, loc->logic_length);
+		return 0;
+	}
+	snprintf(what, sizeof(what), "data.zr record %" PRIu64, idx);
+	return zr__decode(s->ddict, src, loc->phys_length, dst,
+			  loc->logic_length, what);
+}
+
+int zr__ragged_head(const void *head, size_t head_len, uint64_t total,
+		    size_t itemsize, uint32_t *ndim, uint64_t *shape,
+		    size_t *payload_offset)
+{
+	const uint8_t *b = head;
+	uint64_t n, elems = 1, prefix;
+
+	if (itemsize == 0)
+		return zr__fail(-EINVAL, "ragged record: itemsize 0");
+	if (head_len < 8 || total < 8)
+		return zr__fail(ZR_E_CORRUPT, "ragged record of %" PRIu64
+				" bytes has no prefix", total);
+	n = zr__get64(b);
+	if (n > ZR_MAX_NDIM)
+		return zr__fail(ZR_E_CORRUPT, "ragged record: ndim %" PRIu64
+				" over %d", n, ZR_MAX_NDIM);
+	prefix = 8 + 8 * n;
+	if (total < prefix || head_len < prefix)
+		return zr__fail(ZR_E_CORRUPT, "ragged record: %" PRIu64
+				" bytes cannot hold a rank-%" PRIu64
+				" prefix", total, n);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t d = zr__get64(b + 8 + 8 * i);
+
+		if (d && elems > UINT64_MAX / d)
+			return zr__fail(ZR_E_CORRUPT, "ragged record: shape "
+					"overflows");
+		elems *= d;
+		if (shape)
+			shape[i] = d;
+	}
+	if (elems == 0 || elems > (total - prefix) / itemsize ||
+	    elems * itemsize != total - prefix)
+		return zr__fail(ZR_E_CORRUPT, "ragged record: shape holds %"
+				PRIu64 " elements of %zu bytes but payload "
+				"is %" PRIu64 " bytes", elems, itemsize,
+				total - prefix);
+	*ndim = (uint32_t)n;
+	if (payload_offset)
+		*payload_offset = (size_t)prefix;
+	return 0;
+}
+
+int zr_ragged_parse(const void *rec, size_t len, size_t itemsize,
+		    uint32_t *ndim, uint64_t shape[ZR_MAX_NDIM],
+		    size_t *payload_offset)
+{
+	uint64_t dims[ZR_MAX_NDIM];
+	uint32_t n;
+	int err;
+
+	zr__clear();
+	if (!rec && len)
+		return zr__fail(-EINVAL, "ragged record: NULL buffer");
+	err = zr__ragged_head(rec, len, len, itemsize, &n, dims,
+			      payload_offset);
+	if (err)
+		return err;
+	*ndim = n;
+	if (shape)
+		memcpy(shape, dims, n * sizeof(dims[0]));
+	return 0;
+}
+
+void zr__header_encode(uint8_t b[ZR__HEADER], uint64_t length, uint64_t tail,
+		       uint32_t schema_len, zr_codec codec)
+{
+	memset(b, 0, ZR__HEADER);
+	zr__put64(b, length);
+	zr__put64(b + 8, tail);
+	zr__put32(b + 16, schema_len);
+	b[31] = (uint8_t)codec;
+}
+
+int zr__header_write(zr_store *s)
+{
+	uint8_t b[16];
+
+	/* Only length and tail change after create. */
+	zr__put64(b, zr__length(s));
+	zr__put64(b + 8, zr__tail(s));
+	return zr__pwrite_all(s->fd[ZR__META], b, 16, 0, s->path, "meta.zr");
+}
+
+int zr__writable(const zr_store *s, const char *name)
+{
+	if (s->readonly)
+		return zr__fail(-EROFS, "%s: %s on a read-only handle",
+				s->path, name);
+	return 0;
+}

@@ -1,0 +1,446 @@
+/*
+ * store_maint.c - maintenance: swap-last delete, in-place compaction,
+ * stats, sync and a full verify.  Delete and compact hold the store's
+ * rwlock exclusively, so no gather sees a table being rewritten, and
+ * bracket their table writes with the STORE/maintenance.zr marker, so a
+ * crash in the middle is detected at the next open.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "pool.h"
+#include "store.h"
+
+#define ZR__BOUNCE (1u << 20)      /* compact's copy buffer */
+#define ZR__VERIFY_WINDOW 4096u    /* records verified per pool job */
+#define ZR__PROGRESS_EVERY 1024u
+
+/* Takes the exclusive lock unless an append session is open. */
+static int lock_exclusive(zr_store *s, const char *name)
+{
+	int err = zr__writable(s, name);
+
+	if (err)
+		return err;
+	pthread_rwlock_wrlock(&s->rw);
+	if (!atomic_load(&s->appending))
+		return 0;
+	pthread_rwlock_unlock(&s->rw);
+	return zr__fail(-EBUSY, "%s: %s while an append session is open",
+			s->path, name);
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int sync_dir(zr_store *s)
+{
+	int fd = open(s->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+	if (fd < 0 || fsync(fd))
+		err = zr__fail(-errno, "%s: fsync of the folder: %s", s->path,
+			       strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static int maint_path(zr_store *s, char *buf, size_t cap)
+{
+	if ((size_t)snprintf(buf, cap, "%s/" ZR__MAINT_FILE, s->path) >= cap)
+		return zr__fail(-ENAMETOOLONG, "%s: path too long", s->path);
+	return 0;
+}
+
+/* Makes the marker durable before the first in-place table write: from
+ * then on, until maint_end, the files alone may not be a consistent
+ * store. */
+static int maint_begin(zr_store *s, const char *what)
+{
+	char path[4096];
+	int fd, err = maint_path(s, path, sizeof(path));
+
+	if (err)
+		return err;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return zr__fail(-errno, "%s: %s: %s", s->path, what,
+				strerror(errno));
+	err = zr__pwrite_all(fd, what, strlen(what), 0, s->path,
+			     ZR__MAINT_FILE);
+	if (!err && fsync(fd))
+		err = zr__fail(-errno, "%s/" ZR__MAINT_FILE ": fsync: %s",
+			       s->path, strerror(errno));
+	close(fd);
+	return err ? err : sync_dir(s);
+}
+
+/* Called only once the rewritten table and its header are durable. */
+static int maint_end(zr_store *s)
+{
+	char path[4096];
+	int err = maint_path(s, path, sizeof(path));
+
+	if (!err && unlink(path))
+		err = zr__fail(-errno, "%s/" ZR__MAINT_FILE ": remove: %s",
+			       s->path, strerror(errno));
+	return err ? err : sync_dir(s);
+}
+
+static int flush_data(zr_store *s)
+{
+	if (fdatasync(s->fd[ZR__DATA]))
+		return zr__fail(-errno, "%s/data.zr: fdatasync: %s", s->path,
+				strerror(errno));
+	return 0;
+}
+
+/* What sync does: data first, then the header that points into it. */
+static int sync_files(zr_store *s)
+{
+	int err = flush_data(s);
+
+	if (!err)
+		err = zr__header_write(s);
+	if (!err && fsync(s->fd[ZR__META]))
+		err = zr__fail(-errno, "%s/meta.zr: fsync: %s", s->path,
+			       strerror(errno));
+	return err;
+}
+
+static int swap_last(zr_store *s, const uint64_t *sorted, size_t count,
+		     uint64_t *len)
+{
+	const struct zr__map *m = atomic_load(&s->map[ZR__META]);
+
+	for (size_t i = 0; i < count; i++) {
+		uint64_t last = *len - 1;
+		int err = 0;
+
+		if (i && sorted[i] == sorted[i - 1])
+			continue;
+		if (sorted[i] != last)
+			err = zr__pwrite_all(s->fd[ZR__META],
+					     m->base + zr__loc_pos(last),
+					     ZR__LOC, zr__loc_pos(sorted[i]),
+					     s->path, "meta.zr");
+		if (err)
+			return err;
+		*len = last;
+	}
+	return 0;
+}
+
+int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count)
+{
+	uint64_t *sorted = NULL, len;
+	int err;
+
+	zr__clear();
+	if (count && !idx)
+		return zr__fail(-EINVAL, "%s: delete: NULL indices", s->path);
+	err = lock_exclusive(s, "delete");
+	if (err)
+		return err;
+	len = zr__length(s);
+	for (size_t i = 0; !err && i < count; i++)
+		if (idx[i] >= len)
+			err = zr__fail(ZR_E_RANGE, "%s: delete: index %" PRIu64
+				       " out of range (length %" PRIu64 ")",
+				       s->path, idx[i], len);
+	if (!err && count) {
+		sorted = malloc(count * sizeof(*sorted));
+		if (!sorted)
+			err = zr__fail(-ENOMEM, "%s: no memory", s->path);
+	}
+	if (!err && count) {
+		memcpy(sorted, idx, count * sizeof(*sorted));
+		qsort(sorted, count, sizeof(*sorted), cmp_desc);
+		err = maint_begin(s, "delete\n");
+	}
+	if (!err && count) {
+		/* Even a failed swap leaves a consistent prefix in memory: keep
+		 * it (the marker stays on disk, so the files are refused). */
+		err = swap_last(s, sorted, count, &len);
+		atomic_store_explicit(&s->length, len, memory_order_release);
+		/* The header follows the table at once, so a delete that has
+		 * returned survives a crash. */
+		if (!err)
+			err = sync_files(s);
+		if (!err)
+			err = maint_end(s);
+	}
+	pthread_rwlock_unlock(&s->rw);
+	free(sorted);
+	return err;
+}
+
+struct placed {
+	uint64_t off;
+	uint64_t idx;
+	uint32_t phys;
+};
+
+static int cmp_off(const void *a, const void *b)
+{
+	const struct placed *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Every live record, validated, in physical order, checked not to
+ * overlap: what makes the in-place rewrite safe. */
+static int collect(zr_store *s, uint64_t len, struct placed *p)
+{
+	uint64_t tail = zr__tail(s);
+
+	for (uint64_t i = 0; i < len; i++) {
+		zr_loc l;
+		int err = zr__loc_get(s, i, len, tail, &l);
+
+		if (err)
+			return err;
+		p[i] = (struct placed){ l.offset, i, l.phys_length };
+	}
+	qsort(p, (size_t)len, sizeof(*p), cmp_off);
+	for (uint64_t i = 1; i < len; i++)
+		if (p[i].off < p[i - 1].off + p[i - 1].phys)
+			return zr__fail(ZR_E_CORRUPT, "%s/meta.zr: records %"
+					PRIu64 " and %" PRIu64 " overlap",
+					s->path, p[i - 1].idx, p[i].idx);
+	return 0;
+}
+
+/* Moves one record down to dst (dst < src; copying forward is safe). */
+static int move_down(zr_store *s, uint8_t *bounce, const struct placed *p,
+		     uint64_t dst)
+{
+	uint8_t off[8];
+	int err = 0;
+
+	for (uint64_t done = 0; !err && done < p->phys; done += ZR__BOUNCE) {
+		size_t n = p->phys - done < ZR__BOUNCE ? p->phys - done
+						       : ZR__BOUNCE;
+
+		err = zr__pread_all(s->fd[ZR__DATA], bounce, n, p->off + done,
+				    s->path, "data.zr");
+		if (!err)
+			err = zr__pwrite_all(s->fd[ZR__DATA], bounce, n,
+					     dst + done, s->path, "data.zr");
+	}
+	zr__put64(off, dst);
+	return err ? err : zr__pwrite_all(s->fd[ZR__META], off, 8,
+					  zr__loc_pos(p->idx), s->path,
+					  "meta.zr");
+}
+
+static int finish_compact(zr_store *s, uint64_t front, uint64_t len)
+{
+	int err;
+
+	atomic_store_explicit(&s->tail, front, memory_order_release);
+	err = flush_data(s);
+	if (!err)
+		err = zr__header_write(s);
+	if (!err && ftruncate(s->fd[ZR__DATA], (off_t)front))
+		err = zr__fail(-errno, "%s/data.zr: truncate: %s", s->path,
+			       strerror(errno));
+	if (!err && ftruncate(s->fd[ZR__META], (off_t)zr__loc_pos(len)))
+		err = zr__fail(-errno, "%s/meta.zr: truncate: %s", s->path,
+			       strerror(errno));
+	if (!err && (fsync(s->fd[ZR__DATA]) || fsync(s->fd[ZR__META])))
+		err = zr__fail(-errno, "%s: fsync: %s", s->path,
+			       strerror(errno));
+	return err;
+}
+
+static int compact_locked(zr_store *s, zr_progress_fn progress, void *ctx)
+{
+	uint64_t len = zr__length(s), front = 0;
+	struct placed *p = malloc((len ? len : 1) * sizeof(*p));
+	uint8_t *bounce = malloc(ZR__BOUNCE);
+	int err = 0;
+
+	if (!p || !bounce || len > SIZE_MAX / sizeof(*p))
+		err = zr__fail(-ENOMEM, "%s: no memory to compact", s->path);
+	if (!err)
+		err = collect(s, len, p);
+	if (!err)
+		err = maint_begin(s, "compact\n");
+	for (uint64_t i = 0; !err && i < len; i++) {
+		if (p[i].off != front)
+			err = move_down(s, bounce, &p[i], front);
+		front += p[i].phys;
+		if (progress && ((i + 1) % ZR__PROGRESS_EVERY == 0 ||
+				 i + 1 == len))
+			progress(ctx, i + 1, len);
+	}
+	if (!err)
+		err = finish_compact(s, front, len);
+	if (!err)
+		err = maint_end(s);
+	free(bounce);
+	free(p);
+	return err;
+}
+
+int zr_store_compact(zr_store *s, zr_progress_fn progress, void *ctx)
+{
+	int err;
+
+	zr__clear();
+	err = lock_exclusive(s, "compact");
+	if (err)
+		return err;
+	err = compact_locked(s, progress, ctx);
+	pthread_rwlock_unlock(&s->rw);
+	return err;
+}
+
+int zr_store_stats(zr_store *s, zr_stats *out)
+{
+	uint64_t len, tail, live = 0;
+	int err = 0;
+
+	zr__clear();
+	pthread_rwlock_rdlock(&s->rw);
+	len = zr__length(s);
+	tail = zr__tail(s);
+	for (uint64_t i = 0; !err && i < len; i++) {
+		zr_loc l;
+
+		err = zr__loc_get(s, i, len, tail, &l);
+		live += err ? 0 : l.phys_length;
+	}
+	pthread_rwlock_unlock(&s->rw);
+	if (err)
+		return err;
+	out->records = len;
+	out->live_bytes = live;
+	out->data_bytes = tail;
+	out->reclaimable = tail > live ? tail - live : 0;
+	return 0;
+}
+
+int zr_store_sync(zr_store *s)
+{
+	int err;
+
+	zr__clear();
+	err = zr__writable(s, "sync");
+	return err ? err : sync_files(s);
+}
+
+struct verify {
+	zr_store *s;
+	uint64_t first, len, tail;
+	int *errs;                /* per record of the window */
+	struct {
+		uint8_t *buf;
+		size_t cap;
+	} *lanes;
+};
+
+static int verify_one(struct verify *v, uint64_t i, unsigned lane)
+{
+	zr_store *s = v->s;
+	zr_loc l;
+	uint32_t nd;
+	int err = zr__loc_get(s, i, v->len, v->tail, &l);
+
+	if (err)
+		return err;
+	if (v->lanes[lane].cap < l.logic_length) {
+		uint8_t *p = realloc(v->lanes[lane].buf, l.logic_length);
+
+		if (!p)
+			return zr__fail(-ENOMEM, "%s: no memory", s->path);
+		v->lanes[lane].buf = p;
+		v->lanes[lane].cap = l.logic_length;
+	}
+	err = zr__record_decode(s, i, &l, v->lanes[lane].buf);
+	if (!err && s->schema.ragged)
+		err = zr__ragged_head(v->lanes[lane].buf, l.logic_length,
+				      l.logic_length,
+				      s->schema.dtype.itemsize, &nd, NULL,
+				      NULL);
+	return err;
+}
+
+static int verify_block(void *ctx, size_t b, size_t e, unsigned lane)
+{
+	struct verify *v = ctx;
+
+	for (size_t k = b; k < e; k++) {
+		v->errs[k] = verify_one(v, v->first + k, lane);
+		if (v->errs[k] == -ENOMEM)
+			return -ENOMEM; /* cannot judge: stop the scan */
+	}
+	return 0;
+}
+
+static int64_t verify_windows(struct verify *v, zr_bad_fn bad, void *bad_ctx,
+			      zr_progress_fn progress, void *progress_ctx)
+{
+	int64_t nbad = 0;
+
+	for (v->first = 0; v->first < v->len;
+	     v->first += ZR__VERIFY_WINDOW) {
+		size_t n = v->len - v->first < ZR__VERIFY_WINDOW
+				   ? v->len - v->first
+				   : ZR__VERIFY_WINDOW;
+		int err = zr__pool_run(verify_block, v, n, 1);
+
+		if (err)
+			return err;
+		for (size_t k = 0; k < n; k++) {
+			if (!v->errs[k])
+				continue;
+			nbad++;
+			if (bad)
+				bad(bad_ctx, v->first + k, v->errs[k]);
+		}
+		if (progress)
+			progress(progress_ctx, v->first + n, v->len);
+	}
+	return nbad;
+}
+
+int64_t zr_store_verify(zr_store *s, zr_bad_fn bad, void *bad_ctx,
+			zr_progress_fn progress, void *progress_ctx)
+{
+	struct verify v = { .s = s };
+	unsigned lanes = zr__pool_lanes();
+	int64_t ret;
+
+	zr__clear();
+	v.errs = malloc(ZR__VERIFY_WINDOW * sizeof(*v.errs));
+	v.lanes = calloc(lanes, sizeof(*v.lanes));
+	if (!v.errs || !v.lanes) {
+		ret = zr__fail(-ENOMEM, "%s: no memory to verify", s->path);
+		goto out;
+	}
+	pthread_rwlock_rdlock(&s->rw);
+	v.len = zr__length(s);
+	v.tail = zr__tail(s);
+	ret = verify_windows(&v, bad, bad_ctx, progress, progress_ctx);
+	pthread_rwlock_unlock(&s->rw);
+	/* The per-record messages are not this call's failure. */
+	if (ret >= 0)
+		zr__clear();
+out:
+	for (unsigned i = 0; v.lanes && i < lanes; i++)
+		free(v.lanes[i].buf);
+	free(v.lanes);
+	free(v.errs);
+	return ret;
+}

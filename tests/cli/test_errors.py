@@ -1,0 +1,123 @@
+"""Failures leave stores unchanged and say why; --help and --version."""
+import numpy as np
+import pytest
+
+from conftest import npy_bytes, write_npys
+
+COMMANDS = ["create", "append", "get", "batch", "stats", "schema", "verify",
+            "train-dict", "delete", "compact", "sync"]
+
+
+def append_fails(zr, store, code, *paths, input=None):
+    before = zr.stats(store)
+    err = zr.fails(code, "append", store, *paths, input=input)
+    assert zr.stats(store) == before
+    return err
+
+
+def test_wrong_dtype(zr, dense, tmp_path):
+    store, _ = dense
+    err = append_fails(zr, store, 1, write_npys(
+        tmp_path / "a.npy", np.zeros((2, 3, 5), "<f8")))
+    assert err.startswith(f"zrecord: {store}: append: dtype mismatch")
+    assert "<f8" in err and "<f4" in err and "a.npy" in err
+
+
+def test_wrong_shape(zr, dense, tmp_path):
+    store, _ = dense
+    err = append_fails(zr, store, 1, write_npys(
+        tmp_path / "a.npy", np.zeros((2, 5, 3), "<f4")))
+    assert "shape mismatch" in err and "(2, 5, 3)" in err
+
+
+def test_one_bad_file_rejects_the_whole_append(zr, dense, tmp_path):
+    store, _ = dense
+    good = write_npys(tmp_path / "g.npy", np.ones((4, 3, 5), "<f4"))
+    bad = write_npys(tmp_path / "b.npy", np.ones((4, 3), "<f4"))
+    append_fails(zr, store, 1, good, good, bad)
+
+
+@pytest.mark.parametrize("junk", [b"this is not a numpy file at all\n",
+                                  b"abc", b"\x93NUMPY\x09\x00"])
+def test_garbage_file(zr, dense, tmp_path, junk):
+    store, _ = dense
+    (tmp_path / "g.npy").write_bytes(junk)
+    err = append_fails(zr, store, 1, tmp_path / "g.npy")
+    assert "malformed .npy" in err and "byte 0" in err
+
+
+def test_garbage_after_good_arrays(zr, dense, tmp_path):
+    store, _ = dense
+    good = npy_bytes(np.ones((4, 3, 5), "<f4"))
+    (tmp_path / "g.npy").write_bytes(good + b"PK\x03\x04")
+    err = append_fails(zr, store, 1, tmp_path / "g.npy")
+    assert f"byte {len(good)}:" in err
+
+
+@pytest.mark.parametrize("cut", [5, 60, 200])
+def test_truncated_file(zr, dense, tmp_path, cut):
+    store, _ = dense
+    whole = npy_bytes(np.ones((4, 3, 5), "<f4"))
+    (tmp_path / "t.npy").write_bytes(whole + whole[:cut])
+    err = append_fails(zr, store, 1, tmp_path / "t.npy")
+    assert "input ends early" in err
+
+
+def test_truncated_stdin(zr, dense):
+    store, _ = dense
+    whole = npy_bytes(np.ones((4, 3, 5), "<f4"))
+    assert "input ends early" in append_fails(zr, store, 1, "-",
+                                              input=whole[:-1])
+
+
+def test_fortran_matrix_is_refused(zr, tmp_path):
+    store = tmp_path / "s"
+    zr.ok("create", store, "--dtype", "<f4", "--ragged")
+    f = write_npys(tmp_path / "f.npy",
+                   np.asfortranarray(np.ones((2, 3), "<f4")))
+    append_fails(zr, store, 1, f)
+
+
+def test_empty_ragged_record(zr, ragged, tmp_path):
+    store, _ = ragged
+    f = write_npys(tmp_path / "e.npy", np.ones(3, "<i4"),
+                   np.zeros((2, 0), "<i4"))
+    assert "zero-byte record" in append_fails(zr, store, 1, f)
+
+
+def test_missing_input_file(zr, dense, tmp_path):
+    store, _ = dense
+    err = append_fails(zr, store, 1, tmp_path / "nope.npy")
+    assert "nope.npy" in err
+
+
+def test_missing_store(zr, tmp_path):
+    f = write_npys(tmp_path / "a.npy", np.ones(3, "<f4"))
+    for args in (["append", tmp_path / "x", f], ["get", tmp_path / "x", 0],
+                 ["verify", tmp_path / "x"], ["sync", tmp_path / "x"]):
+        err = zr.fails(1, *args)
+        assert err.startswith(f"zrecord: {tmp_path / 'x'}: {args[0]}: "
+                              "no store")
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_command_help(zr, cmd):
+    out = zr.ok(cmd, "--help").decode()
+    assert out.startswith(f"Usage: zrecord {cmd} ")
+    assert zr.ok("help", cmd).decode() == out
+
+
+def test_overview_and_version(zr):
+    out = zr.ok("--help").decode()
+    for cmd in COMMANDS:
+        assert f"zrecord {cmd} " in out
+    assert "default 256" in zr.ok("batch", "--help").decode()
+    assert "iid (default" in zr.ok("batch", "--help").decode()
+    assert zr.ok("--version").decode().startswith("zrecord (zrecordfs) ")
+
+
+def test_usage_errors(zr):
+    assert zr.run().returncode == 2
+    assert "unknown command" in zr.fails(2, "frobnicate")
+    assert zr.fails(2, "help", "frobnicate")
+    assert "unknown option" in zr.fails(2, "stats", "--frob", "x")

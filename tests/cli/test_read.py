@@ -1,0 +1,185 @@
+"""zrecord get and batch: NumPy output checked against the appended data,
+and the sampler's documented properties."""
+import io
+import os
+import pty
+import subprocess
+import zipfile
+
+import numpy as np
+import pytest
+
+from conftest import npy_bytes
+
+
+def test_get_one_dense_record_is_exactly_np_save(zr, dense):
+    store, data = dense
+    assert zr.ok("get", store, 7) == npy_bytes(data[7])
+
+
+def test_get_several_dense_records_stacks_them(zr, dense):
+    store, data = dense
+    idx = [39, 0, 5, 5, 12]
+    out = zr.ok("get", store, *idx)
+    assert out == npy_bytes(data[idx])
+
+
+def test_get_to_file(zr, dense, tmp_path):
+    store, data = dense
+    out = tmp_path / "o.npy"
+    assert zr.ok("get", store, 3, 4, "-o", out) == b""
+    np.testing.assert_array_equal(np.load(out), data[[3, 4]])
+
+
+def test_get_scalar_record(zr, tmp_path):
+    store = tmp_path / "s"
+    zr.ok("create", store, "--dtype", "<i8", "--shape=")
+    (tmp_path / "a.npy").write_bytes(npy_bytes(np.arange(5, dtype="<i8")))
+    zr.ok("append", store, tmp_path / "a.npy")
+    assert zr.ok("get", store, 2) == npy_bytes(np.array(2, dtype="<i8"))
+
+
+def test_get_ragged_record_and_npz(zr, ragged):
+    store, arrays = ragged
+    assert zr.ok("get", store, 4) == npy_bytes(arrays[4])
+    idx = [29, 3, 3, 0]
+    out = zr.ok("get", store, *idx)
+    z = zipfile.ZipFile(io.BytesIO(out))
+    assert z.testzip() is None  # every CRC-32 checks out
+    assert z.namelist() == [f"arr_{i}.npy" for i in range(len(idx))]
+    with np.load(io.BytesIO(out)) as npz:
+        for k, i in enumerate(idx):
+            got = npz[f"arr_{k}"]
+            assert got.dtype == arrays[i].dtype
+            assert got.shape == arrays[i].shape
+            np.testing.assert_array_equal(got, arrays[i])
+
+
+@pytest.mark.parametrize("bad,code", [("-1", 2), ("x", 2), ("1.5", 2),
+                                      ("", 2), ("40", 1),
+                                      ("99999999999999999999", 2)])
+def test_get_bad_index(zr, dense, bad, code):
+    store, _ = dense
+    err = zr.fails(code, "get", store, 0, bad)
+    assert bad in err
+    if code == 1:
+        assert err.startswith(f"zrecord: {store}: get: index out of range")
+
+
+def test_get_refuses_a_terminal(zr, dense):
+    store, _ = dense
+    master, slave = pty.openpty()
+    try:
+        r = subprocess.run([zr.binary, "get", str(store), "0"],
+                           stdout=slave, stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert r.returncode == 2
+    assert b"terminal" in r.stderr
+
+
+def indices(zr, store, *args):
+    got = zr.load("batch", store, "--indices", *args)
+    assert got.dtype == np.dtype("<i8") and got.ndim == 1
+    return got
+
+
+def test_sequential_walks_in_order(zr, dense):
+    store, _ = dense
+    np.testing.assert_array_equal(
+        indices(zr, store, "--seed", 5, "--step", 0, "--mode",
+                "sequential", "--batch-size", 16), np.arange(16))
+    np.testing.assert_array_equal(
+        indices(zr, store, "--seed", 5, "--step", 3, "--mode",
+                "sequential", "--batch-size", 16),
+        np.arange(48, 64) % 40)
+
+
+def test_cyclic_covers_each_cycle_without_repeats(zr, dense):
+    store, _ = dense
+    seen = []
+    for step in range(4):  # 40 // 10 = 4 steps per cycle
+        b = indices(zr, store, "--seed", 9, "--step", step, "--mode",
+                    "cyclic", "--batch-size", 10)
+        assert len(set(b.tolist())) == 10
+        seen += b.tolist()
+    assert sorted(seen) == list(range(40))
+    nxt = indices(zr, store, "--seed", 9, "--step", 4, "--mode", "cyclic",
+                  "--batch-size", 10)
+    assert len(set(nxt.tolist())) == 10 and nxt.max() < 40
+
+
+def test_same_seed_and_step_give_identical_bytes(zr, dense):
+    store, _ = dense
+    args = ("batch", store, "--seed", 11, "--step", 2, "--batch-size", 8)
+    assert zr.ok(*args) == zr.ok(*args)
+    other = zr.ok("batch", store, "--seed", 12, "--step", 2,
+                  "--batch-size", 8)
+    assert other != zr.ok(*args)
+
+
+def test_default_is_iid_with_256(zr, dense):
+    store, _ = dense
+    default = indices(zr, store, "--seed", 1, "--step", 0)
+    assert default.shape == (256,)
+    assert default.min() >= 0 and default.max() < 40
+    explicit = indices(zr, store, "--seed", 1, "--step", 0, "--mode", "iid",
+                       "--batch-size", 256)
+    np.testing.assert_array_equal(default, explicit)
+
+
+@pytest.mark.parametrize("mode", ["sequential", "iid", "cyclic"])
+def test_ranks_split_the_global_batch(zr, dense, mode):
+    store, _ = dense
+    common = ("--seed", 3, "--step", 1, "--mode", mode)
+    whole = indices(zr, store, *common, "--batch-size", 8)
+    r0 = indices(zr, store, *common, "--batch-size", 4, "--rank", 0,
+                 "--world", 2)
+    r1 = indices(zr, store, *common, "--batch-size", 4, "--rank", 1,
+                 "--world", 2)
+    np.testing.assert_array_equal(np.concatenate([r0, r1]), whole)
+
+
+@pytest.mark.parametrize("mode", ["sequential", "iid", "cyclic"])
+def test_dense_batch_holds_the_sampled_records(zr, dense, tmp_path, mode):
+    store, data = dense
+    args = ("--seed", 21, "--step", 5, "--mode", mode, "--batch-size", 6)
+    idx = indices(zr, store, *args)
+    out = tmp_path / "b.npy"
+    zr.ok("batch", store, *args, "-o", out)
+    got = np.load(out)
+    assert got.shape == (6, 3, 5)
+    np.testing.assert_array_equal(got, data[idx])
+
+
+def test_ragged_batch_is_an_npz_in_batch_order(zr, ragged):
+    store, arrays = ragged
+    args = ("--seed", 2, "--step", 7, "--batch-size", 5)
+    idx = indices(zr, store, *args)
+    got = zr.load("batch", store, *args)
+    assert len(got) == 5
+    for g, i in zip(got, idx):
+        assert g.shape == arrays[i].shape
+        np.testing.assert_array_equal(g, arrays[i])
+
+
+@pytest.mark.parametrize("args", [
+    ["--step", 0],
+    ["--seed", 1],
+    ["--seed", "x", "--step", 0],
+    ["--seed", 1, "--step", -1],
+    ["--seed", 1, "--step", 0, "--mode", "random"],
+])
+def test_bad_batch_lines(zr, dense, args):
+    store, _ = dense
+    assert "zrecord batch" in zr.fails(2, "batch", store, *args)
+
+
+def test_batch_the_sampler_cannot_serve(zr, dense):
+    store, _ = dense
+    # cyclic needs world * batch <= records; rank must be < world
+    zr.fails(1, "batch", store, "--seed", 1, "--step", 0, "--mode",
+             "cyclic", "--batch-size", 41)
+    zr.fails(1, "batch", store, "--seed", 1, "--step", 0, "--rank", 2,
+             "--world", 2)

@@ -1,0 +1,114 @@
+"""fsutil.py - helpers of the zrecordfs suite: the build's binaries, making
+fixture stores with the `zrecord` command, and mounting/unmounting."""
+import fcntl
+import os
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+
+TOP_BUILD = os.environ.get("top_builddir") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+TOP_SRC = os.environ.get("top_srcdir") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+ZRECORDFS = os.path.join(TOP_BUILD, "src", "fs", "zrecordfs")
+ZRECORD = os.path.join(TOP_BUILD, "src", "cli", "zrecord")
+HELPER = os.path.join(TOP_SRC, "contrib", "mount.zrecordfs")
+
+
+def zrecord(*args, check=True):
+    r = subprocess.run([ZRECORD, *map(str, args)], capture_output=True)
+    if check and r.returncode != 0:
+        raise AssertionError("zrecord %s failed: %s" %
+                             (" ".join(map(str, args)), r.stderr.decode()))
+    return r
+
+
+def make_store(path, dtype, shape=None, ragged=False, codec="raw",
+               rows=None, records=()):
+    """Creates a store with the zrecord command and appends rows (dense,
+    one array) or records (ragged, a list of arrays)."""
+    args = ["create", path, "--dtype", np.dtype(dtype).str, "--codec", codec]
+    if ragged:
+        args.append("--ragged")
+    else:
+        args.append("--shape=" + ",".join(map(str, shape)))
+    zrecord(*args)
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        if rows is not None and len(rows):
+            files.append(os.path.join(tmp, "rows.npy"))
+            np.save(files[-1], rows)
+        for i, r in enumerate(records):
+            files.append(os.path.join(tmp, "r%06d.npy" % i))
+            np.save(files[-1], r)
+        if files:
+            zrecord("append", path, *files)
+
+
+def store_unlocked(store):
+    """True once nobody holds the store's lock (the daemon has exited)."""
+    with open(os.path.join(store, "meta.zr"), "rb") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return True
+
+
+def wait_for(pred, timeout=10.0, what="condition"):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return
+        time.sleep(0.02)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def unmount(mnt):
+    """fusermount3 -u, then umount -l as the last resort."""
+    if not os.path.ismount(mnt):
+        return True
+    r = subprocess.run(["fusermount3", "-u", mnt], capture_output=True)
+    if r.returncode == 0:
+        return True
+    subprocess.run(["umount", "-l", mnt], capture_output=True)
+    return False
+
+
+class Mount:
+    """A foreground zrecordfs process serving src at mnt."""
+
+    def __init__(self, src, mnt, *opts):
+        self.src, self.mnt = src, mnt
+        os.makedirs(mnt, exist_ok=True)
+        cmd = [ZRECORDFS, src, mnt, "-f"]
+        if opts:
+            cmd += ["-o", ",".join(opts)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        end = time.monotonic() + 10
+        while not os.path.ismount(mnt):
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode()
+                raise AssertionError("zrecordfs failed to mount: " + err)
+            if time.monotonic() > end:
+                self.proc.kill()
+                raise AssertionError("zrecordfs did not mount in 10 s")
+            time.sleep(0.01)
+
+    def path(self, *parts):
+        return os.path.join(self.mnt, *parts)
+
+    def stop(self):
+        """Unmounts and waits for the daemon; returns its exit status."""
+        unmount(self.mnt)
+        try:
+            rc = self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        self.stderr = self.proc.stderr.read().decode()
+        return rc
