@@ -35,6 +35,8 @@
  *   STORE/meta.zr   static page + record table
  *   STORE/data.zr   payload stream: every record is one independent frame
  *   STORE/dict.zr   zstd dictionary, present iff codec == 2
+ *   STORE/maintenance.zr  marker, present only while a delete or compact
+ *                   rewrites the table (any content; see Durability)
  *
  * meta.zr:
  *   OFFSET SIZE  MEANING
@@ -66,8 +68,14 @@
  * header (length, tail_offset) only on zr_store_sync() or zr_store_close():
  * sync flushes data.zr, then writes the header, then flushes meta.zr.  After
  * a crash a store reopens at its last synced header.  Delete and compact
- * rewrite live table entries in place; a crash during them may need a
- * rebuild from the source data (the seed's contract).
+ * rewrite live table entries in place, so they are bracketed by the marker
+ * file maintenance.zr: created and fsynced (with its folder) before the
+ * first table write, removed after the final fsync.  A delete syncs (as
+ * above) before it returns.  An open that finds the marker -- a delete or
+ * compact was interrupted by a crash or an I/O error -- fails with
+ * ZR_E_CORRUPT ("interrupted compact/delete: rebuild the store") rather
+ * than serve a half-rewritten table; such a store must be rebuilt from the
+ * source data (the seed's contract).
  *
  * Locking.  A read-write handle holds a non-blocking exclusive flock() on
  * meta.zr for its lifetime; a read-only handle holds a shared one.  An open
@@ -304,14 +312,17 @@ ZR_API int zr_ragged_shape(zr_store *s, uint64_t idx, uint32_t *ndim,
 /* -- maintenance ------------------------------------------------------- */
 
 /* Deletes the given indices (any order, duplicates ignored) by swapping the
- * last live record into each hole, in descending index order.  ZR_E_RANGE
- * (nothing changed) if any index is >= length. */
+ * last live record into each hole, in descending index order, then syncs:
+ * a delete that returned survives a crash.  ZR_E_RANGE (nothing changed) if
+ * any index is >= length.  Needs write access to the store's folder (for
+ * maintenance.zr). */
 ZR_API int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count);
 
 typedef void (*zr_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 /* Rewrites live records in physical order, in place, then truncates data.zr
- * and meta.zr and syncs.  progress may be NULL.  Not crash-safe: an
- * interrupted compact may require a rebuild. */
+ * and meta.zr and syncs.  progress may be NULL.  Not crash-safe, but
+ * crash-detecting: after an interrupted compact the store refuses to open
+ * (ZR_E_CORRUPT, maintenance.zr; see Durability) and must be rebuilt. */
 ZR_API int zr_store_compact(zr_store *s, zr_progress_fn progress, void *ctx);
 
 typedef struct zr_stats {
@@ -446,18 +457,22 @@ ZR_API int zr_npy_write_header(const zr_dtype *dtype, uint32_t ndim,
 			       size_t *len);
 
 /* Ragged records are served as .npy files whose size must be known from the
- * record table alone (without decoding the shape prefix).  Their header is
- * padded to this length: the smallest multiple of 64 that holds np.save's
- * header (growth room included) of any shape a record of logic_len bytes
- * (prefix included) could carry, using digits(d1*...*dn) >= sum(digits(di))
- * - (n-1).  It is a valid .npy header that may hold more spaces than
+ * record table alone (without decoding the shape prefix).  H, returned
+ * here, is the smallest multiple of 64 that holds np.save's header (growth
+ * room included) of any shape a record of logic_len bytes (prefix
+ * included) could carry, using digits(d1*...*dn) >= sum(digits(di)) -
+ * (n-1).  A server places the record, prefix first, at offset H and then
+ * writes a header of H + prefix bytes over [0, H + prefix) with
+ * zr_npy_write_header_fixed(): the file is exactly H + logic_len bytes
+ * whatever the shape, a valid .npy whose header holds more spaces than
  * np.save writes.  0 if logic_len cannot be a ragged record of this
  * dtype. */
 ZR_API size_t zr_npy_ragged_header_len(const zr_dtype *dtype,
 				       uint64_t logic_len);
 /* Writes a header for the array padded with spaces to exactly header_len
- * bytes (a multiple of 64 up to 64 KiB, else -EINVAL); ZR_E_SHAPE if it
- * does not fit, -ENOBUFS if cap < header_len. */
+ * bytes (at most 64 KiB + 12, else -EINVAL; NumPy does not require the
+ * 64-byte multiple np.save writes); ZR_E_SHAPE if it does not fit,
+ * -ENOBUFS if cap < header_len. */
 ZR_API int zr_npy_write_header_fixed(const zr_dtype *dtype, uint32_t ndim,
 				     const uint64_t *shape, size_t header_len,
 				     void *dst, size_t cap);

@@ -29,7 +29,7 @@ rng = np.random.default_rng(0)
 y, x = np.mgrid[0:32, 0:32]
 imgs = np.stack([np.stack([127 + 100 * np.sin(x / (4 + i % 5) + c) * np.cos(y / (3 + i % 7))
                            for c in range(3)]) for i in range(512)])
-imgs = (imgs + rng.normal(0, 3, imgs.shape)).clip(0, 255).astype(np.uint8)
+imgs = (imgs + rng.normal(0, 0.4, imgs.shape)).clip(0, 255).astype(np.uint8)
 np.save(f"{w}/images.npy", imgs[:448]); np.save(f"{w}/more.npy", imgs[448:])
 np.save(f"{w}/labels.npy", (np.arange(512) % 10).astype(np.int64)[:448])
 print("images.npy", imgs[:448].shape, imgs.dtype, "  more.npy", imgs[448:].shape)
@@ -82,4 +82,6 @@ $py -c "import json; print(json.load(open('$mnt/train/images/stats'))['records']
 
 say "6. unmount"
 fusermount3 -u "$mnt"
-$zr verify "$work/src/train/images" && echo "verify: ok"
+# The daemon closes (syncs) its stores just after the unmount returns.
+flock -s "$work/src/train/images/meta.zr" true
+$zr verify "$work/src/train/images"

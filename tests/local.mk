@@ -12,3 +12,5 @@ tests_check_zrecord_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZSTD_CFLAGS) \
 	$(MSGPACK_CFLAGS)
 tests_check_zrecord_LDADD = src/lib/libzrecord_core.la $(CHECK_LIBS)
 TESTS += tests/check_zrecord
+EXTRA_DIST += tests/fixtures/npy_headers.py tests/fixtures/npy_check_load.py \
+	tests/fixtures/schema_bytes.py tests/fixtures/sampler_ref.py

@@ -34,39 +34,14 @@ static int ragged_npy(const zr_dtype *dt, char *dst, size_t H, size_t logic)
 {
 	uint64_t shape[ZR_MAX_NDIM];
 	uint32_t ndim;
-	size_t poff, hl;
-	char *tmp = NULL;
+	size_t poff;
 	int err = zr_ragged_parse(dst + H, logic, dt->itemsize, &ndim, shape,
 				  &poff);
 
 	if (err)
 		return err;
-	hl = H + poff;
-	tmp = malloc(H);
-	if (!tmp)
-		return -ENOMEM;
-	err = zr_npy_write_header_fixed(dt, ndim, shape, H, tmp, H);
-	if (err)
-		goto out;
-	if (tmp[H - 1] != '\n' || H < 16) {
-		err = -EIO;
-		goto out;
-	}
-	memcpy(dst, tmp, H - 1);
-	memset(dst + H - 1, ' ', poff);
-	dst[hl - 1] = '\n';
-	if (dst[6] == 1) {
-		if (hl - 10 > 0xffff) {
-			err = ZR_E_TOOBIG;
-			goto out;
-		}
-		put_le(dst + 8, hl - 10, 2);
-	} else {
-		put_le(dst + 8, hl - 12, 4);
-	}
-out:
-	free(tmp);
-	return err;
+	return zr_npy_write_header_fixed(dt, ndim, shape, H + poff, dst,
+					 H + poff);
 }
 
 /* H and logic length of ragged record idx. */

@@ -123,8 +123,7 @@ int zr_npy_write_header_fixed(const zr_dtype *dtype, uint32_t ndim,
 			      void *dst, size_t cap)
 {
 	zr__clear();
-	if (!valid_args(dtype, ndim, shape) || !dst ||
-	    header_len % NPY_ALIGN || !header_len ||
+	if (!valid_args(dtype, ndim, shape) || !dst || !header_len ||
 	    header_len > NPY_HEADER_MAX)
 		return -EINVAL;
 	if (cap < header_len)
