@@ -5,6 +5,7 @@ EXTRA_DIST += tests/python.test \
 	contrib/python/pyproject.toml contrib/python/README.md \
 	contrib/python/loaderx/__init__.py contrib/python/loaderx/_lib.py \
 	contrib/python/loaderx/_index.py contrib/python/loaderx/_sync.py \
+	contrib/python/loaderx/_closable.py \
 	contrib/python/loaderx/zrecord.py contrib/python/loaderx/zsampler.py \
 	contrib/python/loaderx/dataloader.py contrib/python/loaderx/utils.py \
 	contrib/python/tests/conftest.py contrib/python/tests/example.py \

@@ -8,6 +8,7 @@ steps are in flight or waiting, and batches are delivered in step order.
 import threading
 
 from .zsampler import Sampler
+from ._closable import Closable
 
 __all__ = ["DataLoader"]
 
@@ -29,7 +30,7 @@ def _stream_length(streams):
     return length
 
 
-class DataLoader:
+class DataLoader(Closable):
     """DataLoader(streams, batch_size=256, transform=None,
     mode=Sampler.Mode.IID, seed=0, workers=2, prefetch=None,
     start_step=0, rank=0, world=1).
@@ -135,14 +136,3 @@ class DataLoader:
     def closed(self):
         return self._closed
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass

@@ -14,6 +14,7 @@ import numpy as np
 from . import _index
 from ._lib import MAX_NDIM, StoreBusy, check, error, ffi, lib
 from ._sync import RWLock, Writer
+from ._closable import Closable
 
 __all__ = ["DenseStore", "RaggedStore", "StoreBusy", "DICT_TIERS"]
 
@@ -89,7 +90,7 @@ def _codec(codec, dict_bytes):
     return out[0], buf, len(buf)
 
 
-class _Store:
+class _Store(Closable):
     """What both contracts share: the handle, its lifetime, locking, and
     the maintenance pass-throughs."""
 
@@ -229,18 +230,6 @@ class _Store:
     @property
     def closed(self):
         return self._h is None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self):
         state = "closed" if self._h is None else "open"
