@@ -17,5 +17,6 @@ Suite *suite_store(void);
 Suite *suite_store_maint(void);
 Suite *suite_store_malformed(void);
 Suite *suite_dict(void);
+Suite *suite_store_crash(void);
 
 #endif

@@ -86,17 +86,26 @@ static void shape_str(char *dst, size_t cap, uint32_t ndim,
 		snprintf(dst + n, cap - n, ndim == 1 ? ",)" : ")");
 }
 
-static int reserve(unsigned char **buf, size_t *cap, size_t want)
+/* Grows buf to hold want bytes.  Growth is geometric but never past limit,
+ * so a buffer follows the bytes that actually arrived: a header that
+ * declares a 2 GiB record cannot make a few bytes of stream reserve 2 GiB. */
+static int reserve(unsigned char **buf, size_t *cap, size_t want,
+		   size_t limit)
 {
+	size_t ncap = *cap < 4096 ? 4096 : *cap;
 	unsigned char *nb;
 
 	if (want <= *cap)
 		return 0;
-	nb = realloc(*buf, want);
+	while (ncap < want)
+		ncap = ncap > SIZE_MAX / 2 ? want : ncap * 2;
+	if (ncap > limit)
+		ncap = limit > want ? limit : want;
+	nb = realloc(*buf, ncap);
 	if (!nb)
 		return -ENOMEM;
 	*buf = nb;
-	*cap = want;
+	*cap = ncap;
 	return 0;
 }
 
@@ -188,7 +197,7 @@ static int64_t header_step(zr_npystream *p, const unsigned char *buf,
 		p->npy_start = p->offset;
 	if (take > len)
 		take = len;
-	rc = reserve(&p->hdr, &p->hdr_cap, p->hdr_len + take);
+	rc = reserve(&p->hdr, &p->hdr_cap, p->hdr_len + take, SIZE_MAX);
 	if (rc < 0)
 		return fail(p, rc, p->offset, "no memory for a .npy header");
 	memcpy(p->hdr + p->hdr_len, buf, take);
@@ -245,7 +254,7 @@ static int64_t dense_step(zr_npystream *p, const unsigned char *buf,
 		take = row - p->part_len;
 		if (take > len)
 			take = len;
-		rc = reserve(&p->part, &p->part_cap, row);
+		rc = reserve(&p->part, &p->part_cap, row, row);
 		if (rc < 0)
 			return fail(p, rc, p->offset, "no memory for a row");
 		memcpy(p->part + p->part_len, buf, take);
@@ -288,7 +297,8 @@ static int64_t ragged_step(zr_npystream *p, const unsigned char *buf,
 		take = p->left - p->part_len;
 		if (take > len)
 			take = len;
-		rc = reserve(&p->part, &p->part_cap, p->cur.data_len);
+		rc = reserve(&p->part, &p->part_cap, p->part_len + take,
+			     p->cur.data_len);
 		if (rc < 0)
 			return fail(p, rc, p->offset,
 				    "out of memory for a %" PRIu64

@@ -5,6 +5,7 @@
  * decompression; dictionaries are shared read-only by all threads.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,7 +212,7 @@ int zr__encode(const ZSTD_CDict *cdict, const void *head, size_t head_len,
 }
 
 int zr__decode(const ZSTD_DDict *ddict, const void *src, size_t phys,
-	       void *dst, size_t logic, const char *what)
+	       void *dst, size_t logic, const char *path, uint64_t idx)
 {
 	ZSTD_DCtx *d = zr__dctx();
 	size_t rc;
@@ -223,19 +224,20 @@ int zr__decode(const ZSTD_DDict *ddict, const void *src, size_t phys,
 						ddict);
 	else
 		rc = ZSTD_decompressDCtx(d, dst, logic, src, phys);
-	if (ZSTD_isError(rc)) {
-		if (ZSTD_getErrorCode(rc) == ZSTD_error_dstSize_tooSmall)
-			return zr__fail(ZR_E_CORRUPT,
-					"%s: frame decodes to more than its "
-					"logic_length %zu", what, logic);
-		return zr__fail(ZR_E_CODEC, "%s: zstd: %s", what,
+	if (rc == logic)
+		return 0;
+	if (ZSTD_isError(rc) &&
+	    ZSTD_getErrorCode(rc) == ZSTD_error_dstSize_tooSmall)
+		return zr__fail(ZR_E_CORRUPT, "%s/data.zr record %" PRIu64
+				": frame decodes to more than its "
+				"logic_length %zu", path, idx, logic);
+	if (ZSTD_isError(rc))
+		return zr__fail(ZR_E_CODEC, "%s/data.zr record %" PRIu64
+				": zstd: %s", path, idx,
 				ZSTD_getErrorName(rc));
-	}
-	if (rc != logic)
-		return zr__fail(ZR_E_CORRUPT,
-				"%s: frame decodes to %zu bytes, logic_length "
-				"is %zu", what, rc, logic);
-	return 0;
+	return zr__fail(ZR_E_CORRUPT, "%s/data.zr record %" PRIu64 ": frame "
+			"decodes to %zu bytes, logic_length is %zu", path, idx,
+			rc, logic);
 }
 
 int zr__decode_head(const ZSTD_DDict *ddict, const void *src, size_t phys,

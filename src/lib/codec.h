@@ -23,12 +23,13 @@ int zr__encode(const ZSTD_CDict *cdict, const void *head, size_t head_len,
 	       const void *body, size_t body_len, void *dst, size_t cap,
 	       size_t *out);
 
-/* Decodes one frame of exactly logic bytes into dst (ddict may be NULL).
- * Returns 0, ZR_E_CODEC for a broken frame, ZR_E_CORRUPT when the frame's
- * content is not exactly logic bytes.  The message names what, so callers
- * pass a label such as "store/data.zr record 12". */
+/* Decodes record idx of the store at path, one frame of exactly logic
+ * bytes, into dst (ddict may be NULL).  Returns 0, ZR_E_CODEC for a broken
+ * frame, ZR_E_CORRUPT when the frame's content is not exactly logic bytes;
+ * the message names "path/data.zr record idx" (formatted only on failure:
+ * this runs once per gathered record). */
 int zr__decode(const ZSTD_DDict *ddict, const void *src, size_t phys,
-	       void *dst, size_t logic, const char *what);
+	       void *dst, size_t logic, const char *path, uint64_t idx);
 
 /* Decodes only the first min(want, logic) bytes of a frame into dst. */
 int zr__decode_head(const ZSTD_DDict *ddict, const void *src, size_t phys,

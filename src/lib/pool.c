@@ -5,9 +5,23 @@
  * 0, then closes it and waits for the workers that joined.  A caller that
  * finds another job running does all of its own work inline instead of
  * waiting, so nested or concurrent calls never deadlock and never block on
- * someone else's batch.  Lanes claim contiguous blocks of items from an
- * atomic cursor, which keeps each lane's reads and writes sequential while
- * still balancing uneven records.
+ * someone else's batch.  Lanes claim small contiguous chunks of items from
+ * an atomic cursor: each lane's reads and writes stay sequential, uneven
+ * records balance out, and a worker that arrives late only takes what is
+ * left, so the caller never waits for more than the chunk a worker holds.
+ *
+ * A batch can take less time than waking a sleeping thread, so a worker
+ * that finishes a job spins for a short while on the job counter before it
+ * sleeps, and the caller makes the (system call) wakeup only when some
+ * worker actually sleeps.  Publishing is lock-free; the lock only guards
+ * sleeping and waking.
+ *
+ * Joining: a worker counts itself in `running` before it reads `job`, and
+ * the caller clears `job` before it waits for `running` to drop to 0; with
+ * sequentially consistent atomics a worker that saw the job is therefore
+ * always waited for, and one that did not never touches it (the job lives
+ * on the caller's stack).  The same Dekker pattern pairs `sleepers` with
+ * `gen` so that no wakeup is lost.
  *
  * Lock order: pool.lock, then a job's err_lock (never the reverse; err_lock
  * is only taken by a lane that holds nothing else).
@@ -18,14 +32,21 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "error.h"
 #include "pool.h"
 
 #define ZR__POOL_MAX_WORKERS 256
-/* Blocks per lane: enough to even out uneven records, few enough that the
- * cursor is not contended. */
-#define ZR__POOL_BLOCKS_PER_LANE 4
+/* Chunks per lane: enough to even out uneven records and late workers,
+ * few enough that the cursor is not contended. */
+#define ZR__POOL_CHUNKS_PER_LANE 8
+/* How long an idle worker (or a caller waiting for one) spins before it
+ * sleeps: about the cost of a wakeup, so back-to-back batches never pay
+ * one while an idle pool burns almost nothing. */
+#define ZR__POOL_SPIN_NS 50000
+/* Spins between two looks at the clock. */
+#define ZR__POOL_SPIN_CHECK 64
 
 struct job {
 	zr__pool_fn fn;
@@ -39,14 +60,14 @@ struct job {
 };
 
 static struct {
-	pthread_mutex_t lock;    /* guards job, gen, closed, running */
-	pthread_cond_t work_cv;  /* gen changed */
+	pthread_mutex_t lock;    /* guards sleeping on and signalling the cvs */
+	pthread_cond_t work_cv;  /* gen changed (or stop) */
 	pthread_cond_t done_cv;  /* running dropped to 0 */
-	struct job *job;         /* the running job, NULL if idle */
-	unsigned long gen;       /* bumped for every published job */
-	int closed;              /* the job takes no more workers */
-	unsigned running;        /* workers inside the job */
-	int stop;                /* workers exit (process teardown) */
+	_Atomic(struct job *) job; /* the open job, NULL if none */
+	atomic_ulong gen;        /* bumped for every published job */
+	atomic_uint running;     /* workers that may be inside a job */
+	atomic_uint sleepers;    /* workers asleep (or about to) on work_cv */
+	atomic_int stop;         /* workers exit (process teardown) */
 	unsigned workers;        /* threads started (fixed after start) */
 	pthread_t tid[ZR__POOL_MAX_WORKERS];
 } pool = {
@@ -57,6 +78,44 @@ static struct {
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Spins until done(arg) or ZR__POOL_SPIN_NS pass; returns done(arg). */
+static int spin_until(int (*done)(const void *), const void *arg)
+{
+	uint64_t deadline = 0;
+
+	for (unsigned i = 1;; i++) {
+		if (done(arg))
+			return 1;
+		cpu_relax();
+		if (i % ZR__POOL_SPIN_CHECK)
+			continue;
+		/* On a busy machine the thread we wait for may share our
+		 * CPU: let it run. */
+		sched_yield();
+		if (!deadline)
+			deadline = now_ns() + ZR__POOL_SPIN_NS;
+		else if (now_ns() > deadline)
+			return done(arg);
+	}
+}
+
 static void lane_work(struct job *j, unsigned lane)
 {
 	for (;;) {
@@ -65,7 +124,8 @@ static void lane_work(struct job *j, unsigned lane)
 
 		if (atomic_load_explicit(&j->failed, memory_order_relaxed))
 			return;
-		b = atomic_fetch_add(&j->next, j->chunk);
+		b = atomic_fetch_add_explicit(&j->next, j->chunk,
+					      memory_order_relaxed);
 		if (b >= j->n)
 			return;
 		e = j->n - b < j->chunk ? j->n : b + j->chunk;
@@ -80,31 +140,54 @@ static void lane_work(struct job *j, unsigned lane)
 	}
 }
 
+static int gen_moved(const void *seen)
+{
+	return atomic_load_explicit(&pool.gen, memory_order_relaxed) !=
+	       *(const unsigned long *)seen ||
+	       atomic_load_explicit(&pool.stop, memory_order_relaxed);
+}
+
+/* Returns once gen differs from seen or the pool stops. */
+static void wait_for_work(unsigned long seen)
+{
+	if (spin_until(gen_moved, &seen))
+		return;
+	pthread_mutex_lock(&pool.lock);
+	atomic_fetch_add(&pool.sleepers, 1);
+	while (atomic_load(&pool.gen) == seen && !atomic_load(&pool.stop))
+		pthread_cond_wait(&pool.work_cv, &pool.lock);
+	atomic_fetch_sub(&pool.sleepers, 1);
+	pthread_mutex_unlock(&pool.lock);
+}
+
+/* Leaves a job; the last one out wakes a caller sleeping in job_close. */
+static void job_leave(void)
+{
+	if (atomic_fetch_sub(&pool.running, 1) != 1)
+		return;
+	pthread_mutex_lock(&pool.lock);
+	pthread_cond_broadcast(&pool.done_cv);
+	pthread_mutex_unlock(&pool.lock);
+}
+
 static void *worker_main(void *arg)
 {
 	unsigned lane = (unsigned)(uintptr_t)arg;
 	unsigned long seen = 0;
 
-	pthread_mutex_lock(&pool.lock);
 	for (;;) {
 		struct job *j;
 
-		while (pool.gen == seen && !pool.stop)
-			pthread_cond_wait(&pool.work_cv, &pool.lock);
-		if (pool.stop)
+		wait_for_work(seen);
+		if (atomic_load(&pool.stop))
 			break;
-		seen = pool.gen;
-		if (!pool.job || pool.closed)
-			continue;
-		j = pool.job;
-		pool.running++;
-		pthread_mutex_unlock(&pool.lock);
-		lane_work(j, lane);
-		pthread_mutex_lock(&pool.lock);
-		if (--pool.running == 0)
-			pthread_cond_broadcast(&pool.done_cv);
+		seen = atomic_load(&pool.gen);
+		atomic_fetch_add(&pool.running, 1);
+		j = atomic_load(&pool.job);
+		if (j)
+			lane_work(j, lane);
+		job_leave();
 	}
-	pthread_mutex_unlock(&pool.lock);
 	return NULL;
 }
 
@@ -137,8 +220,9 @@ static void pool_atfork_child(void)
 	pthread_mutex_init(&pool.lock, NULL);
 	pthread_cond_init(&pool.work_cv, NULL);
 	pthread_cond_init(&pool.done_cv, NULL);
-	pool.job = NULL;
-	pool.running = 0;
+	atomic_store(&pool.job, NULL);
+	atomic_store(&pool.running, 0);
+	atomic_store(&pool.sleepers, 0);
 	pool.workers = 0;
 }
 
@@ -163,7 +247,7 @@ __attribute__((destructor)) static void pool_stop(void)
 	unsigned n;
 
 	pthread_mutex_lock(&pool.lock);
-	pool.stop = 1;
+	atomic_store(&pool.stop, 1);
 	n = pool.workers;
 	pool.workers = 0;
 	pthread_cond_broadcast(&pool.work_cv);
@@ -185,10 +269,44 @@ unsigned zr_pool_lanes(void)
 
 static size_t chunk_size(size_t n, size_t grain, unsigned lanes)
 {
-	size_t parts = (size_t)lanes * ZR__POOL_BLOCKS_PER_LANE;
+	size_t parts = (size_t)lanes * ZR__POOL_CHUNKS_PER_LANE;
 	size_t chunk = n / parts + (n % parts != 0);
 
 	return chunk < grain ? grain : chunk;
+}
+
+/* Makes j the open job; 0 if another job holds the pool. */
+static int job_open(struct job *j)
+{
+	struct job *none = NULL;
+
+	if (!atomic_compare_exchange_strong(&pool.job, &none, j))
+		return 0;
+	atomic_fetch_add(&pool.gen, 1);
+	if (atomic_load(&pool.sleepers)) {
+		pthread_mutex_lock(&pool.lock);
+		pthread_cond_broadcast(&pool.work_cv);
+		pthread_mutex_unlock(&pool.lock);
+	}
+	return 1;
+}
+
+static int none_running(const void *unused)
+{
+	(void)unused;
+	return atomic_load(&pool.running) == 0;
+}
+
+/* Stops new workers from joining j and waits for those inside. */
+static void job_close(void)
+{
+	atomic_store(&pool.job, NULL);
+	if (spin_until(none_running, NULL))
+		return;
+	pthread_mutex_lock(&pool.lock);
+	while (atomic_load(&pool.running))
+		pthread_cond_wait(&pool.done_cv, &pool.lock);
+	pthread_mutex_unlock(&pool.lock);
 }
 
 int zr__pool_run(zr__pool_fn fn, void *ctx, size_t n, size_t grain)
@@ -200,33 +318,18 @@ int zr__pool_run(zr__pool_fn fn, void *ctx, size_t n, size_t grain)
 		return 0;
 	if (grain == 0)
 		grain = 1;
-	if (lanes == 1 || n <= grain)
+	if (lanes == 1 || pool.workers == 0 || n <= grain)
 		return fn(ctx, 0, n, 0);
 	j.chunk = chunk_size(n, grain, lanes);
 	atomic_init(&j.next, 0);
 	atomic_init(&j.failed, 0);
 	pthread_mutex_init(&j.err_lock, NULL);
-
-	pthread_mutex_lock(&pool.lock);
-	if (pool.job || pool.workers == 0) {
-		pthread_mutex_unlock(&pool.lock);
+	if (!job_open(&j)) {
 		pthread_mutex_destroy(&j.err_lock);
 		return fn(ctx, 0, n, 0);
 	}
-	pool.job = &j;
-	pool.closed = 0;
-	pool.gen++;
-	pthread_cond_broadcast(&pool.work_cv);
-	pthread_mutex_unlock(&pool.lock);
-
 	lane_work(&j, 0);
-
-	pthread_mutex_lock(&pool.lock);
-	pool.closed = 1;
-	while (pool.running)
-		pthread_cond_wait(&pool.done_cv, &pool.lock);
-	pool.job = NULL;
-	pthread_mutex_unlock(&pool.lock);
+	job_close();
 	pthread_mutex_destroy(&j.err_lock);
 	if (j.error.err)
 		return zr__error_replay(&j.error);

@@ -4,6 +4,7 @@
  * daemon, the command and the binding must agree with it exactly).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "error.h"
@@ -121,16 +122,140 @@ static uint64_t draw(words *w, uint64_t n)
 	return (uint64_t)(m >> 64);
 }
 
+/* Draws ZR__DRAW_BLOCK values at once when none of them needs the
+ * rejection test (l >= n for all: with n far below 2^64 nearly always),
+ * which makes the words independent so their multiplies overlap.
+ * Returns 0 (nothing consumed) when one of them does; the caller then
+ * draws them one by one, so the output is exactly draw()'s. */
+#define ZR__DRAW_BLOCK 8
+
+static int draw_block(words *w, uint64_t n, uint64_t *out)
+{
+	uint64_t lo_min = UINT64_MAX, v[ZR__DRAW_BLOCK];
+
+	for (int j = 0; j < ZR__DRAW_BLOCK; j++) {
+		u128 m = (u128)fmix(w->s0 + (w->c + 1 + (uint64_t)j) *
+				    GOLDEN) * n;
+		uint64_t l = (uint64_t)m;
+
+		lo_min = l < lo_min ? l : lo_min;
+		v[j] = (uint64_t)(m >> 64);
+	}
+	if (lo_min < n)
+		return 0;
+	memcpy(out, v, sizeof(v));
+	w->c += ZR__DRAW_BLOCK;
+	return 1;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define ZR__AVX512 __attribute__((target("avx512f,avx512dq")))
+
+ZR__AVX512 static __m512i fmix8(__m512i z)
+{
+	z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 30));
+	z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0xBF58476D1CE4E5B9ll));
+	z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 27));
+	z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0x94D049BB133111EBll));
+	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+}
+
+/* draw_block eight lanes wide, for n < 2^32: the high half of w * n is
+ * then two 32 x 32-bit products.  Returns how many of the first count
+ * draws it made (a multiple of 8); it stops before a block that needs
+ * the rejection test. */
+ZR__AVX512 static uint64_t draw_wide(words *w, uint64_t n, uint64_t *out,
+				     uint64_t count)
+{
+	const __m512i nv = _mm512_set1_epi64((long long)n);
+	const __m512i golden = _mm512_set1_epi64((long long)GOLDEN);
+	__m512i ctr = _mm512_set_epi64(8, 7, 6, 5, 4, 3, 2, 1);
+	uint64_t i;
+
+	ctr = _mm512_add_epi64(ctr, _mm512_set1_epi64((long long)w->c));
+	for (i = 0; count - i >= ZR__DRAW_BLOCK; i += ZR__DRAW_BLOCK) {
+		__m512i z = fmix8(_mm512_add_epi64(
+			_mm512_set1_epi64((long long)w->s0),
+			_mm512_mullo_epi64(ctr, golden)));
+		__m512i a = _mm512_mul_epu32(z, nv);
+		__m512i b = _mm512_mul_epu32(_mm512_srli_epi64(z, 32), nv);
+		__m512i hi = _mm512_srli_epi64(
+			_mm512_add_epi64(b, _mm512_srli_epi64(a, 32)), 32);
+
+		if (_mm512_cmplt_epu64_mask(_mm512_mullo_epi64(z, nv), nv))
+			break;
+		_mm512_storeu_si512(out + i, hi);
+		ctr = _mm512_add_epi64(ctr, _mm512_set1_epi64(8));
+	}
+	w->c += i;
+	return i;
+}
+
+static int have_wide(void)
+{
+	static atomic_int have = -1; /* racing first calls agree */
+	int h = atomic_load_explicit(&have, memory_order_relaxed);
+
+	if (h < 0) {
+		__builtin_cpu_init();
+		h = __builtin_cpu_supports("avx512f") &&
+		    __builtin_cpu_supports("avx512dq");
+		atomic_store_explicit(&have, h, memory_order_relaxed);
+	}
+	return h;
+}
+#else
+static uint64_t draw_wide(words *w, uint64_t n, uint64_t *out,
+			  uint64_t count)
+{
+	(void)w, (void)n, (void)out, (void)count;
+	return 0;
+}
+
+static int have_wide(void)
+{
+	return 0;
+}
+#endif
+
+/* Fills out[0..count) with the next count draws from [0, n). */
+static void draw_many(words *w, uint64_t n, uint64_t *out, uint64_t count)
+{
+	int wide = n <= UINT32_MAX && have_wide();
+	uint64_t i = 0;
+
+	while (count - i >= ZR__DRAW_BLOCK) {
+		if (wide) {
+			i += draw_wide(w, n, out + i, count - i);
+			if (count - i < ZR__DRAW_BLOCK)
+				break;
+		}
+		if (!draw_block(w, n, out + i))
+			for (int j = 0; j < ZR__DRAW_BLOCK; j++)
+				out[i + j] = draw(w, n);
+		i += ZR__DRAW_BLOCK;
+	}
+	for (; i < count; i++)
+		out[i] = draw(w, n);
+}
+
 static void batch_iid(const zr_sampler *cfg, uint64_t step, uint64_t first,
 		      uint64_t *out)
 {
 	words w;
 
 	words_init(&w, cfg->seed, step);
-	for (uint64_t g = 0; g < first; g++)
-		draw(&w, cfg->length);
-	for (uint64_t i = 0; i < cfg->batch_size; i++)
-		out[i] = draw(&w, cfg->length);
+	/* The ranks before this one consume their draws first; out holds
+	 * at least batch_size of them at a time. */
+	while (first) {
+		uint64_t n = first < cfg->batch_size ? first : cfg->batch_size;
+
+		draw_many(&w, cfg->length, out, n);
+		first -= n;
+	}
+	draw_many(&w, cfg->length, out, cfg->batch_size);
 }
 
 typedef struct feistel {

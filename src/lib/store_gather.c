@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "codec.h"
@@ -12,11 +13,12 @@
 #include "pool.h"
 #include "store.h"
 
-/* Bytes a lane should have in hand before fan-out pays off: waking a
- * worker costs about as much as copying this much, or decoding a quarter
- * of it. */
-#define ZR__GRAIN_RAW (256u << 10)
-#define ZR__GRAIN_ZSTD (64u << 10)
+/* Bytes worth handing to another lane (the smallest chunk; a batch of at
+ * most this much runs on the caller alone): an idle worker joins within a
+ * microsecond or two, about the time it takes to copy this much, or to
+ * decode a quarter of it. */
+#define ZR__GRAIN_RAW (32u << 10)
+#define ZR__GRAIN_ZSTD (8u << 10)
 
 struct gather {
 	zr_store *s;
@@ -48,23 +50,67 @@ static int ragged_check(const zr_store *s, uint64_t idx, const uint8_t *rec,
 	return record_corrupt(s, idx);
 }
 
-static int gather_block(void *ctx, size_t b, size_t e, unsigned lane)
+/* Records resolved at once: their table entries are independent loads, so
+ * looking them all up before copying overlaps the cache misses that one
+ * lookup per copy would pay in turn. */
+#define ZR__GATHER_RUN 16
+
+/* Decodes records [b, e) whose entries are l[0..e-b). */
+static int gather_run(const struct gather *g, size_t b, size_t e,
+		      const zr_loc *l)
 {
-	const struct gather *g = ctx;
 	const zr_store *s = g->s;
 	int err = 0;
 
-	(void)lane;
 	for (size_t k = b; !err && k < e; k++) {
+		const zr_loc *lk = &l[k - b];
 		uint8_t *dst = g->offsets ? g->dst + g->offsets[k]
 					  : g->dst + k * s->row_bytes;
-		zr_loc l;
 
-		err = zr__loc_get(s, g->idx[k], g->len, g->tail, &l);
-		if (!err)
-			err = zr__record_decode(s, g->idx[k], &l, dst);
+		err = zr__record_decode(s, g->idx[k], lk, dst);
 		if (!err && g->offsets)
-			err = ragged_check(s, g->idx[k], dst, l.logic_length);
+			err = ragged_check(s, g->idx[k], dst, lk->logic_length);
+	}
+	return err;
+}
+
+/* Warms the table entries of the run after [.., b) while this one is
+ * copied. */
+static void prefetch_locs(const struct gather *g, size_t b, size_t e)
+{
+	const uint8_t *meta = atomic_load_explicit(&g->s->map[ZR__META],
+						   memory_order_acquire)->base;
+
+	for (size_t k = b; k < e && k < b + ZR__GATHER_RUN; k++)
+		if (g->idx[k] < g->len)
+			__builtin_prefetch(meta + zr__loc_pos(g->idx[k]));
+}
+
+static int gather_block(void *ctx, size_t b, size_t e, unsigned lane)
+{
+	const struct gather *g = ctx;
+	zr_loc l[ZR__GATHER_RUN];
+	int err = 0;
+
+	(void)lane;
+	while (!err && b < e) {
+		size_t n = e - b < ZR__GATHER_RUN ? e - b : ZR__GATHER_RUN;
+		size_t ok = 0;
+
+		prefetch_locs(g, b + n, e);
+		while (!err && ok < n) {
+			err = zr__loc_get(g->s, g->idx[b + ok], g->len,
+					  g->tail, &l[ok]);
+			ok += !err;
+		}
+		/* Records before a bad entry still fail first, as they
+		 * would one at a time. */
+		if (ok) {
+			int derr = gather_run(g, b, b + ok, l);
+
+			err = derr ? derr : err;
+		}
+		b += n;
 	}
 	return err;
 }

@@ -3,6 +3,7 @@
  * short transfers, the read mappings of meta.zr and data.zr, and validated
  * access to the record table and to one record's bytes.
  */
+#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -157,9 +158,14 @@ int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
 				idx, len);
 	m = atomic_load_explicit(&s->map[ZR__META], memory_order_acquire);
 	b = m->base + zr__loc_pos(idx);
-	l.offset = zr__get64(b);
-	l.phys_length = zr__get32(b + 8);
-	l.logic_length = zr__get32(b + 12);
+	/* One load per field (the byte-wise zr__get64 is not merged by the
+	 * compiler, and this runs once per gathered record). */
+	memcpy(&l.offset, b, 8);
+	memcpy(&l.phys_length, b + 8, 4);
+	memcpy(&l.logic_length, b + 12, 4);
+	l.offset = le64toh(l.offset);
+	l.phys_length = le32toh(l.phys_length);
+	l.logic_length = le32toh(l.logic_length);
 	if (loc_check(s, idx, tail, &l))
 		return ZR_E_CORRUPT;
 	*out = l;
@@ -172,15 +178,13 @@ int zr__record_decode(const zr_store *s, uint64_t idx, const zr_loc *loc,
 	const struct zr__map *m = atomic_load_explicit(&s->map[ZR__DATA],
 						       memory_order_acquire);
 	const uint8_t *src = m->base + loc->offset;
-	char what[64];
 
 	if (s->codec == ZR_CODEC_RAW) {
 		memcpy(dst, src, loc->logic_length);
 		return 0;
 	}
-	snprintf(what, sizeof(what), "data.zr record %" PRIu64, idx);
 	return zr__decode(s->ddict, src, loc->phys_length, dst,
-			  loc->logic_length, what);
+			  loc->logic_length, s->path, idx);
 }
 
 int zr__ragged_head(const void *head, size_t head_len, uint64_t total,

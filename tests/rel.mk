@@ -1,0 +1,58 @@
+# tests/rel.mk - reliability and security: the pytest suites of tests/rel
+# (hostile inputs, crash/kill, disk full, concurrency, access) and the
+# libFuzzer harnesses of tests/fuzz.  The harnesses are built with clang by
+# tests/fuzz/build.sh only when the fuzz test or `make fuzz` needs them.
+TESTS += tests/rel.test tests/fuzz.test tests/valgrind.test
+dist_noinst_SCRIPTS += tests/rel.test tests/fuzz.test tests/valgrind.test \
+	tests/fuzz/build.sh \
+	tests/fuzz/run.sh tests/fuzz/mkcorpus.py
+EXTRA_DIST += tests/fuzz/corpus $(FUZZ_SRC) tests/rel/conftest.py \
+	tests/rel/zrformat.py tests/rel/mount_reader.py \
+	tests/rel/test_hostile.py tests/rel/test_diskfull.py \
+	tests/rel/test_concurrency.py tests/rel/test_access.py \
+	tests/rel/test_crash.py
+
+FUZZ_SRC = tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h \
+	tests/fuzz/fuzz_npy.c tests/fuzz/fuzz_schema.c \
+	tests/fuzz/fuzz_npystream.c tests/fuzz/fuzz_store.c
+FUZZ_CC = clang
+FUZZ_BIN = tests/fuzz/bin
+# The sources the harnesses exercise: whatever the library and src/common
+# build from, so a new file there is picked up without touching this one.
+FUZZ_LIB_SRC = $(src_lib_libzrecord_core_la_SOURCES) \
+	$(src_common_libzrcommon_la_SOURCES)
+
+$(FUZZ_BIN)/built: $(FUZZ_LIB_SRC) $(FUZZ_SRC) include/zrecord.h \
+		tests/fuzz/build.sh
+	$(AM_V_GEN)FUZZ_CC='$(FUZZ_CC)' \
+	FUZZ_CPPFLAGS='$(ZSTD_CFLAGS) $(MSGPACK_CFLAGS)' \
+	FUZZ_LIBS='$(ZSTD_LIBS) $(MSGPACK_LIBS)' \
+	$(SHELL) $(srcdir)/tests/fuzz/build.sh $(FUZZ_BIN) $(srcdir) \
+		$(FUZZ_LIB_SRC)
+
+# The fuzz test runs the harnesses, so its log needs them built.
+tests/fuzz.log: $(FUZZ_BIN)/built
+
+# Long runs: `make fuzz FUZZ_SECONDS=600`; new inputs and any crash land
+# in tests/fuzz/work (kept between runs, so the corpus keeps growing).
+FUZZ_SECONDS = 60
+fuzz: $(FUZZ_BIN)/built
+	@mkdir -p tests/fuzz/work
+	$(SHELL) $(srcdir)/tests/fuzz/run.sh $(FUZZ_BIN) \
+		$(srcdir)/tests/fuzz/corpus $(FUZZ_SECONDS) tests/fuzz/work
+.PHONY: fuzz
+
+clean-local: clean-fuzz
+clean-fuzz:
+	rm -rf $(FUZZ_BIN) tests/fuzz/work
+.PHONY: clean-fuzz
+
+# Library concurrency: reader threads gather while a writer appends
+# (driven by tests/rel/test_concurrency.py).
+check_PROGRAMS += tests/rel/stress_gather
+tests_rel_stress_gather_SOURCES = tests/rel/stress_gather.c
+tests_rel_stress_gather_LDADD = src/lib/libzrecord.la
+# Appends and syncs until killed (tests/rel/test_crash.py).
+check_PROGRAMS += tests/rel/crash_writer
+tests_rel_crash_writer_SOURCES = tests/rel/crash_writer.c
+tests_rel_crash_writer_LDADD = src/lib/libzrecord.la
