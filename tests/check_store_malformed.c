@@ -245,6 +245,30 @@ START_TEST(test_decompression_bomb)
 }
 END_TEST
 
+static void count_bad(void *ctx, uint64_t idx, int err)
+{
+	ck_assert_uint_eq(idx, 2);
+	ck_assert_int_eq(err, ZR_E_CORRUPT);
+	++*(int *)ctx;
+}
+
+/* A table entry that claims 2 GiB over a small frame is one bad record for
+ * verify (which checks the frame's declared size before it allocates a
+ * buffer of the claimed size), not a failed scan. */
+START_TEST(test_verify_claimed_size)
+{
+	zr_store *s;
+	int bad = 0;
+
+	make_store(ZR_CODEC_ZSTD, 1);
+	poke32("meta.zr", 4096 + 16 * 2 + 12, ZR_RECORD_MAX);
+	ck_assert_int_eq(zr_store_open(path, ZR_OPEN_RDONLY, &s), 0);
+	ck_assert_int_eq(zr_store_verify(s, count_bad, &bad, NULL, NULL), 1);
+	ck_assert_int_eq(bad, 1);
+	ck_assert_int_eq(zr_store_close(s), 0);
+}
+END_TEST
+
 START_TEST(test_corrupt_frame)
 {
 	static const uint8_t junk[4] = { 0xde, 0xad, 0xbe, 0xef };
@@ -332,6 +356,7 @@ Suite *suite_store_malformed(void)
 	tcase_add_loop_test(tc, test_dict_presence, 0, 2);
 	tcase_add_loop_test(tc, test_bad_entries, 0, 6);
 	tcase_add_loop_test(tc, test_decompression_bomb, 0, 2);
+	tcase_add_test(tc, test_verify_claimed_size);
 	tcase_add_loop_test(tc, test_corrupt_frame, 0, 2);
 	tcase_add_test(tc, test_bad_ragged_prefix);
 	tcase_add_test(tc, test_ragged_parse);

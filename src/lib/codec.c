@@ -211,6 +211,22 @@ int zr__encode(const ZSTD_CDict *cdict, const void *head, size_t head_len,
 	return 0;
 }
 
+int zr__frame_check(const void *src, size_t phys, size_t logic,
+		    const char *path, uint64_t idx)
+{
+	unsigned long long size = ZSTD_getFrameContentSize(src, phys);
+
+	/* A frame may omit its size (other writers); decoding bounds it. */
+	if (size == logic || size == ZSTD_CONTENTSIZE_UNKNOWN)
+		return 0;
+	if (size == ZSTD_CONTENTSIZE_ERROR)
+		return zr__fail(ZR_E_CODEC, "%s/data.zr record %" PRIu64
+				": not a zstd frame", path, idx);
+	return zr__fail(ZR_E_CORRUPT, "%s/data.zr record %" PRIu64 ": frame "
+			"declares %llu bytes, logic_length is %zu", path, idx,
+			size, logic);
+}
+
 int zr__decode(const ZSTD_DDict *ddict, const void *src, size_t phys,
 	       void *dst, size_t logic, const char *path, uint64_t idx)
 {

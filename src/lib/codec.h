@@ -23,6 +23,10 @@ int zr__encode(const ZSTD_CDict *cdict, const void *head, size_t head_len,
 	       const void *body, size_t body_len, void *dst, size_t cap,
 	       size_t *out);
 
+/* Checks that a frame declares exactly logic decoded bytes, before anyone
+ * allocates logic bytes on the table's word (verify, the daemon). */
+int zr__frame_check(const void *src, size_t phys, size_t logic,
+		    const char *path, uint64_t idx);
 /* Decodes record idx of the store at path, one frame of exactly logic
  * bytes, into dst (ddict may be NULL).  Returns 0, ZR_E_CODEC for a broken
  * frame, ZR_E_CORRUPT when the frame's content is not exactly logic bytes;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "error.h"
 #include "pool.h"
 #include "store.h"
@@ -359,6 +360,15 @@ static int verify_one(struct verify *v, uint64_t i, unsigned lane)
 
 	if (err)
 		return err;
+	if (s->codec != ZR_CODEC_RAW) {
+		const struct zr__map *m = atomic_load_explicit(
+			&s->map[ZR__DATA], memory_order_acquire);
+
+		err = zr__frame_check(m->base + l.offset, l.phys_length,
+				      l.logic_length, s->path, i);
+		if (err)
+			return err;
+	}
 	if (v->lanes[lane].cap < l.logic_length) {
 		uint8_t *p = realloc(v->lanes[lane].buf, l.logic_length);
 
