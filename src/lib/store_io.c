@@ -172,13 +172,25 @@ int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
 	return 0;
 }
 
+/* Raw records at least this large are read with pread rather than copied
+ * from the mapping: the copy costs the same, but mapped pages count in the
+ * reader's PSS (a loader over a raw image store would carry the whole
+ * store), and a page that fails to read is an error instead of SIGBUS.
+ * Smaller records stay on the mapping, where a syscall per record would
+ * cost more than the copy. */
+#define ZR__PREAD_MIN (64u << 10)
+
 int zr__record_decode(const zr_store *s, uint64_t idx, const zr_loc *loc,
 		      void *dst)
 {
-	const struct zr__map *m = atomic_load_explicit(&s->map[ZR__DATA],
-						       memory_order_acquire);
-	const uint8_t *src = m->base + loc->offset;
+	const struct zr__map *m;
+	const uint8_t *src;
 
+	if (s->codec == ZR_CODEC_RAW && loc->logic_length >= ZR__PREAD_MIN)
+		return zr__pread_all(s->fd[ZR__DATA], dst, loc->logic_length,
+				     loc->offset, s->path, "data.zr");
+	m = atomic_load_explicit(&s->map[ZR__DATA], memory_order_acquire);
+	src = m->base + loc->offset;
 	if (s->codec == ZR_CODEC_RAW) {
 		memcpy(dst, src, loc->logic_length);
 		return 0;
