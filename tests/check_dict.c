@@ -11,18 +11,6 @@
 #include "check_util.h"
 #include "zrecord.h"
 
-static char dir[4096];
-
-static void setup(void)
-{
-	ck_tmpdir(dir, sizeof(dir));
-}
-
-static void teardown(void)
-{
-	ck_rmtree(dir);
-}
-
 START_TEST(test_tiers)
 {
 	zr_dict_tier t;
@@ -83,7 +71,7 @@ static uint64_t store_size(const char *name, zr_codec codec,
 	zr_stats st;
 	char p[4096];
 
-	ck_path(p, sizeof(p), dir, name);
+	ck_path(p, sizeof(p), ck_dir, name);
 	ck_assert_int_eq(zr_store_create(p, &sc, codec, dict, dict_len, &s),
 			 0);
 	ck_assert_int_eq(zr_store_append_dense(s, data, NREC), 0);
@@ -117,7 +105,7 @@ START_TEST(test_dict_beats_plain_zstd)
 	plain = store_size("zstd", ZR_CODEC_ZSTD, NULL, 0, data);
 	withdict = store_size("dict", ZR_CODEC_ZSTD_DICT, dict, len, data);
 	ck_assert_uint_lt(withdict * 2, plain);
-	ck_assert_uint_eq(ck_file_size(dir, "dict/dict.zr"), len);
+	ck_assert_uint_eq(ck_file_size(ck_dir, "dict/dict.zr"), len);
 	free(dict);
 	free(data);
 }
@@ -126,7 +114,7 @@ END_TEST
 START_TEST(test_train_from_store)
 {
 	zr_schema sc = ck_schema("<i4", -1, NULL);
-	zr_store *s = ck_store(dir, "src", &sc, ZR_CODEC_ZSTD);
+	zr_store *s = ck_store(ck_dir, "src", &sc, ZR_CODEC_ZSTD);
 	size_t cap = zr_dict_tier_dict_size(ZR_DICT_FAST), len;
 	uint8_t *data = malloc((size_t)NREC * RECLEN), *dict = malloc(cap);
 	zr_ragged_in in[NREC];
@@ -178,7 +166,7 @@ Suite *suite_dict(void)
 	Suite *s = suite_create("dict");
 	TCase *tc = tcase_create("dict");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, ck_dir_setup, ck_dir_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_tiers);
 	tcase_add_test(tc, test_dict_beats_plain_zstd);

@@ -23,21 +23,6 @@ static const char *const dtypes[] = {
 };
 #define NDTYPES (sizeof(dtypes) / sizeof(dtypes[0]))
 
-static const zr_codec codecs[] = { ZR_CODEC_RAW, ZR_CODEC_ZSTD,
-				   ZR_CODEC_ZSTD_DICT };
-
-static char dir[4096];
-
-static void setup(void)
-{
-	ck_tmpdir(dir, sizeof(dir));
-}
-
-static void teardown(void)
-{
-	ck_rmtree(dir);
-}
-
 /* Indices in a scrambled order with repeats. */
 static uint64_t *scramble(uint64_t n, size_t count)
 {
@@ -66,7 +51,7 @@ static void dense_roundtrip(const char *dtype, zr_codec codec, int ndim,
 			    const uint64_t *shape, const char *name)
 {
 	zr_schema sc = ck_schema(dtype, ndim, shape);
-	zr_store *s = ck_store(dir, name, &sc, codec);
+	zr_store *s = ck_store(ck_dir, name, &sc, codec);
 	size_t row = zr_store_row_bytes(s), expect = sc.dtype.itemsize;
 	const uint64_t n = 23;
 	uint8_t *rows = malloc(n * row);
@@ -86,7 +71,7 @@ static void dense_roundtrip(const char *dtype, zr_codec codec, int ndim,
 	check_dense_gather(s, rows, n);
 	ck_assert_int_eq(zr_store_close(s), 0);
 
-	ck_path(p, sizeof(p), dir, name);
+	ck_path(p, sizeof(p), ck_dir, name);
 	ck_assert_int_eq(zr_store_open(p, ZR_OPEN_RDONLY, &s), 0);
 	ck_assert_str_eq(zr_store_schema(s)->dtype.str, sc.dtype.str);
 	ck_assert_uint_eq(zr_store_schema(s)->ndim, (uint32_t)ndim);
@@ -160,7 +145,7 @@ static void ragged_roundtrip(const char *dtype, zr_codec codec,
 			     uint32_t max_rank, const char *name)
 {
 	zr_schema sc = ck_schema(dtype, -1, NULL);
-	zr_store *s = ck_store(dir, name, &sc, codec);
+	zr_store *s = ck_store(ck_dir, name, &sc, codec);
 	const uint64_t n = 2 * (max_rank + 1) + 3;
 	struct rec *recs = calloc(n, sizeof(*recs));
 	zr_ragged_in *in = calloc(n, sizeof(*in));
@@ -176,7 +161,7 @@ static void ragged_roundtrip(const char *dtype, zr_codec codec,
 	ck_assert_int_eq(zr_store_append_ragged(s, in, n), 0);
 	check_ragged_gather(s, recs, n);
 	ck_assert_int_eq(zr_store_close(s), 0);
-	ck_path(p, sizeof(p), dir, name);
+	ck_path(p, sizeof(p), ck_dir, name);
 	ck_assert_int_eq(zr_store_open(p, ZR_OPEN_RDONLY, &s), 0);
 	ck_assert_int_eq(zr_store_schema(s)->ragged, 1);
 	check_ragged_gather(s, recs, n);
@@ -190,7 +175,7 @@ static void ragged_roundtrip(const char *dtype, zr_codec codec,
 START_TEST(test_every_dtype)
 {
 	static const uint64_t shape[] = { 3, 5 };
-	zr_codec codec = codecs[_i];
+	zr_codec codec = ck_codecs[_i];
 	char name[64];
 
 	for (size_t d = 0; d < NDTYPES; d++) {
@@ -205,7 +190,7 @@ END_TEST
 START_TEST(test_ranks)
 {
 	static const uint64_t twos[] = { 2, 2, 2, 2, 2, 2, 2, 2 };
-	zr_codec codec = codecs[_i];
+	zr_codec codec = ck_codecs[_i];
 	char name[64];
 
 	for (int r = 0; r <= 8; r++) {
@@ -220,7 +205,7 @@ END_TEST
 START_TEST(test_rank32_and_big_record)
 {
 	zr_schema sc = ck_schema("|u1", -1, NULL);
-	zr_store *s = ck_store(dir, "big", &sc, codecs[_i]);
+	zr_store *s = ck_store(ck_dir, "big", &sc, ck_codecs[_i]);
 	uint64_t ones[ZR_MAX_NDIM], big = 3u << 20, idx[] = { 1, 0 };
 	uint64_t shape[ZR_MAX_NDIM], off[3];
 	uint8_t *data = malloc(big), *dst = malloc(big + 1024);
@@ -263,7 +248,7 @@ static void expect_records(zr_store *s, const struct rec *recs, uint64_t n)
 START_TEST(test_append_all_or_nothing)
 {
 	zr_schema sc = ck_schema("<i4", -1, NULL);
-	zr_store *s = ck_store(dir, "s", &sc, codecs[_i]);
+	zr_store *s = ck_store(ck_dir, "s", &sc, ck_codecs[_i]);
 	struct rec recs[20];
 	zr_ragged_in in[20], bad[2];
 	uint64_t empty = 0, huge = 1u << 30, idx = 5, size, offs[2];
@@ -332,18 +317,18 @@ START_TEST(test_create_open_errors)
 	char p[4096];
 	struct stat st;
 
-	ck_path(p, sizeof(p), dir, "a/b/c/store");
+	ck_path(p, sizeof(p), ck_dir, "a/b/c/store");
 	ck_assert_int_eq(zr_store_create(p, &sc, ZR_CODEC_ZSTD, NULL, 0, &s),
 			 0);
 	ck_assert_int_eq(zr_store_close(s), 0);
-	ck_assert_uint_eq(ck_file_size(dir, "a/b/c/store/meta.zr"), 4096);
-	ck_assert_uint_eq(ck_file_size(dir, "a/b/c/store/data.zr"), 0);
+	ck_assert_uint_eq(ck_file_size(ck_dir, "a/b/c/store/meta.zr"), 4096);
+	ck_assert_uint_eq(ck_file_size(ck_dir, "a/b/c/store/data.zr"), 0);
 	ck_assert_int_eq(zr_store_create(p, &sc, ZR_CODEC_ZSTD, NULL, 0, &s),
 			 ZR_E_EXISTS);
-	ck_assert_int_eq(zr_store_create(dir, &sc, ZR_CODEC_RAW, NULL, 0, &s),
+	ck_assert_int_eq(zr_store_create(ck_dir, &sc, ZR_CODEC_RAW, NULL, 0, &s),
 			 ZR_E_EXISTS);
 
-	ck_path(p, sizeof(p), dir, "x");
+	ck_path(p, sizeof(p), ck_dir, "x");
 	ck_assert_int_eq(zr_store_create(p, &sc, ZR_CODEC_ZSTD_DICT, NULL, 0,
 					 &s), ZR_E_NODICT);
 	ck_assert_int_eq(zr_store_create(p, &sc, ZR_CODEC_RAW, "d", 1, &s),
@@ -355,9 +340,9 @@ START_TEST(test_create_open_errors)
 			 ZR_E_SCHEMA);
 	ck_assert_int_ne(stat(p, &st), 0);
 	ck_assert_int_eq(zr_store_open(p, 0, &s), ZR_E_NOSTORE);
-	ck_assert_int_eq(zr_store_open(dir, 0, &s), ZR_E_NOSTORE);
-	ck_assert_ptr_nonnull(strstr(zr_errmsg(), dir));
-	ck_assert_int_eq(zr_store_open(dir, 0x10, &s), -EINVAL);
+	ck_assert_int_eq(zr_store_open(ck_dir, 0, &s), ZR_E_NOSTORE);
+	ck_assert_ptr_nonnull(strstr(zr_errmsg(), ck_dir));
+	ck_assert_int_eq(zr_store_open(ck_dir, 0x10, &s), -EINVAL);
 	ck_assert_int_eq(zr_store_close(NULL), 0);
 }
 END_TEST
@@ -383,7 +368,7 @@ START_TEST(test_readonly_handle)
 {
 	static const uint64_t shape[] = { 4 };
 	zr_schema sc = ck_schema("<u2", 1, shape);
-	zr_store *s = ck_store(dir, "s", &sc, ZR_CODEC_RAW), *r, *r2;
+	zr_store *s = ck_store(ck_dir, "s", &sc, ZR_CODEC_RAW), *r, *r2;
 	uint8_t rows[8 * 3], out[8];
 	uint64_t idx = 2;
 	zr_append *a;
@@ -392,7 +377,7 @@ START_TEST(test_readonly_handle)
 	ck_fill(rows, sizeof(rows), 1);
 	ck_assert_int_eq(zr_store_append_dense(s, rows, 3), 0);
 	ck_assert_int_eq(zr_store_close(s), 0);
-	ck_path(p, sizeof(p), dir, "s");
+	ck_path(p, sizeof(p), ck_dir, "s");
 	ck_assert_int_eq(zr_store_open(p, ZR_OPEN_RDONLY, &r), 0);
 	ck_assert_int_eq(zr_store_open(p, ZR_OPEN_RDONLY, &r2), 0);
 	ck_assert_int_eq(zr_store_open(p, 0, &s), ZR_E_BUSY);
@@ -491,7 +476,7 @@ START_TEST(test_gathers_race_appends)
 	static const uint64_t shape[] = { RACE_ROW };
 	zr_schema sc = _i % 2 ? ck_schema("|u1", -1, NULL)
 			      : ck_schema("|u1", 1, shape);
-	struct race r = { .s = ck_store(dir, "race", &sc, codecs[_i / 2]) };
+	struct race r = { .s = ck_store(ck_dir, "race", &sc, ck_codecs[_i / 2]) };
 	pthread_t t[RACE_READERS];
 
 	for (int i = 0; i < RACE_READERS; i++)
@@ -519,7 +504,7 @@ Suite *suite_store(void)
 	Suite *s = suite_create("store");
 	TCase *tc = tcase_create("store");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, ck_dir_setup, ck_dir_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_every_dtype, 0, 3);
 	tcase_add_loop_test(tc, test_ranks, 0, 3);

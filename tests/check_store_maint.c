@@ -17,21 +17,6 @@
 #include "check_util.h"
 #include "zrecord.h"
 
-static const zr_codec codecs[] = { ZR_CODEC_RAW, ZR_CODEC_ZSTD,
-				   ZR_CODEC_ZSTD_DICT };
-
-static char dir[4096];
-
-static void setup(void)
-{
-	ck_tmpdir(dir, sizeof(dir));
-}
-
-static void teardown(void)
-{
-	ck_rmtree(dir);
-}
-
 /* Ragged |u1 records whose first 8 bytes name them: record id has
  * 40 + id % 50 bytes. */
 static void append_ids(zr_store *s, uint64_t first, uint64_t n)
@@ -127,7 +112,7 @@ START_TEST(test_delete_compact)
 {
 	static const uint64_t del[] = { 5, 99, 0, 5, 50, 98, 51 };
 	zr_schema sc = ck_schema("|u1", -1, NULL);
-	zr_store *s = ck_store(dir, "s", &sc, codecs[_i]);
+	zr_store *s = ck_store(ck_dir, "s", &sc, ck_codecs[_i]);
 	uint64_t bad[] = { 3, 100 }, extra[] = { 93, 92 }, gone[9], *ids;
 	zr_stats st, st2;
 	char p[4096];
@@ -160,8 +145,8 @@ START_TEST(test_delete_compact)
 	ck_assert_uint_eq(st2.reclaimable, 0);
 	ck_assert_uint_eq(st2.live_bytes, st.live_bytes);
 	ck_assert_uint_eq(st2.data_bytes, st.live_bytes);
-	ck_assert_uint_eq(ck_file_size(dir, "s/data.zr"), st.live_bytes);
-	ck_assert_uint_eq(ck_file_size(dir, "s/meta.zr"), 4096 + 16 * 94);
+	ck_assert_uint_eq(ck_file_size(ck_dir, "s/data.zr"), st.live_bytes);
+	ck_assert_uint_eq(ck_file_size(ck_dir, "s/meta.zr"), 4096 + 16 * 94);
 	expect_ids(s, 100, del, 7);
 
 	/* Appends after a compact land past the new frontier. */
@@ -172,7 +157,7 @@ START_TEST(test_delete_compact)
 	free(ids);
 	ck_assert_int_eq(zr_store_delete(s, extra, 2), 0);
 	ck_assert_int_eq(zr_store_close(s), 0);
-	ck_path(p, sizeof(p), dir, "s");
+	ck_path(p, sizeof(p), ck_dir, "s");
 	ck_assert_int_eq(zr_store_open(p, 0, &s), 0);
 	ck_assert_uint_eq(zr_store_length(s), 94);
 	ck_assert_int_eq(zr_store_compact(s, NULL, NULL), 0);
@@ -188,7 +173,7 @@ END_TEST
 START_TEST(test_delete_everything)
 {
 	zr_schema sc = ck_schema("|u1", -1, NULL);
-	zr_store *s = ck_store(dir, "s", &sc, codecs[_i]);
+	zr_store *s = ck_store(ck_dir, "s", &sc, ck_codecs[_i]);
 	uint64_t all[10];
 	zr_stats st;
 
@@ -206,8 +191,8 @@ START_TEST(test_delete_everything)
 	ck_assert_int_eq(zr_store_stats(s, &st), 0);
 	ck_assert_uint_eq(st.records, 0);
 	ck_assert_uint_eq(st.data_bytes, 0);
-	ck_assert_uint_eq(ck_file_size(dir, "s/data.zr"), 0);
-	ck_assert_uint_eq(ck_file_size(dir, "s/meta.zr"), 4096);
+	ck_assert_uint_eq(ck_file_size(ck_dir, "s/data.zr"), 0);
+	ck_assert_uint_eq(ck_file_size(ck_dir, "s/meta.zr"), 4096);
 	append_ids(s, 0, 3);
 	expect_ids(s, 3, NULL, 0);
 	ck_assert_int_eq(zr_store_close(s), 0);
@@ -221,7 +206,7 @@ static uint64_t header_length(const char *name)
 	char p[4096];
 
 	ck_path(p, sizeof(p), name, "meta.zr");
-	ck_file_read(dir, p, 0, b, 8);
+	ck_file_read(ck_dir, p, 0, b, 8);
 	for (int i = 7; i >= 0; i--)
 		v = v << 8 | b[i];
 	return v;
@@ -231,7 +216,7 @@ START_TEST(test_sync_writes_header)
 {
 	static const uint64_t shape[] = { 2, 3 };
 	zr_schema sc = ck_schema("<i8", 2, shape);
-	zr_store *s = ck_store(dir, "s", &sc, ZR_CODEC_ZSTD);
+	zr_store *s = ck_store(ck_dir, "s", &sc, ZR_CODEC_ZSTD);
 	int64_t rows[6 * 4];
 
 	ck_fill(rows, sizeof(rows), 4);
@@ -260,7 +245,7 @@ static void on_bad(void *ctx, uint64_t idx, int err)
 START_TEST(test_verify)
 {
 	zr_schema sc = ck_schema("|u1", -1, NULL);
-	zr_store *s = ck_store(dir, "s", &sc, codecs[_i]);
+	zr_store *s = ck_store(ck_dir, "s", &sc, ck_codecs[_i]);
 	uint8_t junk[8] = { 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1 };
 	zr_loc loc;
 	char p[4096];
@@ -273,8 +258,8 @@ START_TEST(test_verify)
 	ck_assert_int_eq(zr_store_close(s), 0);
 	/* Ruin one record: a frame with a bad magic, or (raw) a prefix
 	 * with an impossible rank. */
-	ck_file_write(dir, "s/data.zr", loc.offset, junk, sizeof(junk));
-	ck_path(p, sizeof(p), dir, "s");
+	ck_file_write(ck_dir, "s/data.zr", loc.offset, junk, sizeof(junk));
+	ck_path(p, sizeof(p), ck_dir, "s");
 	ck_assert_int_eq(zr_store_open(p, ZR_OPEN_RDONLY, &s), 0);
 	progress_done = 0;
 	ck_assert_int_eq(zr_store_verify(s, on_bad, NULL, on_progress, NULL),
@@ -336,7 +321,7 @@ static void *maint_reader(void *arg)
 START_TEST(test_gathers_race_maintenance)
 {
 	zr_schema sc = ck_schema("|u1", -1, NULL);
-	struct maint_race r = { .s = ck_store(dir, "s", &sc, codecs[_i]) };
+	struct maint_race r = { .s = ck_store(ck_dir, "s", &sc, ck_codecs[_i]) };
 	pthread_t t[3];
 
 	append_ids(r.s, 0, 2000);
@@ -405,13 +390,13 @@ static void release_child(pid_t pid, int fd)
 START_TEST(test_busy_across_processes)
 {
 	zr_schema sc = ck_schema("<f8", -1, NULL);
-	zr_store *s = ck_store(dir, "s", &sc, ZR_CODEC_RAW), *r, *r2;
+	zr_store *s = ck_store(ck_dir, "s", &sc, ZR_CODEC_RAW), *r, *r2;
 	char p[4096];
 	int fd;
 	pid_t pid;
 
 	ck_assert_int_eq(zr_store_close(s), 0);
-	ck_path(p, sizeof(p), dir, "s");
+	ck_path(p, sizeof(p), ck_dir, "s");
 	pid = hold_in_child(p, 0, &fd);
 	ck_assert_int_eq(zr_store_open(p, 0, &s), ZR_E_BUSY);
 	ck_assert_int_eq(zr_store_open(p, ZR_OPEN_RDONLY, &s), ZR_E_BUSY);
@@ -434,7 +419,7 @@ Suite *suite_store_maint(void)
 	Suite *s = suite_create("store_maint");
 	TCase *tc = tcase_create("store_maint");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, ck_dir_setup, ck_dir_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_delete_compact, 0, 3);
 	tcase_add_loop_test(tc, test_delete_everything, 0, 3);

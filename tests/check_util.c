@@ -35,6 +35,21 @@ void ck_rmtree(const char *path)
 	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+char ck_dir[4096];
+
+void ck_dir_setup(void)
+{
+	ck_tmpdir(ck_dir, sizeof(ck_dir));
+}
+
+void ck_dir_teardown(void)
+{
+	ck_rmtree(ck_dir);
+}
+
+const zr_codec ck_codecs[3] = { ZR_CODEC_RAW, ZR_CODEC_ZSTD,
+				ZR_CODEC_ZSTD_DICT };
+
 /* -- store engine helpers ----------------------------------------------- */
 
 void ck_fill(void *buf, size_t len, uint64_t seed)

@@ -16,8 +16,16 @@ void ck_tmpdir(char *dst, size_t cap);
 /* rm -rf path (best effort). */
 void ck_rmtree(const char *path);
 
+/* The per-test folder of suites whose TCase has the checked fixture
+ * (ck_dir_setup, ck_dir_teardown): fresh before each test, removed after. */
+extern char ck_dir[4096];
+void ck_dir_setup(void);
+void ck_dir_teardown(void);
+
 /* -- store engine helpers (check_store*.c, check_dict.c, check_pool.c) -- */
 
+/* The three codecs, for loop tests. */
+extern const zr_codec ck_codecs[3];
 /* Fills buf with compressible bytes that depend on seed. */
 void ck_fill(void *buf, size_t len, uint64_t seed);
 /* A schema: dense with item_shape shape[0..ndim), or ragged if ndim < 0. */
