@@ -26,10 +26,11 @@ $py - "$work" <<'PY'
 import sys, numpy as np
 w = sys.argv[1]
 rng = np.random.default_rng(0)
-y, x = np.mgrid[0:32, 0:32]
-imgs = np.stack([np.stack([127 + 100 * np.sin(x / (4 + i % 5) + c) * np.cos(y / (3 + i % 7))
-                           for c in range(3)]) for i in range(512)])
-imgs = (imgs + rng.normal(0, 0.4, imgs.shape)).clip(0, 255).astype(np.uint8)
+y, x = np.mgrid[0:32, 0:32] / 32
+f = rng.uniform(0.2, 1.0, (512, 3, 2, 1, 1))
+imgs = 128 + 40 * np.sin(2 * np.pi * f[:, :, 0] * x) * np.cos(2 * np.pi * f[:, :, 1] * y)
+imgs += (rng.integers(0, 64, imgs.shape) == 0)      # sparse sensor noise
+imgs = imgs.round().clip(0, 255).astype(np.uint8)
 np.save(f"{w}/images.npy", imgs[:448]); np.save(f"{w}/more.npy", imgs[448:])
 np.save(f"{w}/labels.npy", (np.arange(512) % 10).astype(np.int64)[:448])
 print("images.npy", imgs[:448].shape, imgs.dtype, "  more.npy", imgs[448:].shape)
