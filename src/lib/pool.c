@@ -4,8 +4,9 @@
  * One job runs at a time.  A caller publishes its job, works on it as lane
  * 0, then closes it and waits for the workers that joined.  A caller that
  * finds another job running does all of its own work inline instead of
- * waiting, so nested or concurrent calls never deadlock and never block on
- * someone else's batch.  Lanes claim small contiguous chunks of items from
+ * waiting, and a call made from inside a lane always runs inline, so
+ * nested or concurrent calls never deadlock and never block on someone
+ * else's batch.  Lanes claim small contiguous chunks of items from
  * an atomic cursor: each lane's reads and writes stay sequential, uneven
  * records balance out, and a worker that arrives late only takes what is
  * left, so the caller never waits for more than the chunk a worker holds.
@@ -77,6 +78,12 @@ static struct {
 };
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+/* Set while this thread works a lane.  A lane that calls zr__pool_run
+ * again must run that work inline: were it to open a job of its own once
+ * the outer caller has closed the outer one, it would wait in job_close
+ * for `running` to drop while counting in it itself. */
+static _Thread_local int in_lane;
 
 static inline void cpu_relax(void)
 {
@@ -184,8 +191,11 @@ static void *worker_main(void *arg)
 		seen = atomic_load(&pool.gen);
 		atomic_fetch_add(&pool.running, 1);
 		j = atomic_load(&pool.job);
-		if (j)
+		if (j) {
+			in_lane = 1;
 			lane_work(j, lane);
+			in_lane = 0;
+		}
 		job_leave();
 	}
 	return NULL;
@@ -318,7 +328,7 @@ int zr__pool_run(zr__pool_fn fn, void *ctx, size_t n, size_t grain)
 		return 0;
 	if (grain == 0)
 		grain = 1;
-	if (lanes == 1 || pool.workers == 0 || n <= grain)
+	if (lanes == 1 || pool.workers == 0 || n <= grain || in_lane)
 		return fn(ctx, 0, n, 0);
 	j.chunk = chunk_size(n, grain, lanes);
 	atomic_init(&j.next, 0);
@@ -328,7 +338,9 @@ int zr__pool_run(zr__pool_fn fn, void *ctx, size_t n, size_t grain)
 		pthread_mutex_destroy(&j.err_lock);
 		return fn(ctx, 0, n, 0);
 	}
+	in_lane = 1;
 	lane_work(&j, 0);
+	in_lane = 0;
 	job_close();
 	pthread_mutex_destroy(&j.err_lock);
 	if (j.error.err)
