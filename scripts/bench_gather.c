@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../tests/rmtree.h"
 #include "bench.h"
 #include "zrecord.h"
 
@@ -86,20 +86,6 @@ static void parse_options(int argc, char **argv, options *o)
 		usage();
 	o->plan_batches = o->quick ? 8 : 50;
 	o->min_s = o->quick ? 0.1 : 1.0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void rmtree(const char *path)
-{
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* -- writing -------------------------------------------------------------- */
@@ -439,7 +425,7 @@ static void run_workload(const bench_workload *w, const char *dir,
 	for (size_t i = 1; i < n; i++)
 		zr_store_close(t[i].store);
 	for (size_t i = 0; i < n; i++)
-		rmtree(t[i].path);
+		zr_rmtree(t[i].path);
 	free(want);
 	free(got);
 	free(plan);
@@ -501,7 +487,7 @@ int main(int argc, char **argv)
 		    !strcmp(o.workload, work[i].name))
 			run_workload(&work[i], dir, &o);
 	if (owned)
-		rmtree(dir);
+		zr_rmtree(dir);
 	free(dir);
 	return 0;
 }

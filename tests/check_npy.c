@@ -143,7 +143,7 @@ START_TEST(test_numpy_headers)
 	}
 	fclose(f);
 	ck_assert_int_gt(count, 500);
-	ck_rmtree(dir);
+	zr_rmtree(dir);
 }
 END_TEST
 
@@ -463,7 +463,7 @@ START_TEST(test_numpy_loads_ours)
 						shapes[s], fixed);
 	fclose(list);
 	run_fixture("npy_check_load.py", dir);
-	ck_rmtree(dir);
+	zr_rmtree(dir);
 }
 END_TEST
 

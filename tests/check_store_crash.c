@@ -124,7 +124,7 @@ START_TEST(test_marker_refuses_open)
 	ck_assert_ptr_null(s);
 	ck_assert_int_eq(unlink(marker), 0);
 	ck_assert_uint_eq(check_rows(path, 10, NULL), 10);
-	ck_rmtree(dir);
+	zr_rmtree(dir);
 }
 END_TEST
 
@@ -148,7 +148,7 @@ START_TEST(test_delete_durable_at_return)
 	ck_assert(!marker_exists(path));
 	ck_assert_uint_eq(check_rows(path, 10, seen), 6);
 	ck_assert(!seen[1] && !seen[3] && !seen[5] && !seen[9]);
-	ck_rmtree(dir);
+	zr_rmtree(dir);
 }
 END_TEST
 
@@ -182,7 +182,7 @@ START_TEST(test_compact_leaves_clean_store)
 	ck_assert_int_eq(zr_store_stats(s, &st), 0);
 	ck_assert_uint_eq(st.reclaimable, 0);
 	ck_assert_int_eq(zr_store_close(s), 0);
-	ck_rmtree(dir);
+	zr_rmtree(dir);
 }
 END_TEST
 
@@ -257,7 +257,7 @@ static int kill_churn(const char *path, unsigned delay_us)
 	}
 	ck_assert_ptr_nonnull(strstr(zr_errmsg(), "interrupted"));
 	ck_assert(marker_exists(path));
-	ck_rmtree(path);
+	zr_rmtree(path);
 	make_store(path, CHURN_ROWS);
 	next_row = CHURN_ROWS;
 	return 1;
@@ -278,7 +278,7 @@ START_TEST(test_kill_during_maintenance)
 		refused += kill_churn(path, i * 6000);
 	fprintf(stderr, "store_crash: %d of 8 kills left a refused store\n",
 		refused);
-	ck_rmtree(dir);
+	zr_rmtree(dir);
 }
 END_TEST
 

@@ -43,7 +43,7 @@ static void make_store(zr_codec codec, int ragged)
 
 static void teardown(void)
 {
-	ck_rmtree(dir);
+	zr_rmtree(dir);
 }
 
 static void expect_open(int err)

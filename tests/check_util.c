@@ -4,7 +4,6 @@
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,20 +20,6 @@ void ck_tmpdir(char *dst, size_t cap)
 	ck_assert_ptr_nonnull(mkdtemp(dst));
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-void ck_rmtree(const char *path)
-{
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 char ck_dir[4096];
 
 void ck_dir_setup(void)
@@ -44,7 +29,7 @@ void ck_dir_setup(void)
 
 void ck_dir_teardown(void)
 {
-	ck_rmtree(ck_dir);
+	zr_rmtree(ck_dir);
 }
 
 const zr_codec ck_codecs[3] = { ZR_CODEC_RAW, ZR_CODEC_ZSTD,

@@ -8,13 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rmtree.h"
 #include "zrecord.h"
 
 /* Creates a fresh folder under $TMPDIR (or /tmp) and writes its path into
  * dst; aborts the test on failure. */
 void ck_tmpdir(char *dst, size_t cap);
-/* rm -rf path (best effort). */
-void ck_rmtree(const char *path);
 
 /* The per-test folder of suites whose TCase has the checked fixture
  * (ck_dir_setup, ck_dir_teardown): fresh before each test, removed after. */

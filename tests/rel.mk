@@ -12,7 +12,8 @@ EXTRA_DIST += tests/fuzz/corpus $(FUZZ_SRC) tests/rel/conftest.py \
 	tests/rel/test_concurrency.py tests/rel/test_access.py \
 	tests/rel/test_crash.py
 
-FUZZ_SRC = tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h \
+FUZZ_SRC = tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h tests/rmtree.c \
+	tests/rmtree.h \
 	tests/fuzz/fuzz_npy.c tests/fuzz/fuzz_schema.c \
 	tests/fuzz/fuzz_npystream.c tests/fuzz/fuzz_store.c
 FUZZ_CC = clang

@@ -54,6 +54,7 @@ ar rcs "$out/libfuzzzr.a" "$out"/obj/*.o
 for h in npy schema npystream store; do
 	$cc $cflags -fsanitize=fuzzer -o "$out/fuzz_$h" \
 		"$src/tests/fuzz/fuzz_$h.c" "$src/tests/fuzz/fuzz_util.c" \
+		"$src/tests/rmtree.c" \
 		"$out/libfuzzzr.a" ${FUZZ_LIBS:-} -lz -pthread
 done
 : >"$out/built"

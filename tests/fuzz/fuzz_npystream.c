@@ -56,7 +56,7 @@ static zr_store *store_get(unsigned k)
 		ZR_FUZZ_CHECK(zr_store_close(stores[k]) == 0);
 		snprintf(path, sizeof(path), "%s/s%u.%u", zr_fuzz_setup(), k,
 			 generation[k]++);
-		zr_fuzz_rmtree(path);
+		zr_rmtree(path);
 	}
 	ZR_FUZZ_CHECK(zr_dtype_parse(c->dtype, &schema.dtype) == 0);
 	schema.ragged = c->ragged;

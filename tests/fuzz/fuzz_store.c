@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		meta_len = (uint32_t)size;
 	if (data_len > size - meta_len)
 		data_len = (uint32_t)(size - meta_len);
-	zr_fuzz_rmtree(dir);
+	zr_rmtree(dir);
 	ZR_FUZZ_CHECK(mkdir(dir, 0755) == 0);
 	zr_fuzz_write(dir, "meta.zr", data, meta_len);
 	zr_fuzz_write(dir, "data.zr", data + meta_len, data_len);

@@ -2,7 +2,6 @@
  * fuzz_util.c - helpers shared by the libFuzzer harnesses.
  */
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,7 @@ void zr_fuzz_die(const char *what, const char *file, int line)
 
 static void remove_scratch(void)
 {
-	zr_fuzz_rmtree(scratch);
+	zr_rmtree(scratch);
 }
 
 const char *zr_fuzz_setup(void)
@@ -59,20 +58,6 @@ void zr_fuzz_write(const char *dir, const char *name, const void *buf,
 		len -= (size_t)n;
 	}
 	ZR_FUZZ_CHECK(close(fd) == 0);
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-void zr_fuzz_rmtree(const char *path)
-{
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 uint32_t zr_fuzz_take_u32(const uint8_t **data, size_t *size)

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../rmtree.h"
+
 /* Aborts (a libFuzzer "crash") with the condition and location. */
 #define ZR_FUZZ_CHECK(cond)                                                    \
 	((cond) ? (void)0 : zr_fuzz_die(#cond, __FILE__, __LINE__))
@@ -23,9 +25,6 @@ const char *zr_fuzz_setup(void);
 /* Writes len bytes to dir/name, replacing it; aborts on I/O failure. */
 void zr_fuzz_write(const char *dir, const char *name, const void *buf,
 		   size_t len);
-
-/* rm -rf path (best effort). */
-void zr_fuzz_rmtree(const char *path);
 
 /* Little-endian u32 from the front of *data, consuming it (0 if short). */
 uint32_t zr_fuzz_take_u32(const uint8_t **data, size_t *size);
