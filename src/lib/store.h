@@ -33,7 +33,7 @@ struct zr__map {
 
 enum { ZR__META = 0, ZR__DATA = 1 };
 
-/* Lock order: rw, then map_lock, then the pool's locks (a gather holds rw
+/* Lock order: rw, then live_lock, then map_lock, then the pool's locks (a gather holds rw
  * while its job runs).  Readers take no lock per record. */
 struct zr_store {
 	char *path;             /* folder, for messages */
@@ -56,6 +56,13 @@ struct zr_store {
 	/* Gathers and other readers hold it shared (once per call);
 	 * delete and compact hold it exclusive. */
 	pthread_rwlock_t rw;
+	/* live_lock guards live and live_known, and is held by a commit
+	 * while it publishes length, so the sum can be kept up to date by
+	 * commit, delete and compact after one scan (stats is otherwise a
+	 * scan of the whole table per call). */
+	pthread_mutex_t live_lock;
+	uint64_t live;            /* sum of live phys_length, if known */
+	int live_known;
 	atomic_int appending;     /* an append session is open */
 	int locks_ok;             /* map_lock and rw were initialized */
 };

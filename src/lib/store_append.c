@@ -441,12 +441,16 @@ int zr_append_commit(zr_append *a)
 	if (!err)
 		err = zr__map_ensure(s, ZR__DATA, a->frontier);
 	if (!err) {
+		/* The session's payloads are exactly [tail, frontier). */
+		pthread_mutex_lock(&s->live_lock);
+		s->live += a->frontier - zr__tail(s);
 		/* Tail first: a reader that sees the new length must see a
 		 * frontier covering its records. */
 		atomic_store_explicit(&s->tail, a->frontier,
 				      memory_order_release);
 		atomic_store_explicit(&s->length, a->base + a->staged,
 				      memory_order_release);
+		pthread_mutex_unlock(&s->live_lock);
 	}
 	if (err)
 		drop_staged(a);

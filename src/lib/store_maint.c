@@ -141,6 +141,27 @@ static int swap_last(zr_store *s, const uint64_t *sorted, size_t count,
 	return 0;
 }
 
+/* Takes the deleted records (sorted, maybe repeated) out of the live sum;
+ * an entry that cannot be read makes the next stats rescan instead. */
+static void forget_live(zr_store *s, const uint64_t *sorted, size_t count,
+			uint64_t len)
+{
+	uint64_t tail = zr__tail(s);
+
+	pthread_mutex_lock(&s->live_lock);
+	for (size_t i = 0; s->live_known && i < count; i++) {
+		zr_loc l;
+
+		if (i && sorted[i] == sorted[i - 1])
+			continue;
+		if (zr__loc_get(s, sorted[i], len, tail, &l))
+			s->live_known = 0;
+		else
+			s->live -= l.phys_length;
+	}
+	pthread_mutex_unlock(&s->live_lock);
+}
+
 int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count)
 {
 	uint64_t *sorted = NULL, len;
@@ -168,6 +189,8 @@ int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count)
 		qsort(sorted, count, sizeof(*sorted), cmp_desc);
 		err = maint_begin(s, "delete\n");
 	}
+	if (!err && count)
+		forget_live(s, sorted, count, len);
 	if (!err && count) {
 		/* Even a failed swap leaves a consistent prefix in memory: keep
 		 * it (the marker stays on disk, so the files are refused). */
@@ -248,6 +271,11 @@ static int finish_compact(zr_store *s, uint64_t front, uint64_t len)
 {
 	int err;
 
+	/* Packed densely: the live records are exactly [0, front). */
+	pthread_mutex_lock(&s->live_lock);
+	s->live = front;
+	s->live_known = 1;
+	pthread_mutex_unlock(&s->live_lock);
 	atomic_store_explicit(&s->tail, front, memory_order_release);
 	err = flush_data(s);
 	if (!err)
@@ -307,21 +335,38 @@ int zr_store_compact(zr_store *s, zr_progress_fn progress, void *ctx)
 	return err;
 }
 
-int zr_store_stats(zr_store *s, zr_stats *out)
+/* Sum of phys_length over records [0, len): one validated table scan. */
+static int scan_live(zr_store *s, uint64_t len, uint64_t tail, uint64_t *out)
 {
-	uint64_t len, tail, live = 0;
+	uint64_t live = 0;
 	int err = 0;
 
-	zr__clear();
-	pthread_rwlock_rdlock(&s->rw);
-	len = zr__length(s);
-	tail = zr__tail(s);
 	for (uint64_t i = 0; !err && i < len; i++) {
 		zr_loc l;
 
 		err = zr__loc_get(s, i, len, tail, &l);
 		live += err ? 0 : l.phys_length;
 	}
+	if (!err)
+		*out = live;
+	return err;
+}
+
+int zr_store_stats(zr_store *s, zr_stats *out)
+{
+	uint64_t len, tail, live;
+	int err = 0;
+
+	zr__clear();
+	pthread_rwlock_rdlock(&s->rw);
+	pthread_mutex_lock(&s->live_lock);
+	len = zr__length(s);
+	tail = zr__tail(s);
+	if (!s->live_known)
+		err = scan_live(s, len, tail, &s->live);
+	s->live_known = !err;
+	live = s->live;
+	pthread_mutex_unlock(&s->live_lock);
 	pthread_rwlock_unlock(&s->rw);
 	if (err)
 		return err;
