@@ -24,8 +24,9 @@
  * Threads.  Functions on distinct handles are independent.  On one store
  * handle, zr_store_gather*, zr_store_length, zr_store_stats, zr_store_loc,
  * zr_ragged_shape and the schema accessors may be called from any number of
- * threads at once, concurrently with one append session; delete, compact,
- * sync and close exclude everything else (close must be the last call).
+ * threads at once, concurrently with one append session; so may
+ * zr_store_sync.  Delete and compact exclude everything else, and close
+ * must be the last call.
  * The sampler, npy, dtype and schema functions are pure and thread-safe.
  *
  * ============================================================================
@@ -65,9 +66,15 @@
  * frame is larger than its input.
  *
  * Durability.  Append writes payloads and table entries at once, but the
- * header (length, tail_offset) only on zr_store_sync() or zr_store_close():
- * sync flushes data.zr, then writes the header, then flushes meta.zr.  After
- * a crash a store reopens at its last synced header.  Delete and compact
+ * header (length, tail_offset) only on zr_store_sync() or zr_store_close()
+ * (which syncs).  Sync, in this order: (1) snapshots the committed length,
+ * then tail_offset; (2) fdatasync(data.zr), the payloads; (3)
+ * fdatasync(meta.zr), the record table; (4) writes the snapshot into the
+ * header; (5) fsync(meta.zr).  So a header on disk never covers a payload
+ * or a table entry that is not.  Sync runs concurrently with gathers and
+ * with an append session (a commit that lands during a sync is left for
+ * the next one); it waits for a delete or compact, and for another sync.
+ * After a crash a store reopens at its last synced header.  Delete and compact
  * rewrite live table entries in place, so they are bracketed by the marker
  * file maintenance.zr: created and fsynced (with its folder) before the
  * first table write, removed after the final fsync.  A delete syncs (as
@@ -83,7 +90,10 @@
  *
  * Reading maps data.zr and meta.zr read-only (writes stay positional);
  * modifying the files of an open store behind the library's back is
- * unsupported.
+ * unsupported.  Records under 64 KiB and the record table are read from
+ * those mappings, so a media error there, or a file truncated behind the
+ * library, raises SIGBUS, which kills the process unless
+ * zr_sigbus_guard() was called (see Store).
  *
  * ============================================================================
  * SCHEMA
@@ -333,7 +343,9 @@ typedef struct zr_stats {
 } zr_stats;
 ZR_API int zr_store_stats(zr_store *s, zr_stats *out);
 
-/* Flushes data.zr, writes the header, flushes meta.zr. */
+/* Makes the committed records durable: flushes data.zr, then the record
+ * table, then writes the header and flushes meta.zr (the order is under
+ * Durability).  Safe next to gathers and an append session. */
 ZR_API int zr_store_sync(zr_store *s);
 
 /* Decodes every record.  bad(ctx, idx, err) is called for each record that
@@ -342,6 +354,22 @@ ZR_API int zr_store_sync(zr_store *s);
 typedef void (*zr_bad_fn)(void *ctx, uint64_t idx, int err);
 ZR_API int64_t zr_store_verify(zr_store *s, zr_bad_fn bad, void *bad_ctx,
 			       zr_progress_fn progress, void *progress_ctx);
+
+/* Opt-in, process-wide: installs a SIGBUS handler (SA_SIGINFO |
+ * SA_NODEFER) once; idempotent and thread-safe, 0 or -errno from
+ * sigaction.  From then on a SIGBUS raised while the library reads one
+ * of its own mappings of meta.zr or data.zr (an unreadable page, a file
+ * truncated behind its back) makes that one call fail with -EIO and a
+ * message naming the store file ("STORE/data.zr: record 17: I/O error
+ * reading the mapped file at offset ..."; a gather, which guards its
+ * records a block at a time, names the record only for a fault in
+ * meta.zr); the store and the process stay usable.  Every other SIGBUS
+ * goes to the handler that was installed before (or gets the default
+ * action).  Install your own SIGBUS handler, if any, before this call;
+ * the handler is never removed.  Without this call a read costs nothing
+ * extra; with it, one sigsetjmp per single-record read, and one per
+ * block of records (a pool chunk) in a gather. */
+ZR_API int zr_sigbus_guard(void);
 
 /* ---------------------------------------------------------------------------
  * Dictionary training (zstd ZDICT)

@@ -5,6 +5,9 @@
  * from the mmap'd .npy.  One run prints every table.
  *
  *   bench_gather [--quick] [--dir DIR] [--workload images|tokens|all]
+ *                [--sigbus-guard]
+ *
+ * --sigbus-guard times the gathers with zr_sigbus_guard() on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +29,7 @@
 
 typedef struct options {
 	int quick;
+	int guard;           /* --sigbus-guard */
 	const char *dir;
 	const char *workload;
 	size_t plan_batches; /* batches in the random index plan */
@@ -62,18 +66,21 @@ static void die(const char *what, int rc)
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_gather [--quick] [--dir DIR] "
-		"[--workload images|tokens|all]\n");
+		"[--workload images|tokens|all] [--sigbus-guard]\n");
 	exit(2);
 }
 
 static void parse_options(int argc, char **argv, options *o)
 {
 	o->quick = 0;
+	o->guard = 0;
 	o->dir = NULL;
 	o->workload = "all";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			o->quick = 1;
+		else if (!strcmp(argv[i], "--sigbus-guard"))
+			o->guard = 1;
 		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
 			o->dir = argv[++i];
 		else if (!strcmp(argv[i], "--workload") && i + 1 < argc)
@@ -471,17 +478,20 @@ int main(int argc, char **argv)
 		{ "tokens", "<i4", 1, { 512 }, 200000, 1, bench_fill_tokens },
 	};
 	options o;
-	int owned;
+	int owned, rc;
 	char *dir;
 
 	parse_options(argc, argv, &o);
+	if (o.guard && (rc = zr_sigbus_guard()))
+		die("zr_sigbus_guard", rc);
 	if (o.quick) {
 		work[0].count = 200;
 		work[1].count = 2000;
 	}
 	dir = make_dir(&o, &owned);
 	print_machine(&o);
-	printf("folder: %s%s\n", dir, o.quick ? " (quick run)" : "");
+	printf("folder: %s%s%s\n", dir, o.quick ? " (quick run)" : "",
+	       o.guard ? " (SIGBUS guard on)" : "");
 	for (size_t i = 0; i < sizeof(work) / sizeof(work[0]); i++)
 		if (!strcmp(o.workload, "all") ||
 		    !strcmp(o.workload, work[i].name))

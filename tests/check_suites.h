@@ -18,5 +18,6 @@ Suite *suite_store_maint(void);
 Suite *suite_store_malformed(void);
 Suite *suite_dict(void);
 Suite *suite_store_crash(void);
+Suite *suite_store_sigbus(void);
 
 #endif

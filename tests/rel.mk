@@ -10,7 +10,7 @@ EXTRA_DIST += tests/fuzz/corpus $(FUZZ_SRC) tests/rel/conftest.py \
 	tests/rel/zrformat.py tests/rel/mount_reader.py \
 	tests/rel/test_hostile.py tests/rel/test_diskfull.py \
 	tests/rel/test_concurrency.py tests/rel/test_access.py \
-	tests/rel/test_crash.py
+	tests/rel/test_crash.py tests/rel/test_syncorder.py
 
 FUZZ_SRC = tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h tests/rmtree.c \
 	tests/rmtree.h \

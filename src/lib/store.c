@@ -26,6 +26,7 @@ static void store_free(zr_store *s)
 		zr__map_free_all(s);
 		pthread_mutex_destroy(&s->map_lock);
 		pthread_mutex_destroy(&s->live_lock);
+		pthread_mutex_destroy(&s->sync_lock);
 		pthread_rwlock_destroy(&s->rw);
 	}
 	ZSTD_freeDDict(s->ddict);
@@ -60,6 +61,7 @@ static int store_alloc(const char *path, unsigned flags, zr_store **out)
 	s->readonly = (flags & ZR_OPEN_RDONLY) != 0;
 	pthread_mutex_init(&s->map_lock, NULL);
 	pthread_mutex_init(&s->live_lock, NULL);
+	pthread_mutex_init(&s->sync_lock, NULL);
 	rwlock_init(&s->rw);
 	s->locks_ok = 1;
 	*out = s;

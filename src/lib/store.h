@@ -13,6 +13,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "sigbus.h"
 #include "zrecord.h"
 
 #define ZR__PAGE 4096u           /* static page: header + schema   */
@@ -33,8 +34,9 @@ struct zr__map {
 
 enum { ZR__META = 0, ZR__DATA = 1 };
 
-/* Lock order: rw, then live_lock, then map_lock, then the pool's locks (a gather holds rw
- * while its job runs).  Readers take no lock per record. */
+/* Lock order: rw, then sync_lock, then live_lock, then map_lock, then the
+ * pool's locks (a gather holds rw while its job runs).  Readers take no
+ * lock per record. */
 struct zr_store {
 	char *path;             /* folder, for messages */
 	int fd[2];              /* meta.zr, data.zr */
@@ -56,6 +58,7 @@ struct zr_store {
 	/* Gathers and other readers hold it shared (once per call);
 	 * delete and compact hold it exclusive. */
 	pthread_rwlock_t rw;
+	pthread_mutex_t sync_lock; /* one sync at a time; after rw */
 	/* live_lock guards live and live_known, and is held by a commit
 	 * while it publishes length, so the sum can be kept up to date by
 	 * commit, delete and compact after one scan (stats is otherwise a
@@ -134,22 +137,71 @@ static inline uint64_t zr__tail(const zr_store *s)
 	return atomic_load_explicit(&s->tail, memory_order_acquire);
 }
 
+/* Runs fn(arg), a read through mapping m of file (idx is the record, for
+ * the message).  With zr_sigbus_guard() on, a fault there fails with -EIO
+ * and a message naming the file instead of killing the process; off, this
+ * is one predictable branch and a direct call. */
+int zr__map_read_guarded(const zr_store *s, const struct zr__map *m,
+			 int file, uint64_t idx, int (*fn)(void *),
+			 void *arg);
+
+static inline int zr__map_read(const zr_store *s, const struct zr__map *m,
+			       int file, uint64_t idx, int (*fn)(void *),
+			       void *arg)
+{
+	if (zr__guard_enabled())
+		return zr__map_read_guarded(s, m, file, idx, fn, arg);
+	return fn(arg);
+}
+
+/* As zr__map_read, for a block of reads through meta and data (NULL if
+ * fn reads no record): one guard for the lot, so a fault anywhere fails
+ * the whole block with -EIO and a message naming the file and offset.
+ * fn must read through these mappings only (the ones current when the
+ * caller took its length and frontier cover everything it may read). */
+int zr__maps_read_guarded(const zr_store *s, const struct zr__map *meta,
+			  const struct zr__map *data, int (*fn)(void *),
+			  void *arg);
+
+static inline int zr__maps_read(const zr_store *s,
+				const struct zr__map *meta,
+				const struct zr__map *data,
+				int (*fn)(void *), void *arg)
+{
+	if (zr__guard_enabled())
+		return zr__maps_read_guarded(s, meta, data, fn, arg);
+	return fn(arg);
+}
+
+/* The current mapping of file. */
+static inline const struct zr__map *zr__map_of(const zr_store *s, int file)
+{
+	return atomic_load_explicit(&s->map[file], memory_order_acquire);
+}
+
 /* Reads and validates table entry idx against length len and frontier
- * tail (ZR_E_RANGE, ZR_E_CORRUPT). */
+ * tail (ZR_E_RANGE, ZR_E_CORRUPT), each read guarded on its own. */
 int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
 		zr_loc *out);
 /* Decodes the record at loc (validated) into dst (loc->logic_length
  * bytes); idx is for messages.  Ragged records are not parsed here. */
 int zr__record_decode(const zr_store *s, uint64_t idx, const zr_loc *loc,
 		      void *dst);
+/* The same through a given mapping, with no guard of their own: for the
+ * fn of a zr__maps_read, which pays one guard for many records. */
+int zr__loc_read(const zr_store *s, const struct zr__map *meta, uint64_t idx,
+		 uint64_t len, uint64_t tail, zr_loc *out);
+int zr__record_read(const zr_store *s, const struct zr__map *data,
+		    uint64_t idx, const zr_loc *loc, void *dst);
 /* Checks a ragged record's first head_len bytes (at least the whole prefix
  * or the whole record) against its total length. */
 int zr__ragged_head(const void *head, size_t head_len, uint64_t total,
 		    size_t itemsize, uint32_t *ndim, uint64_t *shape,
 		    size_t *payload_offset);
 
-/* Writes the 32-byte header for the current length/tail at offset 0. */
-int zr__header_write(zr_store *s);
+/* Writes length and tail into the header at offset 0 (the rest of the
+ * 32 bytes never changes after create). */
+int zr__header_write(zr_store *s, uint64_t length, uint64_t tail);
 /* Encodes the header of a store into b[0..32). */
 void zr__header_encode(uint8_t b[ZR__HEADER], uint64_t length, uint64_t tail,
 		       uint32_t schema_len, zr_codec codec);

@@ -26,6 +26,9 @@ struct gather {
 	uint8_t *dst;
 	const uint64_t *offsets; /* ragged boundaries, NULL for dense */
 	uint64_t len, tail;      /* the snapshot every lane validates with */
+	/* The mappings current at that snapshot, which cover it: every lane
+	 * reads through these, the ones its guard covers. */
+	const struct zr__map *meta, *data;
 };
 
 /* Adds which record to the message of a failed prefix check. */
@@ -67,7 +70,7 @@ static int gather_run(const struct gather *g, size_t b, size_t e,
 		uint8_t *dst = g->offsets ? g->dst + g->offsets[k]
 					  : g->dst + k * s->row_bytes;
 
-		err = zr__record_decode(s, g->idx[k], lk, dst);
+		err = zr__record_read(s, g->data, g->idx[k], lk, dst);
 		if (!err && g->offsets)
 			err = ragged_check(s, g->idx[k], dst, lk->logic_length);
 	}
@@ -78,29 +81,27 @@ static int gather_run(const struct gather *g, size_t b, size_t e,
  * copied. */
 static void prefetch_locs(const struct gather *g, size_t b, size_t e)
 {
-	const uint8_t *meta = atomic_load_explicit(&g->s->map[ZR__META],
-						   memory_order_acquire)->base;
+	const uint8_t *meta = g->meta->base;
 
 	for (size_t k = b; k < e && k < b + ZR__GATHER_RUN; k++)
 		if (g->idx[k] < g->len)
 			__builtin_prefetch(meta + zr__loc_pos(g->idx[k]));
 }
 
-static int gather_block(void *ctx, size_t b, size_t e, unsigned lane)
+/* Gathers records [b, e), reading the mappings without a guard. */
+static int gather_records(const struct gather *g, size_t b, size_t e)
 {
-	const struct gather *g = ctx;
 	zr_loc l[ZR__GATHER_RUN];
 	int err = 0;
 
-	(void)lane;
 	while (!err && b < e) {
 		size_t n = e - b < ZR__GATHER_RUN ? e - b : ZR__GATHER_RUN;
 		size_t ok = 0;
 
 		prefetch_locs(g, b + n, e);
 		while (!err && ok < n) {
-			err = zr__loc_get(g->s, g->idx[b + ok], g->len,
-					  g->tail, &l[ok]);
+			err = zr__loc_read(g->s, g->meta, g->idx[b + ok],
+					   g->len, g->tail, &l[ok]);
 			ok += !err;
 		}
 		/* Records before a bad entry still fail first, as they
@@ -115,6 +116,30 @@ static int gather_block(void *ctx, size_t b, size_t e, unsigned lane)
 	return err;
 }
 
+struct block {
+	const struct gather *g;
+	size_t b, e;
+};
+
+static int block_load(void *arg)
+{
+	const struct block *k = arg;
+
+	return gather_records(k->g, k->b, k->e);
+}
+
+/* A pool chunk.  With the guard on it arms once for the chunk rather
+ * than twice a record (the sigsetjmp would cost as much as copying a
+ * small record); a fault fails the chunk, so the gather. */
+static int gather_block(void *ctx, size_t b, size_t e, unsigned lane)
+{
+	const struct gather *g = ctx;
+	struct block k = { g, b, e };
+
+	(void)lane;
+	return zr__maps_read(g->s, g->meta, g->data, block_load, &k);
+}
+
 static int dense_bounds(const zr_store *s, size_t count, size_t cap)
 {
 	if (count > SIZE_MAX / s->row_bytes || count * s->row_bytes > cap)
@@ -124,18 +149,39 @@ static int dense_bounds(const zr_store *s, size_t count, size_t cap)
 	return 0;
 }
 
-static int ragged_bounds(const struct gather *g, size_t count,
-			 uint64_t *offsets, size_t cap)
+struct bounds {
+	const struct gather *g;
+	size_t count;
+	uint64_t *offsets;
+};
+
+static int bounds_load(void *arg)
 {
-	offsets[0] = 0;
-	for (size_t k = 0; k < count; k++) {
+	const struct bounds *a = arg;
+	const struct gather *g = a->g;
+
+	a->offsets[0] = 0;
+	for (size_t k = 0; k < a->count; k++) {
 		zr_loc l;
-		int err = zr__loc_get(g->s, g->idx[k], g->len, g->tail, &l);
+		int err = zr__loc_read(g->s, g->meta, g->idx[k], g->len,
+				       g->tail, &l);
 
 		if (err)
 			return err;
-		offsets[k + 1] = offsets[k] + l.logic_length;
+		a->offsets[k + 1] = a->offsets[k] + l.logic_length;
 	}
+	return 0;
+}
+
+/* The boundaries of a ragged gather: every entry read under one guard. */
+static int ragged_bounds(const struct gather *g, size_t count,
+			 uint64_t *offsets, size_t cap)
+{
+	struct bounds a = { g, count, offsets };
+	int err = zr__maps_read(g->s, g->meta, NULL, bounds_load, &a);
+
+	if (err)
+		return err;
 	if (offsets[count] > cap)
 		return zr__fail(-EINVAL, "%s: gather needs %" PRIu64 " bytes, "
 				"dst_cap is %zu", g->s->path, offsets[count],
@@ -173,12 +219,17 @@ int zr_store_gather(zr_store *s, const uint64_t *idx, size_t count,
 	pthread_rwlock_rdlock(&s->rw);
 	g.len = zr__length(s);
 	g.tail = zr__tail(s);
+	g.meta = zr__map_of(s, ZR__META);
+	g.data = zr__map_of(s, ZR__DATA);
 	if (s->schema.ragged) {
 		g.offsets = offsets;
 		err = ragged_bounds(&g, count, offsets, dst_cap);
 	} else {
 		err = dense_bounds(s, count, dst_cap);
 	}
+	/* Each lane arms its guard inside gather_block, below this frame:
+	 * a fault's jump lands there, and the rwlock is still released
+	 * here. */
 	if (!err)
 		err = zr__pool_run(gather_block, &g, count,
 				   grain(s, g.offsets ? offsets[count]
@@ -188,29 +239,72 @@ int zr_store_gather(zr_store *s, const uint64_t *idx, size_t count,
 	return err;
 }
 
+struct sizes {
+	const struct gather *g;
+	size_t count;
+	uint64_t sum;
+};
+
+static int sizes_load(void *arg)
+{
+	struct sizes *a = arg;
+	const struct gather *g = a->g;
+
+	for (size_t k = 0; k < a->count; k++) {
+		zr_loc l;
+		int err = zr__loc_read(g->s, g->meta, g->idx[k], g->len,
+				       g->tail, &l);
+
+		if (err)
+			return err;
+		a->sum += l.logic_length;
+	}
+	return 0;
+}
+
 int zr_store_gather_size(zr_store *s, const uint64_t *idx, size_t count,
 			 uint64_t *out)
 {
-	uint64_t len, tail, sum = 0;
-	int err = 0;
+	struct gather g = { .s = s, .idx = idx };
+	struct sizes a = { &g, count, 0 };
+	int err;
 
 	zr__clear();
 	if (count && !idx)
 		return zr__fail(-EINVAL, "%s: gather_size: NULL idx",
 				s->path);
 	pthread_rwlock_rdlock(&s->rw);
-	len = zr__length(s);
-	tail = zr__tail(s);
-	for (size_t k = 0; !err && k < count; k++) {
-		zr_loc l;
-
-		err = zr__loc_get(s, idx[k], len, tail, &l);
-		sum += err ? 0 : l.logic_length;
-	}
+	g.len = zr__length(s);
+	g.tail = zr__tail(s);
+	g.meta = zr__map_of(s, ZR__META);
+	/* One guard for the call: the rwlock is taken and released out
+	 * here, so a fault's jump never leaves it held. */
+	err = zr__maps_read(s, g.meta, NULL, sizes_load, &a);
 	pthread_rwlock_unlock(&s->rw);
 	if (!err)
-		*out = sum;
+		*out = a.sum;
 	return err;
+}
+
+struct head_read {
+	const zr_store *s;
+	const zr_loc *l;
+	const uint8_t *src;
+	uint8_t *head;
+	size_t want;
+	const char *what;
+};
+
+static int head_load(void *arg)
+{
+	const struct head_read *r = arg;
+
+	if (r->s->codec == ZR_CODEC_RAW) {
+		memcpy(r->head, r->src, r->want);
+		return 0;
+	}
+	return zr__decode_head(r->s->ddict, r->src, r->l->phys_length,
+			       r->head, r->want, r->what);
 }
 
 static int read_head(zr_store *s, uint64_t idx, uint32_t *ndim,
@@ -218,24 +312,21 @@ static int read_head(zr_store *s, uint64_t idx, uint32_t *ndim,
 {
 	const struct zr__map *m;
 	uint8_t head[ZR__RAGGED_HEAD_MAX];
-	size_t want;
 	zr_loc l;
 	char what[64];
+	struct head_read r = { .s = s, .l = &l, .head = head, .what = what };
 	int err = zr__loc_get(s, idx, zr__length(s), zr__tail(s), &l);
 
 	if (err)
 		return err;
 	m = atomic_load_explicit(&s->map[ZR__DATA], memory_order_acquire);
-	want = l.logic_length < sizeof(head) ? l.logic_length : sizeof(head);
+	r.src = m->base + l.offset;
+	r.want = l.logic_length < sizeof(head) ? l.logic_length : sizeof(head);
 	snprintf(what, sizeof(what), "data.zr record %" PRIu64, idx);
-	if (s->codec == ZR_CODEC_RAW)
-		memcpy(head, m->base + l.offset, want);
-	else
-		err = zr__decode_head(s->ddict, m->base + l.offset,
-				      l.phys_length, head, want, what);
+	err = zr__map_read(s, m, ZR__DATA, idx, head_load, &r);
 	if (err)
 		return err;
-	if (zr__ragged_head(head, want, l.logic_length,
+	if (zr__ragged_head(head, r.want, l.logic_length,
 			    s->schema.dtype.itemsize, ndim, shape, NULL))
 		return record_corrupt(s, idx);
 	return 0;

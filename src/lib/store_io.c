@@ -145,24 +145,79 @@ static int loc_check(const zr_store *s, uint64_t idx, uint64_t tail,
 			l->offset, l->phys_length, l->logic_length, tail, why);
 }
 
-int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
-		zr_loc *out)
+/* A record index that names no record: the fault of a block of them. */
+#define NO_RECORD UINT64_MAX
+
+/* The error of a fault at offset off of the mapping of file. */
+static int map_fault(const zr_store *s, int file, uint64_t idx, size_t off)
 {
-	const struct zr__map *m;
-	const uint8_t *b;
+	const char *name = file == ZR__META ? "meta.zr" : "data.zr";
+	char rec[48] = "";
+	ZSTD_DCtx *d;
+
+	/* The jump may have left a frame half decoded (and a dictionary
+	 * referenced) in the thread's shared context. */
+	if (file == ZR__DATA && s->codec != ZR_CODEC_RAW &&
+	    (d = zr__dctx()))
+		ZSTD_DCtx_reset(d, ZSTD_reset_session_and_parameters);
+	/* A block's fault in the table still tells whose entry it was. */
+	if (idx == NO_RECORD && file == ZR__META && off >= ZR__PAGE)
+		idx = (off - ZR__PAGE) / ZR__LOC;
+	if (idx != NO_RECORD)
+		snprintf(rec, sizeof(rec), " record %" PRIu64 ":", idx);
+	return zr__fail(-EIO, "%s/%s:%s I/O error reading the mapped file at "
+			"offset %zu (SIGBUS: unreadable page, or the file "
+			"was truncated)", s->path, name, rec, off);
+}
+
+int zr__map_read_guarded(const zr_store *s, const struct zr__map *m,
+			 int file, uint64_t idx, int (*fn)(void *), void *arg)
+{
+	struct zr__guard_span span = { m->base, m->len };
+	struct zr__guard_fault at;
+	int err = zr__guard_run(&span, 1, fn, arg, &at);
+
+	if (err != ZR__GUARD_FAULT)
+		return err;
+	return map_fault(s, file, idx, at.off);
+}
+
+int zr__maps_read_guarded(const zr_store *s, const struct zr__map *meta,
+			  const struct zr__map *data, int (*fn)(void *),
+			  void *arg)
+{
+	/* Indexed by file; no data span when fn reads no record. */
+	struct zr__guard_span spans[2] = {
+		[ZR__META] = { meta->base, meta->len },
+		[ZR__DATA] = { data ? data->base : NULL, data ? data->len : 0 },
+	};
+	struct zr__guard_fault at;
+	int err = zr__guard_run(spans, data ? 2 : 1, fn, arg, &at);
+
+	if (err != ZR__GUARD_FAULT)
+		return err;
+	return map_fault(s, (int)at.span, NO_RECORD, at.off);
+}
+
+/* One load per field (the byte-wise zr__get64 is not merged by the
+ * compiler, and this runs once per gathered record). */
+static inline void loc_fields(const uint8_t *b, zr_loc *l)
+{
+	memcpy(&l->offset, b, 8);
+	memcpy(&l->phys_length, b + 8, 4);
+	memcpy(&l->logic_length, b + 12, 4);
+}
+
+int zr__loc_read(const zr_store *s, const struct zr__map *meta, uint64_t idx,
+		 uint64_t len, uint64_t tail, zr_loc *out)
+{
 	zr_loc l;
 
 	if (idx >= len)
 		return zr__fail(ZR_E_RANGE, "%s: index %" PRIu64
 				" out of range (length %" PRIu64 ")", s->path,
 				idx, len);
-	m = atomic_load_explicit(&s->map[ZR__META], memory_order_acquire);
-	b = m->base + zr__loc_pos(idx);
-	/* One load per field (the byte-wise zr__get64 is not merged by the
-	 * compiler, and this runs once per gathered record). */
-	memcpy(&l.offset, b, 8);
-	memcpy(&l.phys_length, b + 8, 4);
-	memcpy(&l.logic_length, b + 12, 4);
+	loc_fields(meta->base + zr__loc_pos(idx), &l);
 	l.offset = le64toh(l.offset);
 	l.phys_length = le32toh(l.phys_length);
 	l.logic_length = le32toh(l.logic_length);
@@ -170,6 +225,31 @@ int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
 		return ZR_E_CORRUPT;
 	*out = l;
 	return 0;
+}
+
+struct loc_args {
+	const zr_store *s;
+	const struct zr__map *meta;
+	uint64_t idx, len, tail;
+	zr_loc *out;
+};
+
+static int loc_load(void *arg)
+{
+	const struct loc_args *a = arg;
+
+	return zr__loc_read(a->s, a->meta, a->idx, a->len, a->tail, a->out);
+}
+
+int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
+		zr_loc *out)
+{
+	const struct zr__map *m = zr__map_of(s, ZR__META);
+	struct loc_args a = { s, m, idx, len, tail, out };
+
+	if (!zr__guard_enabled())
+		return zr__loc_read(s, m, idx, len, tail, out);
+	return zr__map_read_guarded(s, m, ZR__META, idx, loc_load, &a);
 }
 
 /* Raw records at least this large are read with pread rather than copied
@@ -180,23 +260,47 @@ int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
  * cost more than the copy. */
 #define ZR__PREAD_MIN (64u << 10)
 
+int zr__record_read(const zr_store *s, const struct zr__map *data,
+		    uint64_t idx, const zr_loc *loc, void *dst)
+{
+	const uint8_t *src = data->base + loc->offset;
+
+	if (s->codec != ZR_CODEC_RAW)
+		return zr__decode(s->ddict, src, loc->phys_length, dst,
+				  loc->logic_length, s->path, idx);
+	if (loc->logic_length >= ZR__PREAD_MIN)
+		return zr__pread_all(s->fd[ZR__DATA], dst, loc->logic_length,
+				     loc->offset, s->path, "data.zr");
+	memcpy(dst, src, loc->logic_length);
+	return 0;
+}
+
+struct rec_args {
+	const zr_store *s;
+	const struct zr__map *data;
+	uint64_t idx;
+	const zr_loc *loc;
+	void *dst;
+};
+
+static int rec_load(void *arg)
+{
+	const struct rec_args *a = arg;
+
+	return zr__record_read(a->s, a->data, a->idx, a->loc, a->dst);
+}
+
 int zr__record_decode(const zr_store *s, uint64_t idx, const zr_loc *loc,
 		      void *dst)
 {
-	const struct zr__map *m;
-	const uint8_t *src;
+	const struct zr__map *m = zr__map_of(s, ZR__DATA);
+	struct rec_args a = { s, m, idx, loc, dst };
 
-	if (s->codec == ZR_CODEC_RAW && loc->logic_length >= ZR__PREAD_MIN)
-		return zr__pread_all(s->fd[ZR__DATA], dst, loc->logic_length,
-				     loc->offset, s->path, "data.zr");
-	m = atomic_load_explicit(&s->map[ZR__DATA], memory_order_acquire);
-	src = m->base + loc->offset;
-	if (s->codec == ZR_CODEC_RAW) {
-		memcpy(dst, src, loc->logic_length);
-		return 0;
-	}
-	return zr__decode(s->ddict, src, loc->phys_length, dst,
-			  loc->logic_length, s->path, idx);
+	/* A pread faults into an error of its own: no guard needed. */
+	if (!zr__guard_enabled() ||
+	    (s->codec == ZR_CODEC_RAW && loc->logic_length >= ZR__PREAD_MIN))
+		return zr__record_read(s, m, idx, loc, dst);
+	return zr__map_read_guarded(s, m, ZR__DATA, idx, rec_load, &a);
 }
 
 int zr__ragged_head(const void *head, size_t head_len, uint64_t total,
@@ -273,13 +377,13 @@ void zr__header_encode(uint8_t b[ZR__HEADER], uint64_t length, uint64_t tail,
 	b[31] = (uint8_t)codec;
 }
 
-int zr__header_write(zr_store *s)
+int zr__header_write(zr_store *s, uint64_t length, uint64_t tail)
 {
 	uint8_t b[16];
 
 	/* Only length and tail change after create. */
-	zr__put64(b, zr__length(s));
-	zr__put64(b + 8, zr__tail(s));
+	zr__put64(b, length);
+	zr__put64(b + 8, tail);
 	return zr__pwrite_all(s->fd[ZR__META], b, 16, 0, s->path, "meta.zr");
 }
 

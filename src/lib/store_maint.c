@@ -105,13 +105,32 @@ static int flush_data(zr_store *s)
 	return 0;
 }
 
-/* What sync does: data first, then the header that points into it. */
+/* The record table: written with pwrite, it must be on disk before the
+ * header that covers it. */
+static int flush_table(zr_store *s)
+{
+	if (fdatasync(s->fd[ZR__META]))
+		return zr__fail(-errno, "%s/meta.zr: fdatasync: %s", s->path,
+				strerror(errno));
+	return 0;
+}
+
+/* What sync does: everything the header will point at first (payloads,
+ * then table entries), then the header, then the header itself.  The
+ * header carries a snapshot taken before the flushes, so a commit that
+ * lands meanwhile is covered by neither the header nor its promise.
+ * Length before tail: commit publishes tail first, so the snapshot's tail
+ * covers the snapshot's records.  Takes no lock (delete calls it under
+ * the exclusive one). */
 static int sync_files(zr_store *s)
 {
+	uint64_t len = zr__length(s), tail = zr__tail(s);
 	int err = flush_data(s);
 
 	if (!err)
-		err = zr__header_write(s);
+		err = flush_table(s);
+	if (!err)
+		err = zr__header_write(s, len, tail);
 	if (!err && fsync(s->fd[ZR__META]))
 		err = zr__fail(-errno, "%s/meta.zr: fsync: %s", s->path,
 			       strerror(errno));
@@ -269,7 +288,7 @@ static int move_down(zr_store *s, uint8_t *bounce, const struct placed *p,
 
 static int finish_compact(zr_store *s, uint64_t front, uint64_t len)
 {
-	int err;
+	int err = 0;
 
 	/* Packed densely: the live records are exactly [0, front). */
 	pthread_mutex_lock(&s->live_lock);
@@ -277,19 +296,15 @@ static int finish_compact(zr_store *s, uint64_t front, uint64_t len)
 	s->live_known = 1;
 	pthread_mutex_unlock(&s->live_lock);
 	atomic_store_explicit(&s->tail, front, memory_order_release);
-	err = flush_data(s);
-	if (!err)
-		err = zr__header_write(s);
-	if (!err && ftruncate(s->fd[ZR__DATA], (off_t)front))
+	/* Shrink first, then the one sync path (fdatasync also makes a size
+	 * change durable), so the header is written last here too. */
+	if (ftruncate(s->fd[ZR__DATA], (off_t)front))
 		err = zr__fail(-errno, "%s/data.zr: truncate: %s", s->path,
 			       strerror(errno));
 	if (!err && ftruncate(s->fd[ZR__META], (off_t)zr__loc_pos(len)))
 		err = zr__fail(-errno, "%s/meta.zr: truncate: %s", s->path,
 			       strerror(errno));
-	if (!err && (fsync(s->fd[ZR__DATA]) || fsync(s->fd[ZR__META])))
-		err = zr__fail(-errno, "%s: fsync: %s", s->path,
-			       strerror(errno));
-	return err;
+	return err ? err : sync_files(s);
 }
 
 static int compact_locked(zr_store *s, zr_progress_fn progress, void *ctx)
@@ -377,13 +392,25 @@ int zr_store_stats(zr_store *s, zr_stats *out)
 	return 0;
 }
 
+/* Shared: delete and compact must not rewrite the table under a sync,
+ * but gathers and an append session run on (a commit meanwhile is left
+ * for the next sync).  sync_lock keeps two syncs from writing their
+ * headers out of order, which could leave the older one on disk after
+ * the newer call returned. */
 int zr_store_sync(zr_store *s)
 {
 	int err;
 
 	zr__clear();
 	err = zr__writable(s, "sync");
-	return err ? err : sync_files(s);
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&s->rw);
+	pthread_mutex_lock(&s->sync_lock);
+	err = sync_files(s);
+	pthread_mutex_unlock(&s->sync_lock);
+	pthread_rwlock_unlock(&s->rw);
+	return err;
 }
 
 struct verify {
@@ -396,6 +423,32 @@ struct verify {
 	} *lanes;
 };
 
+struct frame_read {
+	const zr_store *s;
+	const uint8_t *src;
+	const zr_loc *l;
+	uint64_t idx;
+};
+
+static int frame_load(void *arg)
+{
+	const struct frame_read *r = arg;
+
+	return zr__frame_check(r->src, r->l->phys_length,
+			       r->l->logic_length, r->s->path, r->idx);
+}
+
+/* The frame header names its content size: checked before a decode that
+ * could be bounded only by logic_length. */
+static int frame_check(zr_store *s, uint64_t i, const zr_loc *l)
+{
+	const struct zr__map *m = atomic_load_explicit(&s->map[ZR__DATA],
+						       memory_order_acquire);
+	struct frame_read r = { s, m->base + l->offset, l, i };
+
+	return zr__map_read(s, m, ZR__DATA, i, frame_load, &r);
+}
+
 static int verify_one(struct verify *v, uint64_t i, unsigned lane)
 {
 	zr_store *s = v->s;
@@ -406,11 +459,7 @@ static int verify_one(struct verify *v, uint64_t i, unsigned lane)
 	if (err)
 		return err;
 	if (s->codec != ZR_CODEC_RAW) {
-		const struct zr__map *m = atomic_load_explicit(
-			&s->map[ZR__DATA], memory_order_acquire);
-
-		err = zr__frame_check(m->base + l.offset, l.phys_length,
-				      l.logic_length, s->path, i);
+		err = frame_check(s, i, &l);
 		if (err)
 			return err;
 	}
