@@ -13,7 +13,6 @@
 #define CENTRAL_LEN 46
 #define END_LEN 22
 #define ZIP_MAX 0xffffffffu   /* without zip64, every field is 32-bit */
-#define MEMBERS_MAX 0xffffu
 #define NAME_MAX_LEN 0xffffu
 #define ZIP_VERSION 20        /* 2.0: what readers expect for "stored" */
 #define DOS_DATE 0x0021       /* 1980-01-01 */
@@ -39,7 +38,7 @@ static int walk(const zr_npz_member *m, size_t n, uint64_t *cd_off,
 	uint64_t at = 0, cd = 0;
 	size_t i, len;
 
-	if (n > MEMBERS_MAX)
+	if (n > ZR_NPZ_MEMBERS_MAX)
 		return ZR_E_TOOBIG;
 	for (i = 0; i < n; i++) {
 		if (!m[i].name)

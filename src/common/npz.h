@@ -15,6 +15,9 @@
 
 #include "zrecord.h"
 
+/* The most members an archive holds (ZIP without zip64). */
+#define ZR_NPZ_MEMBERS_MAX 0xffffu
+
 typedef struct zr_npz_member {
 	const char *name;   /* member name inside the zip, e.g. "arr_0.npy" */
 	uint64_t size;      /* bytes of the member (its whole .npy)        */

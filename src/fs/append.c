@@ -14,6 +14,7 @@
 
 #include "files.h"
 #include "npystream.h"
+#include "stlock.h"
 
 static void log_failure(struct zr__fh *fh, const char *what, int err)
 {
@@ -26,15 +27,21 @@ static void log_failure(struct zr__fh *fh, const char *what, int err)
 		     zr_errname(err));
 }
 
-/* Caller holds fh->mu. */
-static int begin(struct zr__fh *fh)
+/* Caller holds fh->mu.  The library's session start would wait for a
+ * delete or compact: an open parks instead (may_park), a write waits. */
+static int begin(struct zr__fh *fh, int may_park)
 {
 	struct zr__fstore *st = fh->node->st;
-	int err;
+	int err = 0;
 
-	pthread_rwlock_rdlock(&st->rw);
+	if (may_park)
+		err = zr__st_rdlock(st);
+	else
+		zr__st_rdlock_wait(st);
+	if (err)
+		return err;
 	err = zr_npystream_new(st->zs, &fh->ns);
-	pthread_rwlock_unlock(&st->rw);
+	zr__st_unlock(st);
 	if (err)
 		zr__elog_add(&st->log, st->path, "append: cannot start a "
 			     "session: %s", zr_strerror(err));
@@ -45,7 +52,7 @@ int zr__append_open(struct zr__fs *fs, struct zr__fh *fh, int flags)
 {
 	(void)fs;
 	fh->append_mode = !!(flags & O_APPEND);
-	return begin(fh);
+	return begin(fh, 1);
 }
 
 int zr__append_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
@@ -67,11 +74,10 @@ int zr__append_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
 			     (intmax_t)off, fh->pos);
 		goto out;
 	}
-	if (!fh->ns && (err = begin(fh)))
+	if (!fh->ns && (err = begin(fh, 0)))
 		goto out;
-	pthread_rwlock_rdlock(&st->rw);
+	/* An open session keeps deletes and compacts out (EBUSY). */
 	err = zr_npystream_feed(fh->ns, buf, size);
-	pthread_rwlock_unlock(&st->rw);
 	if (err) {
 		log_failure(fh, "write", err);
 		fh->err = err;
@@ -86,12 +92,8 @@ out:
 /* Caller holds fh->mu. */
 static int finish(struct zr__fh *fh)
 {
-	struct zr__fstore *st = fh->node->st;
-	int err;
+	int err = zr_npystream_finish(fh->ns, NULL);
 
-	pthread_rwlock_rdlock(&st->rw);
-	err = zr_npystream_finish(fh->ns, NULL);
-	pthread_rwlock_unlock(&st->rw);
 	if (err) {
 		log_failure(fh, "close", err);
 		fh->err = err;

@@ -1,8 +1,10 @@
 /*
  * attr.c - getattr for every node kind: modes, exact sizes and cache
- * timeouts.  Record files keep long timeouts (invalidated explicitly when
- * records move); batch, text and control files have attribute timeout 0
- * because their contents follow the store.
+ * timeouts.  Record and batch nodes keep the size they were looked up
+ * with (see Contents in fs.h), so their attributes never expire; a batch
+ * name's entry does at once (its content follows the store), a record
+ * name's is invalidated by the delete that changes it.  Text and control
+ * files have attribute timeout 0.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,25 +16,15 @@
 static int file_size(struct zr__fs *fs, const struct zr__node *n,
 		     uint64_t *size)
 {
-	struct zr__plan p;
 	char *text;
 	size_t len;
 	int err;
 
 	switch (n->kind) {
 	case ZR__K_RECORD:
-		pthread_rwlock_rdlock(&n->st->rw);
-		err = zr__rec_size(n->st, n->idx, size);
-		pthread_rwlock_unlock(&n->st->rw);
-		return err;
 	case ZR__K_BATCH:
-		zr__batch_lock(n);
-		err = zr__plan_make(fs, n, &p);
-		zr__batch_unlock(n);
-		if (!err)
-			*size = p.total;
-		zr__plan_free(&p);
-		return err;
+		*size = n->size;
+		return 0;
 	case ZR__K_STATS:
 	case ZR__K_SCHEMA:
 	case ZR__K_ERRORS:
@@ -65,11 +57,20 @@ static mode_t mode_of(enum zr__kind kind)
 	}
 }
 
-int zr__attr(struct zr__fs *fs, const struct zr__node *n, struct stat *st,
-	     double *attr_ttl, double *entry_ttl)
+int zr__attr(struct zr__fs *fs, const struct zr__node *n,
+	     const struct zr__fh *fh, struct stat *st, double *attr_ttl,
+	     double *entry_ttl)
 {
 	uint64_t size = 0;
-	int err = file_size(fs, n, &size);
+	int err = 0;
+
+	/* An open file is what its handle serves. */
+	if (fh && (n->kind == ZR__K_STATS || n->kind == ZR__K_SCHEMA ||
+		   n->kind == ZR__K_ERRORS || n->kind == ZR__K_RECORD ||
+		   n->kind == ZR__K_BATCH))
+		size = fh->len;
+	else
+		err = file_size(fs, n, &size);
 
 	if (err)
 		return err;
@@ -90,6 +91,10 @@ int zr__attr(struct zr__fs *fs, const struct zr__node *n, struct stat *st,
 		/* a dataset's @batch comes and goes with equal lengths */
 		if (n->ds && n->depth == 0)
 			*entry_ttl = 0;
+		break;
+	case ZR__K_BATCH:
+		/* the node's bytes never change, the name's do */
+		*entry_ttl = 0;
 		break;
 	case ZR__K_DIR:
 	case ZR__K_STORE:

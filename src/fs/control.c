@@ -11,6 +11,8 @@
 
 #include "files.h"
 #include "ns.h"
+#include "ops.h"
+#include "stlock.h"
 
 #define DELETE_INPUT_MAX (256u << 20)
 
@@ -20,9 +22,12 @@ static int stats_json(struct zr__fstore *st, char **out, size_t *len)
 	zr_stats s;
 	int err, n;
 
-	pthread_rwlock_rdlock(&st->rw);
+	/* The library's stats would wait for a compact: park instead. */
+	err = zr__st_rdlock(st);
+	if (err)
+		return err;
 	err = zr_store_stats(st->zs, &s);
-	pthread_rwlock_unlock(&st->rw);
+	zr__st_unlock(st);
 	if (!err)
 		err = zr_schema_json(zr_store_schema(st->zs), schema,
 				     sizeof(schema));
@@ -77,30 +82,17 @@ int zr__text_make(struct zr__fs *fs, const struct zr__node *n, char **out,
 	}
 }
 
-static int compact(struct zr__fstore *st)
-{
-	unsigned opens;
-	int err;
-
-	pthread_rwlock_wrlock(&st->rw);
-	pthread_mutex_lock(&st->mu);
-	opens = st->opens;
-	pthread_mutex_unlock(&st->mu);
-	err = opens ? -EBUSY : zr_store_compact(st->zs, NULL, NULL);
-	pthread_rwlock_unlock(&st->rw);
-	if (opens)
-		zr__elog_add(&st->log, st->path, "compact: refused, %u record "
-			     "or batch files open", opens);
-	return err;
-}
-
-static int sync_store(struct zr__fstore *st)
+/* Open files keep their bytes (see Contents in fs.h), so compact need not
+ * wait for them; it moves every record, so every record node is stale. */
+static int compact(struct zr__fs *fs, struct zr__fstore *st)
 {
 	int err;
 
-	pthread_rwlock_wrlock(&st->rw);
-	err = zr_store_sync(st->zs);
-	pthread_rwlock_unlock(&st->rw);
+	zr__st_wrlock(st);
+	err = zr_store_compact(st->zs, NULL, NULL);
+	st->gen++;
+	zr__st_wrunlock(st);
+	zr__ops_replay(fs, st);
 	return err;
 }
 
@@ -113,10 +105,11 @@ int zr__control_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
 	(void)fs;
 	switch (fh->node->kind) {
 	case ZR__K_SYNC:
-		err = sync_store(st);
+		/* the library orders it against appends, deletes, compacts */
+		err = zr_store_sync(st->zs);
 		break;
 	case ZR__K_COMPACT:
-		err = compact(st);
+		err = compact(fs, st);
 		break;
 	case ZR__K_DELETE:
 		pthread_mutex_lock(&fh->mu);
@@ -142,7 +135,7 @@ int zr__control_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
 	default:
 		return -EBADF;
 	}
-	if (err && err != -EBUSY)
+	if (err)
 		zr__elog_add(&st->log, st->path, "%s: %s", fh->node->name,
 			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 	return err;
@@ -240,8 +233,10 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Drops the kernel's cache of every record file whose contents changed:
- * the holes (now holding a moved record) and everything past the end. */
+/* Makes the kernel look up again every record name it may know whose
+ * bytes changed: the holes (now holding a moved record; del sorted) and
+ * everything past the end.  Their old inodes keep the old bytes for open
+ * files. */
 static void invalidate(struct zr__fs *fs, struct zr__fstore *st,
 		       uint64_t *del, size_t ndel, uint64_t length)
 {
@@ -251,23 +246,17 @@ static void invalidate(struct zr__fs *fs, struct zr__fstore *st,
 
 	if (zr__ns_records(fs, st, &known, &nknown))
 		return;
-	qsort(del, ndel, sizeof(*del), cmp_u64);
 	for (size_t i = 0; i < nknown; i++) {
 		uint64_t idx = known[i];
-		fuse_ino_t ino = ZR__REC_BIT |
-				 (uint64_t)st->id << ZR__REC_IDX_BITS | idx;
+		int n;
 
-		if (idx >= length) {
-			int n = snprintf(name, sizeof(name), "%llu.npy",
-					 (unsigned long long)idx);
-
-			fuse_lowlevel_notify_inval_entry(fs->se,
-							 st->records_ino,
-							 name, (size_t)n);
-		} else if (!bsearch(&idx, del, ndel, sizeof(*del), cmp_u64)) {
+		if (idx < length && !bsearch(&idx, del, ndel, sizeof(*del),
+					     cmp_u64))
 			continue;
-		}
-		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+		n = snprintf(name, sizeof(name), "%llu.npy",
+			     (unsigned long long)idx);
+		fuse_lowlevel_notify_inval_entry(fs->se, st->records_ino, name,
+						 (size_t)n);
 	}
 	free(known);
 }
@@ -285,13 +274,16 @@ static int apply_delete(struct zr__fs *fs, struct zr__fstore *st,
 		err = text_indices(buf, len, &idx, &n);
 	if (err)
 		return err;
-	pthread_rwlock_wrlock(&st->rw);
+	qsort(idx, n, sizeof(*idx), cmp_u64);
+	zr__st_wrlock(st);
 	err = n ? zr_store_delete(st->zs, idx, n) : 0;
-	if (!err && n)
-		st->gen++;
 	length = zr_store_length(st->zs);
-	pthread_rwlock_unlock(&st->rw);
-	if (!err && n)
+	/* even a failed delete may have moved some records */
+	if (n)
+		zr__dlog_add(&st->dlog, ++st->gen, idx, n, length);
+	zr__st_wrunlock(st);
+	zr__ops_replay(fs, st);
+	if (n)
 		invalidate(fs, st, idx, n, length);
 	free(idx);
 	return err;

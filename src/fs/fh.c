@@ -1,7 +1,6 @@
 /*
- * fh.c - open-file handles: allocation (and the list shutdown frees), the
- * per-store open counts that make compact refuse while record or batch
- * files are open, the cache of large batch buffers, and replying to reads
+ * fh.c - open-file handles: allocation, reference counts (and the list
+ * shutdown frees), the cache of large batch buffers, and replying to reads
  * straight from a handle's buffer.
  */
 #include <errno.h>
@@ -10,6 +9,7 @@
 
 #include "files.h"
 #include "npystream.h"
+#include "ns.h"
 
 /* Released batch buffers kept for the next open: a fresh 37 MiB buffer
  * costs more in page faults than gathering into it does. */
@@ -84,7 +84,8 @@ struct zr__fh *zr__fh_new(struct zr__fs *fs, struct zr__node *n)
 	if (!fh)
 		return NULL;
 	fh->node = n;
-	pthread_rwlock_init(&fh->life, NULL);
+	zr__ns_hold(fs, n);
+	atomic_init(&fh->refs, 1);
 	pthread_mutex_init(&fh->mu, NULL);
 	pthread_mutex_lock(&fs->fh_mu);
 	fh->next = fs->fhs;
@@ -95,10 +96,8 @@ struct zr__fh *zr__fh_new(struct zr__fs *fs, struct zr__node *n)
 	return fh;
 }
 
-void zr__fh_free(struct zr__fs *fs, struct zr__fh *fh)
+static void fh_free(struct zr__fs *fs, struct zr__fh *fh)
 {
-	if (!fh)
-		return;
 	pthread_mutex_lock(&fs->fh_mu);
 	if (fh->prev)
 		fh->prev->next = fh->next;
@@ -107,53 +106,42 @@ void zr__fh_free(struct zr__fs *fs, struct zr__fh *fh)
 	if (fh->next)
 		fh->next->prev = fh->prev;
 	pthread_mutex_unlock(&fs->fh_mu);
-	pthread_rwlock_wrlock(&fh->life);
-	pthread_rwlock_unlock(&fh->life);
-	for (size_t i = 0; i < fh->npinned; i++) {
-		struct zr__fstore *st = fh->pinned[i];
-
-		pthread_mutex_lock(&st->mu);
-		st->opens--;
-		pthread_mutex_unlock(&st->mu);
-	}
-	free(fh->pinned);
 	if (fh->cached)
 		zr__buf_put(fh->buf, fh->cap);
 	else
 		free(fh->buf);
 	pthread_mutex_destroy(&fh->mu);
-	pthread_rwlock_destroy(&fh->life);
 	zr_npystream_free(fh->ns); /* an unfinished session is aborted */
+	zr__ns_forget(fs, fh->node->ino, 1);
 	free(fh);
 }
 
+struct zr__fh *zr__fh_get(struct zr__fh *fh)
+{
+	atomic_fetch_add_explicit(&fh->refs, 1, memory_order_relaxed);
+	return fh;
+}
+
+void zr__fh_put(struct zr__fs *fs, struct zr__fh *fh)
+{
+	/* acq_rel: the freeing thread sees every other holder's writes */
+	if (fh && atomic_fetch_sub_explicit(&fh->refs, 1,
+					    memory_order_acq_rel) == 1)
+		fh_free(fs, fh);
+}
+
+/* Only after the session loop has ended: no request holds a reference. */
 void zr__fh_free_all(struct zr__fs *fs)
 {
 	while (fs->fhs)
-		zr__fh_free(fs, fs->fhs);
-}
-
-int zr__fh_pin(struct zr__fh *fh, struct zr__fstore *const *st, size_t n)
-{
-	fh->pinned = malloc(n * sizeof(*fh->pinned));
-	if (!fh->pinned)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		pthread_mutex_lock(&st[i]->mu);
-		st[i]->opens++;
-		pthread_mutex_unlock(&st[i]->mu);
-		fh->pinned[fh->npinned++] = st[i];
-	}
-	return 0;
+		fh_free(fs, fs->fhs);
 }
 
 void zr__fh_reply(fuse_req_t req, struct zr__fh *fh, size_t size, off_t off)
 {
-	pthread_rwlock_rdlock(&fh->life);
 	if (off < 0 || (uint64_t)off >= fh->len)
 		size = 0;
 	else if (size > fh->len - (size_t)off)
 		size = fh->len - (size_t)off;
 	fuse_reply_buf(req, size ? fh->buf + off : NULL, size);
-	pthread_rwlock_unlock(&fh->life);
 }

@@ -12,29 +12,33 @@
 /* Attribute and entry timeouts, in seconds. */
 #define ZR__TTL_LONG 86400.0
 
+/* A new handle holds the kernel's reference; every request that uses a
+ * handle takes one more (zr__fh_get) and drops it when done, after its
+ * reply.  The last zr__fh_put frees. */
 struct zr__fh *zr__fh_new(struct zr__fs *fs, struct zr__node *n);
-void zr__fh_free(struct zr__fs *fs, struct zr__fh *fh);
+struct zr__fh *zr__fh_get(struct zr__fh *fh);
+void zr__fh_put(struct zr__fs *fs, struct zr__fh *fh);
 /* At shutdown: frees the handles the kernel never released. */
 void zr__fh_free_all(struct zr__fs *fs);
 /* Large buffers, reused across opens (fh->cached marks a buffer from
  * here, returned at zr__fh_free). */
 void *zr__buf_get(size_t size, size_t *cap);
 void zr__buf_put(void *buf, size_t cap);
-/* Counts the file as open in each store (compact refuses meanwhile). */
-int zr__fh_pin(struct zr__fh *fh, struct zr__fstore *const *st, size_t n);
-/* Replies to a read of size bytes at off from fh->buf. */
+/* Replies to a read of size bytes at off from fh->buf (the caller holds
+ * a reference). */
 void zr__fh_reply(fuse_req_t req, struct zr__fh *fh, size_t size, off_t off);
 
-/* getattr: fills st (mode, size, ...) and the timeouts of node n. */
-int zr__attr(struct zr__fs *fs, const struct zr__node *n, struct stat *st,
-	     double *attr_ttl, double *entry_ttl);
+/* getattr: fills st (mode, size, ...) and the timeouts of node n, or of
+ * open handle fh of it (NULL: by name). */
+int zr__attr(struct zr__fs *fs, const struct zr__node *n,
+	     const struct zr__fh *fh, struct stat *st, double *attr_ttl,
+	     double *entry_ttl);
 
-/* Record files (records/I.npy): filled lazily, refilled after a delete. */
-int zr__record_open(struct zr__fs *fs, struct zr__fh *fh);
-void zr__record_read(fuse_req_t req, struct zr__fh *fh, size_t size,
-		     off_t off);
+/* Record files (records/I.npy): the record's bytes at open.  -ESTALE
+ * when the node's content is gone (the kernel looks the name up again). */
+int zr__record_open(struct zr__fh *fh);
 
-/* Batch files: gathered once at open. */
+/* Batch files: gathered once at open (-ESTALE as for records). */
 int zr__batch_open(struct zr__fs *fs, struct zr__fh *fh);
 
 /* stats, schema, errors: the text is made at open (and by getattr, to

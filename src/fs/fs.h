@@ -4,22 +4,30 @@
  * FUSE layer is libzrecord's public API; these types only route requests.
  *
  * Lock order (outermost first): a file handle's mutex, a store's rwlock
- * (several stores: in ascending store id), the handle's life lock, then
- * any one of the leaf mutexes (a store's mu, dyn_mu, fh_mu, the buffer
- * cache's, an errors ring's).  No store lock is held across a
- * fuse_lowlevel_notify_* call.
+ * (several stores: in ascending store id), then any one of the leaf
+ * mutexes (dyn_mu, fh_mu, the buffer cache's, an errors ring's).  No store
+ * lock is held across a fuse_lowlevel_notify_* call.
+ *
+ * Contents.  A record or batch node stands for one content: its size and
+ * a version tag are fixed at lookup.  When the store changes what a name
+ * shows, a later lookup of the name makes a new node (a new inode), and the
+ * old one lives on for the kernel's references: what rename(2) over a file
+ * does.  An open handle holds its file's bytes from open to release, so no
+ * read of it can see a change made after the open.
  */
 #ifndef ZR_FS_H
 #define ZR_FS_H
 
-#define FUSE_USE_VERSION 35
+#define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "zrecord.h"
+#include "dlog.h"
 #include "elog.h"
 #include "opts.h"
 
@@ -54,13 +62,19 @@ struct zr__fstore {
 	uint32_t id;		/* index in the mount's store array       */
 	fuse_ino_t records_ino; /* its records/ folder (for invalidation) */
 	size_t dense_hdr;	/* .npy header bytes of one dense record  */
-	/* Read: every call that only reads or appends (the library allows
-	 * them concurrently).  Write: delete, compact, sync, which exclude
-	 * everything else. */
+	/* Read: reading the record table to size or fill a file, stats,
+	 * starting an append session.  Write: delete and compact, which
+	 * change what a record name shows.  Taken through stlock.h, which
+	 * parks the requests that would wait for a writer (sync takes no lock
+	 * here: the library orders it against everything else). */
 	pthread_rwlock_t rw;
-	pthread_mutex_t mu;	/* guards opens and gen                   */
-	unsigned opens;		/* open record/batch files: compact waits */
-	uint64_t gen;		/* bumped by each delete                  */
+	pthread_mutex_t qmu;	/* guards the three below                 */
+	unsigned writers;	/* deletes/compacts holding or awaiting rw */
+	struct zr__parked *parked; /* requests waiting for them           */
+	struct zr__parked *ready;  /* ... and free to run again           */
+	/* Changed under the write lock; read under the read lock. */
+	uint64_t gen;		/* deletes and compacts: batch contents   */
+	struct zr__dlog dlog;	/* what the recent deletes changed        */
 	struct zr__elog log;
 };
 
@@ -90,8 +104,12 @@ struct zr__node {
 	uint64_t seed, step;
 	enum zr__form form;
 	uint64_t idx;		/* record index                   */
+	/* record and batch files: fixed at lookup (see Contents) */
+	uint64_t size;		/* file bytes                     */
+	uint64_t ver[2];	/* what the content was made from */
 	uint64_t nlookup;	/* dynamic nodes: kernel references */
-	struct zr__node *next;	/* dynamic table chain            */
+	struct zr__node *next;	/* dynamic table chain (by ino)   */
+	struct zr__node *knext; /* dynamic table chain (by name)  */
 };
 
 /* The mount. */
@@ -107,8 +125,9 @@ struct zr__fs {
 	uid_t uid;
 	gid_t gid;
 	struct timespec t0;
-	pthread_mutex_t dyn_mu; /* guards the dynamic table below */
-	struct zr__node **dyn;
+	pthread_mutex_t dyn_mu; /* guards the dynamic tables below */
+	struct zr__node **dyn;	/* by inode number                 */
+	struct zr__node **kdyn; /* by what the name means          */
 	size_t ndyn, capdyn;
 	fuse_ino_t next_ino;
 	/* Every open handle: a lazily unmounted mount may end without
@@ -117,20 +136,19 @@ struct zr__fs {
 	struct zr__fh *fhs;
 };
 
-/* An open file: per-kind state, freed at release. */
+/* An open file: per-kind state.  The kernel's open holds one reference
+ * and every request working on the handle holds one more while it runs:
+ * the kernel may send release as soon as it has a read's reply, while the
+ * thread that sent the reply is still returning.  The last reference
+ * frees the handle. */
 struct zr__fh {
 	struct zr__node *node;
-	/* Held (read) by every reply from buf: a reply's writev may still be
-	 * running after the kernel saw the data and sent release. */
-	pthread_rwlock_t life;
-	pthread_mutex_t mu;	/* guards the lazily filled buffer         */
-	char *buf;		/* the file's bytes (record, batch, text)  */
+	_Atomic unsigned refs;
+	pthread_mutex_t mu;	/* guards the append and delete state      */
+	char *buf;		/* the file's bytes, filled at open         */
 	size_t len, cap;
 	int cached;		/* buf came from zr__buf_get            */
-	int filled;
-	uint64_t gen;		/* record: store generation of buf         */
-	struct zr__fstore **pinned; /* stores whose open count we hold    */
-	size_t npinned;
+	int uncached;		/* record: bytes newer than the node's   */
 	struct zr_npystream *ns;    /* append session (NULL between them) */
 	uint64_t pos;		/* next expected write offset              */
 	int err;		/* first failure of the append session     */

@@ -1,7 +1,9 @@
 /*
  * layout.c - sizes and bytes of record and batch files (see layout.h).
  * Everything here runs under the read locks of the stores involved, so
- * the record table cannot change between computing a size and filling it.
+ * the record table cannot change between computing a size and filling it,
+ * except the bounds check of a batch name, which runs before any lock,
+ * allocation or table read.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 
 #include "layout.h"
 #include "ns.h"
+#include "stlock.h"
 
 static const zr_dtype *dtype_of(const struct zr__fstore *st)
 {
@@ -62,20 +65,30 @@ static int ragged_parts(struct zr__fstore *st, uint64_t idx, size_t *H,
 
 int zr__rec_size(struct zr__fstore *st, uint64_t idx, uint64_t *size)
 {
+	zr_loc loc;
 	size_t H;
-	uint32_t logic;
 	int err;
 
 	if (idx >= zr_store_length(st->zs))
 		return -ENOENT;
-	if (!is_ragged(st)) {
+	err = zr_store_loc(st->zs, idx, &loc);
+	if (err)
+		return err;
+	if (is_ragged(st)) {
+		H = zr_npy_ragged_header_len(dtype_of(st), loc.logic_length);
+		if (!H)
+			return ZR_E_CORRUPT;
+		*size = H + loc.logic_length;
+	} else {
 		*size = st->dense_hdr + zr_store_row_bytes(st->zs);
-		return 0;
 	}
-	err = ragged_parts(st, idx, &H, &logic);
-	if (!err)
-		*size = H + logic;
-	return err;
+	return 0;
+}
+
+int zr__rec_current(const struct zr__fstore *st, const struct zr__node *n)
+{
+	return zr__dlog_unchanged(&st->dlog, n->idx, n->ver[0]) &&
+	       n->idx < zr_store_length(st->zs);
 }
 
 /* The header of a dense (B, *item_shape) array at dst; *len its size. */
@@ -137,45 +150,44 @@ size_t zr__batch_stores(const struct zr__node *n,
 	return 1;
 }
 
-void zr__batch_lock(const struct zr__node *n)
+/* Whether a batch's layout depends on which records it holds. */
+static int needs_records(const struct zr__node *n)
 {
 	struct zr__fstore *const *st;
 	size_t k = zr__batch_stores(n, &st);
 
-	for (size_t i = 0; i < k; i++)
-		pthread_rwlock_rdlock(&st[i]->rw);
+	for (size_t i = 0; n->form == ZR__F_NPZ && i < k; i++)
+		if (is_ragged(st[i]))
+			return 1;
+	return 0;
 }
 
-void zr__batch_unlock(const struct zr__node *n)
-{
-	struct zr__fstore *const *st;
-	size_t k = zr__batch_stores(n, &st);
-
-	for (size_t i = k; i-- > 0;)
-		pthread_rwlock_unlock(&st[i]->rw);
-}
-
+/* Checks the batch's sampler and, unless only its size is wanted and the
+ * size does not depend on them, computes its indices: over the first
+ * length records (0: the stores' current length). */
 static int batch_indices(struct zr__fs *fs, const struct zr__node *n,
-			 struct zr__plan *p)
+			 struct zr__plan *p, int size_only, uint64_t length)
 {
 	zr_sampler cfg = {
 		.mode = n->mode, .seed = n->seed, .batch_size = n->bsize,
 		.rank = fs->opts.rank, .world = fs->opts.world,
+		.length = length,
 	};
 	int err;
 
-	if (n->ds) {
-		if (!zr__ds_equal_locked(n->ds, &cfg.length))
-			return -ENOENT;
-	} else {
+	if (!length && n->ds && !zr__ds_equal(n->ds, &cfg.length))
+		return -ENOENT;
+	if (!length && !n->ds)
 		cfg.length = zr_store_length(n->st->zs);
-	}
+	p->length = cfg.length;
 	if (!cfg.length)
 		return -ENOENT; /* nothing to sample from yet */
 	err = zr_sampler_check(&cfg);
 	if (err)
 		return err;
 	p->count = n->bsize;
+	if (size_only && !needs_records(n))
+		return 0;
 	p->idx = malloc(p->count * sizeof(*p->idx));
 	if (!p->idx)
 		return -ENOMEM;
@@ -274,13 +286,13 @@ static const zr_dtype *int64_dtype(void)
 }
 
 int zr__plan_make(struct zr__fs *fs, const struct zr__node *n,
-		  struct zr__plan *p)
+		  struct zr__plan *p, int size_only, uint64_t length)
 {
 	int err;
 
 	memset(p, 0, sizeof(*p));
 	p->node = n;
-	err = batch_indices(fs, n, p);
+	err = batch_indices(fs, n, p, size_only, length);
 	if (err)
 		goto fail;
 	switch (n->form) {
@@ -296,12 +308,83 @@ int zr__plan_make(struct zr__fs *fs, const struct zr__node *n,
 		err = npz_layout(n, p);
 		break;
 	}
-	if (!err && p->total > SIZE_MAX / 2)
-		err = ZR_E_TOOBIG;
+	if (!err && p->total > fs->opts.max_batch)
+		err = -EFBIG;
 	if (!err)
 		return 0;
 fail:
 	zr__plan_free(p);
+	return err;
+}
+
+/* What any batch of n's shape holds at least: its indices, and per record
+ * a dense row or a ragged record's 8-byte prefix; and its .npz members. */
+static int batch_bound(struct zr__fs *fs, const struct zr__node *n)
+{
+	struct zr__fstore *const *st;
+	size_t k = zr__batch_stores(n, &st);
+	uint64_t b = n->bsize, cap = fs->opts.max_batch, members = 0;
+	uint64_t least = 8;
+
+	for (size_t i = 0; n->form != ZR__F_IDX && i < k; i++) {
+		uint64_t row = zr_store_row_bytes(st[i]->zs);
+
+		least += row ? row : 8;
+		members += row ? 1 : b;
+	}
+	if (n->form == ZR__F_NPZ && members > ZR_NPZ_MEMBERS_MAX)
+		return -EFBIG;
+	return b > cap / least ? -EFBIG : 0;
+}
+
+uint64_t zr__batch_gen(const struct zr__node *n)
+{
+	struct zr__fstore *const *st;
+	size_t k = zr__batch_stores(n, &st);
+	uint64_t gen = 0;
+
+	for (size_t i = 0; i < k; i++)
+		gen += st[i]->gen;
+	return gen;
+}
+
+static void log_too_big(const struct zr__node *n, struct zr__fs *fs)
+{
+	struct zr__fstore *const *st;
+
+	zr__batch_stores(n, &st);
+	zr__elog_add(&st[0]->log, st[0]->path, "batch of %llu: over the "
+		     "mount's max_batch_bytes=%llu or %u .npz members (EFBIG)",
+		     (unsigned long long)n->bsize,
+		     (unsigned long long)fs->opts.max_batch,
+		     ZR_NPZ_MEMBERS_MAX);
+}
+
+int zr__batch_version(struct zr__fs *fs, const struct zr__node *n,
+		      uint64_t *size, uint64_t ver[2])
+{
+	struct zr__fstore *const *st;
+	size_t k = zr__batch_stores(n, &st);
+	struct zr__plan p;
+	int err = batch_bound(fs, n);
+
+	if (!err)
+		err = zr__st_rdlock_all(st, k);
+	if (err) {
+		if (err == -EFBIG)
+			log_too_big(n, fs);
+		return err;
+	}
+	err = zr__plan_make(fs, n, &p, 1, 0);
+	if (!err) {
+		*size = p.total;
+		ver[0] = p.length;
+		ver[1] = zr__batch_gen(n);
+	}
+	zr__plan_free(&p);
+	zr__st_unlock_all(st, k);
+	if (err == -EFBIG)
+		log_too_big(n, fs);
 	return err;
 }
 

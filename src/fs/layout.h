@@ -17,6 +17,10 @@
 
 /* Size of record idx's file.  Caller holds st's read lock. */
 int zr__rec_size(struct zr__fstore *st, uint64_t idx, uint64_t *size);
+/* Whether record node n (looked up when the store's gen was n->ver[0])
+ * still shows its index's bytes: no delete since changed the index (see
+ * Contents in fs.h).  Caller holds st's read lock. */
+int zr__rec_current(const struct zr__fstore *st, const struct zr__node *n);
 /* Fills buf (size bytes, from zr__rec_size) with record idx's file. */
 int zr__rec_fill(struct zr__fstore *st, uint64_t idx, char *buf,
 		 uint64_t size);
@@ -25,6 +29,7 @@ int zr__rec_fill(struct zr__fstore *st, uint64_t idx, char *buf,
 struct zr__plan {
 	const struct zr__node *node;
 	uint64_t *idx;		/* this rank's batch indices         */
+	uint64_t length;	/* the records it samples from       */
 	uint64_t count;
 	zr_npz_member *m;	/* NPZ form: the members             */
 	size_t nm;
@@ -32,19 +37,27 @@ struct zr__plan {
 	uint64_t total;		/* bytes of the file                 */
 };
 
-/* Computes the batch's indices and layout.  Caller holds the read locks of
- * the node's stores (zr__batch_lock). */
+/* Computes the batch's indices and layout (size_only: only what its size
+ * needs), sampling from the first length records (0: all of them).
+ * -EFBIG over the mount's max_batch_bytes.  Caller holds the read locks of
+ * the node's stores (zr__st_rdlock_all). */
 int zr__plan_make(struct zr__fs *fs, const struct zr__node *n,
-		  struct zr__plan *p);
+		  struct zr__plan *p, int size_only, uint64_t length);
+/* The sum of the node's stores' delete and compact counts: while it
+ * holds, their first N records are what they were. */
+uint64_t zr__batch_gen(const struct zr__node *n);
+/* At lookup: the size and version tag of batch node n (see Contents in
+ * fs.h), after refusing with -EFBIG, before any lock, allocation or table
+ * read, a batch that would exceed max_batch_bytes or the .npz member
+ * limit whatever records it held. */
+int zr__batch_version(struct zr__fs *fs, const struct zr__node *n,
+		      uint64_t *size, uint64_t ver[2]);
 /* Gathers the batch into buf (p->total bytes). */
 int zr__plan_fill(const struct zr__plan *p, char *buf);
 void zr__plan_free(struct zr__plan *p);
 
-/* The stores a batch node reads, and taking/releasing their read locks in
- * ascending id order. */
+/* The stores a batch node reads, in ascending id order. */
 size_t zr__batch_stores(const struct zr__node *n,
 			struct zr__fstore *const **out);
-void zr__batch_lock(const struct zr__node *n);
-void zr__batch_unlock(const struct zr__node *n);
 
 #endif

@@ -7,7 +7,8 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/ops.c src/fs/ops.h src/fs/readdir.c src/fs/attr.c \
 	src/fs/files.h src/fs/fh.c src/fs/layout.c src/fs/layout.h \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/append.c \
-	src/fs/elog.c src/fs/elog.h
+	src/fs/elog.c src/fs/elog.h src/fs/stlock.c src/fs/stlock.h \
+	src/fs/dlog.c src/fs/dlog.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 src_fs_zrecordfs_LDADD = src/lib/libzrecord.la src/common/libzrcommon.la \
@@ -37,5 +38,7 @@ dist_noinst_SCRIPTS += tests/fs.test scripts/bench_fs
 EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_read.py tests/fs/test_append.py \
 	tests/fs/test_control.py tests/fs/test_concurrency.py \
-	tests/fs/test_helper.py tests/fs/fsutil.py
+	tests/fs/test_helper.py tests/fs/fsutil.py \
+	tests/fs/test_open_files.py tests/fs/test_bounds.py \
+	tests/fs/test_tools.py tests/fs/test_stalls.py tests/fs/test_media.py
 TESTS += tests/fs.test

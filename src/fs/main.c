@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,14 +52,37 @@ static void detach(int notify)
 	close(notify);
 }
 
+/* The session loop: libfuse's own defaults except what -o says. */
+static int run_loop(struct zr__fs *fs)
+{
+	struct fuse_loop_config *cfg;
+	int err;
+
+	if (fs->opts.single)
+		return fuse_session_loop(fs->se);
+	cfg = fuse_loop_cfg_create();
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(cfg, (unsigned)fs->opts.clone_fd);
+	fuse_loop_cfg_set_max_threads(cfg, fs->opts.max_threads);
+	if (fs->opts.max_idle_threads != UINT_MAX)
+		fuse_loop_cfg_set_idle_threads(cfg,
+					       fs->opts.max_idle_threads);
+	err = fuse_session_loop_mt(fs->se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return err;
+}
+
 static int serve(struct zr__fs *fs, int notify)
 {
-	struct fuse_loop_config cfg = {
-		.clone_fd = fs->opts.clone_fd,
-		.max_idle_threads = fs->opts.max_idle_threads,
-	};
 	int ret = 1, err;
 
+	/* A media error under a mapped store file fails that one read (EIO,
+	 * and a line in the store's errors file), never the whole mount. */
+	if (zr_sigbus_guard()) {
+		fprintf(stderr, "zrecordfs: cannot install the SIGBUS guard\n");
+		return 1;
+	}
 	fs->uid = getuid();
 	fs->gid = getgid();
 	clock_gettime(CLOCK_REALTIME, &fs->t0);
@@ -77,10 +101,7 @@ static int serve(struct zr__fs *fs, int notify)
 		goto out_signals;
 	if (notify >= 0)
 		detach(notify);
-	if (fs->opts.single)
-		err = fuse_session_loop(fs->se);
-	else
-		err = fuse_session_loop_mt(fs->se, &cfg);
+	err = run_loop(fs);
 	/* libfuse reports the signal that ended the loop as a positive
 	 * number: SIGTERM/SIGINT/SIGHUP are a clean shutdown. */
 	ret = err < 0 ? 1 : 0;

@@ -1,13 +1,16 @@
 /*
  * ns.c - inode numbers and names: the static tree's arrays, the dynamic
- * node table (records, batch files, batch folders), and the grammar of the
- * virtual names (records/I.npy, batch/[MODE/B/]SEED-STEP.{npy,npz}, ...).
+ * node tables (records, batch files, batch folders; by inode and by name
+ * and content version), and the grammar of the virtual names
+ * (records/I.npy, batch/[MODE/B/]SEED-STEP.{npy,npz}, ...).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout.h"
 #include "ns.h"
+#include "stlock.h"
 #include "tree.h"
 
 #define DYN_FIRST (1ull << 32)
@@ -27,7 +30,8 @@ int zr__ns_init(struct zr__fs *fs)
 	fs->ndyn = 0;
 	fs->next_ino = DYN_FIRST;
 	fs->dyn = calloc(fs->capdyn, sizeof(*fs->dyn));
-	if (!fs->dyn)
+	fs->kdyn = calloc(fs->capdyn, sizeof(*fs->kdyn));
+	if (!fs->dyn || !fs->kdyn)
 		return -ENOMEM;
 	pthread_mutex_init(&fs->dyn_mu, NULL);
 	return 0;
@@ -35,7 +39,7 @@ int zr__ns_init(struct zr__fs *fs)
 
 void zr__ns_free(struct zr__fs *fs)
 {
-	for (size_t i = 0; i < fs->capdyn; i++) {
+	for (size_t i = 0; fs->dyn && i < fs->capdyn; i++) {
 		struct zr__node *n = fs->dyn[i], *next;
 
 		for (; n; n = next) {
@@ -44,8 +48,28 @@ void zr__ns_free(struct zr__fs *fs)
 		}
 	}
 	free(fs->dyn);
-	fs->dyn = NULL;
+	free(fs->kdyn);
+	fs->dyn = fs->kdyn = NULL;
 	pthread_mutex_destroy(&fs->dyn_mu);
+}
+
+/* What a dynamic node's name means: equal for two lookups of one name. */
+static int same_name(const struct zr__node *a, const struct zr__node *b)
+{
+	return a->kind == b->kind && a->st == b->st && a->ds == b->ds &&
+	       a->depth == b->depth && a->mode == b->mode &&
+	       a->bsize == b->bsize && a->seed == b->seed &&
+	       a->step == b->step && a->form == b->form && a->idx == b->idx;
+}
+
+static uint64_t name_hash(const struct zr__node *n)
+{
+	uint64_t h = hash((uintptr_t)n->st ^ (uintptr_t)n->ds ^
+			  ((uint64_t)n->kind << 56 | (uint64_t)n->depth << 48 |
+			   (uint64_t)n->mode << 40 | (uint64_t)n->form << 32));
+
+	h = hash(h ^ n->idx ^ n->bsize);
+	return hash(h ^ n->seed ^ hash(n->step));
 }
 
 /* Caller holds dyn_mu. */
@@ -58,28 +82,62 @@ static struct zr__node **slot(struct zr__fs *fs, fuse_ino_t ino)
 	return p;
 }
 
+/* Caller holds dyn_mu.  Where n is (or goes) in the by-name table. */
+static struct zr__node **kslot(struct zr__fs *fs, const struct zr__node *n)
+{
+	struct zr__node **p = &fs->kdyn[name_hash(n) & (fs->capdyn - 1)];
+
+	while (*p && *p != n)
+		p = &(*p)->knext;
+	return p;
+}
+
+/* Caller holds dyn_mu.  The node named as tmpl that still shows what a
+ * node made from tmpl would, or NULL. */
+static struct zr__node *kfind(struct zr__fs *fs, const struct zr__node *tmpl)
+{
+	struct zr__node *n = fs->kdyn[name_hash(tmpl) & (fs->capdyn - 1)];
+
+	for (; n; n = n->knext)
+		if (same_name(n, tmpl) && (tmpl->kind == ZR__K_RECORD ?
+					   zr__rec_current(n->st, n) :
+					   !memcmp(n->ver, tmpl->ver,
+						   sizeof(tmpl->ver))))
+			return n;
+	return NULL;
+}
+
 /* Caller holds dyn_mu.  Doubling keeps chains short; failure to grow only
  * costs speed. */
 static void grow(struct zr__fs *fs)
 {
 	size_t cap = fs->capdyn * 2;
 	struct zr__node **t = calloc(cap, sizeof(*t));
+	struct zr__node **k = calloc(cap, sizeof(*k));
 
-	if (!t)
+	if (!t || !k) {
+		free(t);
+		free(k);
 		return;
+	}
 	for (size_t i = 0; i < fs->capdyn; i++) {
 		struct zr__node *n = fs->dyn[i], *next;
 
 		for (; n; n = next) {
 			size_t b = hash(n->ino) & (cap - 1);
+			size_t kb = name_hash(n) & (cap - 1);
 
 			next = n->next;
 			n->next = t[b];
 			t[b] = n;
+			n->knext = k[kb];
+			k[kb] = n;
 		}
 	}
 	free(fs->dyn);
+	free(fs->kdyn);
 	fs->dyn = t;
+	fs->kdyn = k;
 	fs->capdyn = cap;
 }
 
@@ -95,19 +153,18 @@ struct zr__node *zr__ns_get(struct zr__fs *fs, fuse_ino_t ino)
 	return n;
 }
 
-/* Adds a reference to the node of tmpl->ino (records), or inserts a copy
- * of tmpl under a fresh inode (ino 0). */
+/* Adds a kernel reference to the node with tmpl's name and content, made
+ * (under a fresh inode) if there is none: a name whose content changed
+ * gets a new inode, and the old one stays for the kernel's references.
+ * Records: caller holds the store's read lock (see zr__rec_current). */
 static int dyn_ref(struct zr__fs *fs, const struct zr__node *tmpl,
 		   struct zr__node **out)
 {
-	struct zr__node **p, *n = NULL;
+	struct zr__node *n;
 	int err = 0;
 
 	pthread_mutex_lock(&fs->dyn_mu);
-	if (tmpl->ino) {
-		p = slot(fs, tmpl->ino);
-		n = *p;
-	}
+	n = kfind(fs, tmpl);
 	if (!n) {
 		n = malloc(sizeof(*n));
 		if (!n) {
@@ -115,14 +172,14 @@ static int dyn_ref(struct zr__fs *fs, const struct zr__node *tmpl,
 			goto out;
 		}
 		*n = *tmpl;
-		if (!n->ino)
-			n->ino = fs->next_ino++;
+		n->ino = fs->next_ino++;
 		n->nlookup = 0;
 		if (fs->ndyn >= fs->capdyn)
 			grow(fs);
-		p = slot(fs, n->ino);
 		n->next = NULL;
-		*p = n;
+		*slot(fs, n->ino) = n;
+		n->knext = NULL;
+		*kslot(fs, n) = n;
 		fs->ndyn++;
 	}
 	n->nlookup++;
@@ -130,6 +187,15 @@ static int dyn_ref(struct zr__fs *fs, const struct zr__node *tmpl,
 out:
 	pthread_mutex_unlock(&fs->dyn_mu);
 	return err;
+}
+
+void zr__ns_hold(struct zr__fs *fs, struct zr__node *n)
+{
+	if (n->ino <= fs->nstat)
+		return;
+	pthread_mutex_lock(&fs->dyn_mu);
+	n->nlookup++;
+	pthread_mutex_unlock(&fs->dyn_mu);
 }
 
 void zr__ns_forget(struct zr__fs *fs, fuse_ino_t ino, uint64_t nlookup)
@@ -145,6 +211,7 @@ void zr__ns_forget(struct zr__fs *fs, fuse_ino_t ino, uint64_t nlookup)
 		n->nlookup = n->nlookup > nlookup ? n->nlookup - nlookup : 0;
 		if (!n->nlookup) {
 			*p = n->next;
+			*kslot(fs, n) = n->knext;
 			fs->ndyn--;
 			free(n);
 		}
@@ -192,33 +259,12 @@ int zr__parse_u64(const char *s, size_t len, uint64_t *out)
 	return 0;
 }
 
-uint64_t zr__st_length(struct zr__fstore *st)
-{
-	uint64_t n;
-
-	pthread_rwlock_rdlock(&st->rw);
-	n = zr_store_length(st->zs);
-	pthread_rwlock_unlock(&st->rw);
-	return n;
-}
-
-int zr__ds_equal_locked(const struct zr__dataset *ds, uint64_t *len)
+int zr__ds_equal(const struct zr__dataset *ds, uint64_t *len)
 {
 	uint64_t n = zr_store_length(ds->st[0]->zs);
 
 	for (size_t i = 1; i < ds->n; i++)
 		if (zr_store_length(ds->st[i]->zs) != n)
-			return 0;
-	*len = n;
-	return 1;
-}
-
-int zr__ds_equal(const struct zr__dataset *ds, uint64_t *len)
-{
-	uint64_t n = zr__st_length(ds->st[0]);
-
-	for (size_t i = 1; i < ds->n; i++)
-		if (zr__st_length(ds->st[i]) != n)
 			return 0;
 	*len = n;
 	return 1;
@@ -239,15 +285,21 @@ static int lookup_record(struct zr__fs *fs, struct zr__node *dir,
 {
 	struct zr__node t = { .kind = ZR__K_RECORD, .st = dir->st };
 	size_t stem;
+	int err;
 
 	if (!ends_with(name, strlen(name), ".npy", &stem) ||
 	    zr__parse_u64(name, stem, &t.idx) ||
-	    t.idx >= (1ull << ZR__REC_IDX_BITS) ||
-	    t.idx >= zr__st_length(dir->st))
+	    t.idx >= zr_store_length(dir->st->zs))
 		return -ENOENT;
-	t.ino = ZR__REC_BIT | (uint64_t)dir->st->id << ZR__REC_IDX_BITS |
-		t.idx;
-	return dyn_ref(fs, &t, out);
+	err = zr__st_rdlock(dir->st);
+	if (err)
+		return err;
+	err = zr__rec_size(dir->st, t.idx, &t.size);
+	t.ver[0] = dir->st->gen;
+	if (!err)
+		err = dyn_ref(fs, &t, out);
+	zr__st_unlock(dir->st);
+	return err;
 }
 
 /* SEED-STEP followed by the suffix of a form this folder serves. */
@@ -276,15 +328,15 @@ static int parse_batch_name(const struct zr__node *dir, const char *name,
 static int lookup_batch(struct zr__fs *fs, struct zr__node *dir,
 			const char *name, struct zr__node **out)
 {
-	struct zr__node t = *dir;
+	/* Only what the folder's name fixed: a dynamic folder's table links
+	 * change under dyn_mu meanwhile. */
+	struct zr__node t = {
+		.kind = dir->kind, .st = dir->st, .ds = dir->ds,
+		.depth = dir->depth, .mode = dir->mode, .bsize = dir->bsize,
+	};
 	uint64_t v;
 	int err;
 
-	t.ino = 0;
-	t.kids = NULL;
-	t.nkids = 0;
-	t.name = NULL;
-	t.parent = NULL;
 	if (dir->depth == 0) {
 		t.mode = fs->opts.mode;
 		t.bsize = fs->opts.bsize;
@@ -304,7 +356,8 @@ static int lookup_batch(struct zr__fs *fs, struct zr__node *dir,
 	if (err)
 		return err;
 	t.kind = ZR__K_BATCH;
-	return dyn_ref(fs, &t, out);
+	err = zr__batch_version(fs, &t, &t.size, t.ver);
+	return err ? err : dyn_ref(fs, &t, out);
 }
 
 static int lookup_static(struct zr__node *dir, const char *name,

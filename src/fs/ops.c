@@ -1,16 +1,20 @@
 /*
  * ops.c - the FUSE low-level operations.  Each one looks up the node,
  * calls the per-kind code, maps the result with zr_errno() and replies
- * exactly once.
+ * exactly once -- or, when a store's delete or compact holds what it
+ * needs, parks the request for that writer's thread to run again (see
+ * stlock.h).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "files.h"
 #include "ns.h"
 #include "ops.h"
+#include "stlock.h"
 #include "tree.h"
 
 #define FS(req) ((struct zr__fs *)fuse_req_userdata(req))
@@ -29,30 +33,69 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 }
 
-static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+/* Parks req on the store whose writer made a step fail with ZR__E_PARK
+ * (stlock.h): 1 when parked (the writer's thread will run it again), 0
+ * when that writer is already done (run it again now), or -ENOMEM. */
+static int park(fuse_req_t req, int op, fuse_ino_t ino, const char *name,
+		const struct fuse_file_info *fi, struct zr__fh *fh)
 {
-	struct zr__fs *fs = FS(req);
+	size_t len = name ? strlen(name) + 1 : 0;
+	struct zr__parked *p = calloc(1, sizeof(*p) + len);
+
+	if (!p)
+		return -ENOMEM;
+	p->req = req;
+	p->op = op;
+	p->ino = ino;
+	p->fh = fh;
+	if (fi)
+		p->fi = *fi;
+	if (name)
+		memcpy(p->name, name, len);
+	if (zr__st_park(zr__st_busy(), p) == 0)
+		return 1;
+	free(p);
+	return 0;
+}
+
+static int lookup_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t parent,
+		       const char *name)
+{
 	struct zr__node *p = zr__ns_get(fs, parent), *n;
 	struct fuse_entry_param e;
 	int err;
 
-	if (!p) {
-		fuse_reply_err(req, ESTALE);
-		return;
-	}
+	if (!p)
+		return -ESTALE;
 	err = zr__ns_lookup(fs, p, name, &n);
-	if (err) {
-		reply_err(req, err);
-		return;
-	}
+	if (err)
+		return err;
 	memset(&e, 0, sizeof(e));
-	err = zr__attr(fs, n, &e.attr, &e.attr_timeout, &e.entry_timeout);
+	err = zr__attr(fs, n, NULL, &e.attr, &e.attr_timeout,
+		       &e.entry_timeout);
 	e.ino = n->ino;
-	if (err || fuse_reply_entry(req, &e)) {
+	if (err || fuse_reply_entry(req, &e))
 		zr__ns_forget(fs, n->ino, 1);
+	return err;
+}
+
+static void lookup_run(struct zr__fs *fs, fuse_req_t req, fuse_ino_t parent,
+		       const char *name)
+{
+	int err;
+
+	while ((err = lookup_once(fs, req, parent, name)) == ZR__E_PARK) {
+		err = park(req, ZR__P_LOOKUP, parent, name, NULL, NULL);
 		if (err)
-			reply_err(req, err);
+			break;
 	}
+	if (err < 0)
+		reply_err(req, err);
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	lookup_run(FS(req), req, parent, name);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -69,25 +112,45 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
-static void op_getattr(fuse_req_t req, fuse_ino_t ino,
-		       struct fuse_file_info *fi)
+static int getattr_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
+			const struct zr__fh *fh)
 {
-	struct zr__fs *fs = FS(req);
 	struct zr__node *n = zr__ns_get(fs, ino);
 	struct stat st;
 	double attr_ttl, entry_ttl;
 	int err;
 
-	(void)fi;
-	if (!n) {
-		fuse_reply_err(req, ESTALE);
-		return;
+	if (!n)
+		return -ESTALE;
+	err = zr__attr(fs, n, fh, &st, &attr_ttl, &entry_ttl);
+	if (!err)
+		fuse_reply_attr(req, &st, attr_ttl);
+	return err;
+}
+
+/* Consumes the reference fh (NULL: by name). */
+static void getattr_run(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
+			struct zr__fh *fh)
+{
+	int err;
+
+	while ((err = getattr_once(fs, req, ino, fh)) == ZR__E_PARK) {
+		err = park(req, ZR__P_GETATTR, ino, NULL, NULL, fh);
+		if (err > 0)
+			return; /* the parked request holds fh */
+		if (err)
+			break;
 	}
-	err = zr__attr(fs, n, &st, &attr_ttl, &entry_ttl);
 	if (err)
 		reply_err(req, err);
-	else
-		fuse_reply_attr(req, &st, attr_ttl);
+	zr__fh_put(fs, fh);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	getattr_run(FS(req), req, ino,
+		    fi && fi->fh ? zr__fh_get(FH(fi)) : NULL);
 }
 
 static int writable(enum zr__kind kind)
@@ -134,7 +197,7 @@ static int open_kind(struct zr__fs *fs, struct zr__fh *fh, int flags)
 		return -EROFS;
 	switch (fh->node->kind) {
 	case ZR__K_RECORD:
-		return zr__record_open(fs, fh);
+		return zr__record_open(fh);
 	case ZR__K_BATCH:
 		return zr__batch_open(fs, fh);
 	case ZR__K_STATS:
@@ -152,31 +215,26 @@ static int open_kind(struct zr__fs *fs, struct zr__fh *fh, int flags)
 	}
 }
 
-static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static int open_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
+		     struct fuse_file_info *fi)
 {
-	struct zr__fs *fs = FS(req);
 	struct zr__node *n = zr__ns_get(fs, ino);
 	struct zr__fh *fh;
 	int err;
 
-	if (!n) {
-		fuse_reply_err(req, ESTALE);
-		return;
-	}
+	if (!n)
+		return -ESTALE;
 	fh = zr__fh_new(fs, n);
-	if (!fh) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
+	if (!fh)
+		return -ENOMEM;
 	err = open_kind(fs, fh, fi->flags);
 	if (err) {
-		zr__fh_free(fs, fh);
-		reply_err(req, err);
-		return;
+		zr__fh_put(fs, fh);
+		return err;
 	}
 	fi->fh = (uintptr_t)fh;
-	/* Records are immutable until a delete, which invalidates them. */
-	if (n->kind == ZR__K_RECORD)
+	/* A record node's bytes never change (see Contents in fs.h). */
+	if (n->kind == ZR__K_RECORD && !fh->uncached)
 		fi->keep_cache = 1;
 	else
 		fi->direct_io = 1;
@@ -186,20 +244,60 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (fuse_reply_open(req, fi)) {
 		if (n->kind == ZR__K_APPEND)
 			zr__append_release(fs, fh);
-		zr__fh_free(fs, fh);
+		zr__fh_put(fs, fh);
+	}
+	return 0;
+}
+
+static void open_run(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
+		     struct fuse_file_info *fi)
+{
+	int err;
+
+	while ((err = open_once(fs, req, ino, fi)) == ZR__E_PARK) {
+		err = park(req, ZR__P_OPEN, ino, NULL, fi, NULL);
+		if (err)
+			break;
+	}
+	if (err < 0)
+		reply_err(req, err);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	open_run(FS(req), req, ino, fi);
+}
+
+void zr__ops_replay(struct zr__fs *fs, struct zr__fstore *st)
+{
+	struct zr__parked *p, *next;
+
+	for (p = zr__st_take_ready(st); p; p = next) {
+		next = p->next;
+		switch (p->op) {
+		case ZR__P_LOOKUP:
+			lookup_run(fs, p->req, p->ino, p->name);
+			break;
+		case ZR__P_GETATTR:
+			getattr_run(fs, p->req, p->ino, p->fh);
+			break;
+		case ZR__P_OPEN:
+			open_run(fs, p->req, p->ino, &p->fi);
+			break;
+		}
+		free(p);
 	}
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct zr__fh *fh = FH(fi);
+	struct zr__fs *fs = FS(req); /* req is gone once replied to */
+	struct zr__fh *fh = zr__fh_get(FH(fi));
 
 	(void)ino;
 	switch (fh->node->kind) {
 	case ZR__K_RECORD:
-		zr__record_read(req, fh, size, off);
-		break;
 	case ZR__K_BATCH:
 	case ZR__K_STATS:
 	case ZR__K_SCHEMA:
@@ -209,13 +307,14 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	default:
 		fuse_reply_err(req, EBADF);
 	}
+	zr__fh_put(fs, fh);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct zr__fs *fs = FS(req);
-	struct zr__fh *fh = FH(fi);
+	struct zr__fh *fh = zr__fh_get(FH(fi));
 	int err;
 
 	(void)ino;
@@ -229,12 +328,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		reply_err(req, err);
 	else
 		fuse_reply_write(req, size);
+	zr__fh_put(fs, fh);
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct zr__fs *fs = FS(req);
-	struct zr__fh *fh = FH(fi);
+	struct zr__fh *fh = zr__fh_get(FH(fi));
 	int err = 0;
 
 	(void)ino;
@@ -243,6 +343,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	else if (fh->node->kind == ZR__K_DELETE)
 		err = zr__control_flush(fs, fh);
 	reply_err(req, err);
+	zr__fh_put(fs, fh);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino,
@@ -256,8 +357,8 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 		zr__append_release(fs, fh);
 	else if (fh->node->kind == ZR__K_DELETE)
 		zr__control_flush(fs, fh);
-	zr__fh_free(fs, fh);
 	fuse_reply_err(req, 0);
+	zr__fh_put(fs, fh); /* the kernel's reference */
 }
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino,

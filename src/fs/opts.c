@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "opts.h"
 
@@ -17,6 +18,7 @@ enum {
 	KEY_THREADS,
 	KEY_RANK,
 	KEY_WORLD,
+	KEY_MAXBATCH,
 	KEY_RO,
 	KEY_FSNAME,
 	KEY_SUBTYPE,
@@ -35,6 +37,7 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("threads=", KEY_THREADS),
 	FUSE_OPT_KEY("rank=", KEY_RANK),
 	FUSE_OPT_KEY("world=", KEY_WORLD),
+	FUSE_OPT_KEY("max_batch_bytes=", KEY_MAXBATCH),
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
 	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
@@ -55,6 +58,13 @@ static void usage(const char *prog)
 	       "    -o threads=N           worker threads (sets ZR_THREADS)\n"
 	       "    -o rank=R,world=W      serve rank R's slice of a W-rank "
 	       "global batch\n"
+	       "    -o max_batch_bytes=N[K|M|G]\n"
+	       "                           largest batch file; a larger one "
+	       "is EFBIG at lookup\n"
+	       "                           (default: 1G or 1/8 of RAM, "
+	       "whichever is smaller)\n"
+	       "    -o max_threads=N       threads serving requests (default "
+	       "10)\n"
 	       "\n", prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
@@ -74,6 +84,41 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+/* A byte count of at least 4 KiB, with an optional binary K, M or G. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMG";
+	size_t len = strlen(s);
+	const char *u = len ? strchr(units, s[len - 1]) : NULL;
+	unsigned shift = u && *u ? 10 * (unsigned)(u - units + 1) : 0;
+	char num[24];
+	uint64_t v;
+
+	if (shift)
+		len--;
+	if (len == 0 || len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, len);
+	num[len] = 0;
+	if (parse_u64(num, 1, UINT64_MAX >> shift, &v))
+		return -EINVAL;
+	v <<= shift;
+	if (v < 4096)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* 1 GiB or an eighth of the RAM, whichever is smaller. */
+static uint64_t default_max_batch(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t eighth = pages > 0 && psize > 0 ?
+			  (uint64_t)pages * (uint64_t)psize / 8 : 0;
+
+	return eighth && eighth < (1ull << 30) ? eighth : 1ull << 30;
 }
 
 static int own_option(struct parse_ctx *c, const char *arg, int key)
@@ -108,6 +153,10 @@ static int own_option(struct parse_ctx *c, const char *arg, int key)
 			return 0;
 		}
 		break;
+	case KEY_MAXBATCH:
+		if (parse_size(val, &c->o->max_batch) == 0)
+			return 0;
+		break;
 	}
 	fprintf(stderr, "zrecordfs: bad option '%s'\n", arg);
 	c->bad = 1;
@@ -140,6 +189,7 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_THREADS:
 	case KEY_RANK:
 	case KEY_WORLD:
+	case KEY_MAXBATCH:
 		return own_option(c, arg, key);
 	default:
 		return 1;
@@ -211,6 +261,7 @@ int zr__opts_parse(int argc, char **argv, struct zr__opts *o)
 	o->mode = ZR_SAMPLER_IID;
 	o->bsize = 256;
 	o->world = 1;
+	o->max_batch = default_max_batch();
 	o->args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	if (fuse_opt_parse(&o->args, &c, spec, opt_proc) || c.bad)
 		return -1;
@@ -231,6 +282,7 @@ int zr__opts_parse(int argc, char **argv, struct zr__opts *o)
 	o->single = cmd.singlethread;
 	o->clone_fd = cmd.clone_fd;
 	o->max_idle_threads = cmd.max_idle_threads;
+	o->max_threads = cmd.max_threads;
 	if (!o->mountpoint) {
 		fprintf(stderr, "zrecordfs: missing MOUNTPOINT\n");
 		return -1;

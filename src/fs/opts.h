@@ -5,7 +5,7 @@
 #ifndef ZR_FS_OPTS_H
 #define ZR_FS_OPTS_H
 
-#define FUSE_USE_VERSION 35
+#define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 #include <stdint.h>
 
@@ -20,6 +20,8 @@ struct zr__opts {
 	int single;		/* -s: one thread serves every request    */
 	int clone_fd;
 	unsigned max_idle_threads;
+	unsigned max_threads;	/* -o max_threads: the session's threads  */
+	uint64_t max_batch;	/* -o max_batch_bytes: one batch file     */
 	zr_sampler_mode mode;	/* default sampler of batch/ files        */
 	uint64_t bsize;		/* default batch size                     */
 	uint32_t rank, world;

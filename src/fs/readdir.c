@@ -43,12 +43,11 @@ static int entry(struct zr__node *n, uint64_t i, char *name, size_t cap,
 			st->st_mode = S_IFREG;
 		return ENT_OK;
 	case ZR__K_RECDIR:
-		if (j >= zr__st_length(n->st) ||
-		    j >= (1ull << ZR__REC_IDX_BITS))
+		if (j >= zr_store_length(n->st->zs))
 			return ENT_END;
 		snprintf(name, cap, "%llu.npy", (unsigned long long)j);
-		st->st_ino = ZR__REC_BIT |
-			     (uint64_t)n->st->id << ZR__REC_IDX_BITS | j;
+		st->st_ino = ZR__REC_BIT | (uint64_t)n->st->id <<
+			     ZR__REC_IDX_BITS | (j & ((1ull << ZR__REC_IDX_BITS) - 1));
 		st->st_mode = S_IFREG;
 		return ENT_OK;
 	case ZR__K_BATCHDIR:

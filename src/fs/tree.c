@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "stlock.h"
 #include "tree.h"
 
 static struct zr__node *node_new(struct zr__fs *fs, enum zr__kind kind,
@@ -92,8 +93,7 @@ static int open_store(struct zr__fs *fs, const char *abs, const char *rel,
 		memcpy(shape, sc->shape, sc->ndim * sizeof(*shape));
 		st->dense_hdr = zr_npy_header_len(&sc->dtype, sc->ndim, shape);
 	}
-	pthread_rwlock_init(&st->rw, NULL);
-	pthread_mutex_init(&st->mu, NULL);
+	zr__st_lock_init(st);
 	zr__elog_init(&st->log);
 	st->id = fs->nstores;
 	*out = st;
@@ -329,8 +329,8 @@ int zr__tree_free(struct zr__fs *fs)
 				st->path, zr_strerror(err));
 			first = err;
 		}
-		pthread_rwlock_destroy(&st->rw);
-		pthread_mutex_destroy(&st->mu);
+		zr__st_lock_destroy(st);
+		zr__dlog_free(&st->dlog);
 		zr__elog_destroy(&st->log);
 		free(st->path);
 		free(st);
