@@ -226,13 +226,6 @@ static int npy_indices(const char *s, size_t len, uint64_t **out,
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Makes the kernel look up again every record name it may know whose
  * bytes changed: the holes (now holding a moved record; del sorted) and
  * everything past the end.  Their old inodes keep the old bytes for open
@@ -251,7 +244,7 @@ static void invalidate(struct zr__fs *fs, struct zr__fstore *st,
 		int n;
 
 		if (idx < length && !bsearch(&idx, del, ndel, sizeof(*del),
-					     cmp_u64))
+					     zr__cmp_u64))
 			continue;
 		n = snprintf(name, sizeof(name), "%llu.npy",
 			     (unsigned long long)idx);
@@ -274,8 +267,10 @@ static int apply_delete(struct zr__fs *fs, struct zr__fstore *st,
 		err = text_indices(buf, len, &idx, &n);
 	if (err)
 		return err;
-	qsort(idx, n, sizeof(*idx), cmp_u64);
+	qsort(idx, n, sizeof(*idx), zr__cmp_u64);
 	zr__st_wrlock(st);
+	if (n)
+		zr__record_prefill(fs, st, idx, n);
 	err = n ? zr_store_delete(st->zs, idx, n) : 0;
 	length = zr_store_length(st->zs);
 	/* even a failed delete may have moved some records */

@@ -130,6 +130,51 @@ void zr__fh_put(struct zr__fs *fs, struct zr__fh *fh)
 		fh_free(fs, fh);
 }
 
+int zr__fh_collect(struct zr__fs *fs, const struct zr__fstore *st,
+		   struct zr__fh ***out, size_t *n)
+{
+	struct zr__fh **v = NULL;
+	size_t k = 0, cap = 0;
+	int err = 0;
+
+	pthread_mutex_lock(&fs->fh_mu);
+	for (struct zr__fh *fh = fs->fhs; fh; fh = fh->next) {
+		unsigned refs = atomic_load(&fh->refs);
+
+		if (fh->node->kind != ZR__K_RECORD || fh->node->st != st)
+			continue;
+		/* a handle whose last reference is gone is being freed */
+		while (refs && !atomic_compare_exchange_weak(&fh->refs, &refs,
+							     refs + 1))
+			;
+		if (!refs)
+			continue;
+		if (k == cap) {
+			void *p = realloc(v, (cap = cap ? 2 * cap : 16) *
+					  sizeof(*v));
+
+			if (!p) {
+				/* not the last reference: no free here */
+				atomic_fetch_sub(&fh->refs, 1);
+				err = -ENOMEM;
+				break;
+			}
+			v = p;
+		}
+		v[k++] = fh;
+	}
+	pthread_mutex_unlock(&fs->fh_mu);
+	if (err) {
+		for (size_t i = 0; i < k; i++)
+			zr__fh_put(fs, v[i]);
+		free(v);
+		return err;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
 /* Only after the session loop has ended: no request holds a reference. */
 void zr__fh_free_all(struct zr__fs *fs)
 {

@@ -34,9 +34,20 @@ int zr__attr(struct zr__fs *fs, const struct zr__node *n,
 	     const struct zr__fh *fh, struct stat *st, double *attr_ttl,
 	     double *entry_ttl);
 
-/* Record files (records/I.npy): the record's bytes at open.  -ESTALE
- * when the node's content is gone (the kernel looks the name up again). */
+/* Record files (records/I.npy): open checks that the name still shows
+ * the node's bytes (else -ESTALE: the kernel looks the name up again, or,
+ * for bytes of the same size, an uncached handle); the first read the
+ * page cache cannot answer copies them (ZR__E_PARK while a delete or
+ * compact of the store runs).  A delete first fills the open, unfilled
+ * handles of the indices it changes (del sorted, n of them). */
 int zr__record_open(struct zr__fh *fh);
+int zr__record_read(fuse_req_t req, struct zr__fh *fh, size_t size,
+		    off_t off);
+void zr__record_prefill(struct zr__fs *fs, struct zr__fstore *st,
+			const uint64_t *del, size_t n);
+/* New references to the open record handles of st, in a malloc'd array. */
+int zr__fh_collect(struct zr__fs *fs, const struct zr__fstore *st,
+		   struct zr__fh ***out, size_t *n);
 
 /* Batch files: gathered once at open (-ESTALE as for records). */
 int zr__batch_open(struct zr__fs *fs, struct zr__fh *fh);

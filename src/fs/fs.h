@@ -3,9 +3,10 @@
  * datasets, the namespace nodes and open-file handles.  Everything below the
  * FUSE layer is libzrecord's public API; these types only route requests.
  *
- * Lock order (outermost first): a file handle's mutex, a store's rwlock
- * (several stores: in ascending store id), then any one of the leaf
- * mutexes (dyn_mu, fh_mu, the buffer cache's, an errors ring's).  No store
+ * Lock order (outermost first): an append or delete handle's mutex, a
+ * store's rwlock (several stores: in ascending store id), a record
+ * handle's mutex, then any one of the leaf mutexes (qmu, dyn_mu, fh_mu,
+ * the buffer cache's, an errors ring's).  No store
  * lock is held across a fuse_lowlevel_notify_* call.
  *
  * Contents.  A record or batch node stands for one content: its size and
@@ -144,11 +145,14 @@ struct zr__fs {
 struct zr__fh {
 	struct zr__node *node;
 	_Atomic unsigned refs;
-	pthread_mutex_t mu;	/* guards the append and delete state      */
-	char *buf;		/* the file's bytes, filled at open         */
+	/* Guards buf of a record (nested inside the store's lock), and the
+	 * state of an append or delete handle (outside it). */
+	pthread_mutex_t mu;
+	char *buf;		/* the file's bytes                        */
 	size_t len, cap;
 	int cached;		/* buf came from zr__buf_get            */
 	int uncached;		/* record: bytes newer than the node's   */
+	atomic_int filled;	/* record: buf is complete                 */
 	struct zr_npystream *ns;    /* append session (NULL between them) */
 	uint64_t pos;		/* next expected write offset              */
 	int err;		/* first failure of the append session     */

@@ -242,6 +242,13 @@ out:
 	return err;
 }
 
+int zr__cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 int zr__parse_u64(const char *s, size_t len, uint64_t *out)
 {
 	uint64_t v = 0;

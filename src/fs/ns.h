@@ -36,6 +36,8 @@ int zr__ns_records(struct zr__fs *fs, const struct zr__fstore *st,
 /* Whether every stream of a dataset has the same length; *len gets it. */
 int zr__ds_equal(const struct zr__dataset *ds, uint64_t *len);
 
+/* qsort/bsearch order of uint64_t. */
+int zr__cmp_u64(const void *a, const void *b);
 /* Parses a whole canonical decimal (no sign, no leading zero). */
 int zr__parse_u64(const char *s, size_t len, uint64_t *out);
 

@@ -36,20 +36,16 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 /* Parks req on the store whose writer made a step fail with ZR__E_PARK
  * (stlock.h): 1 when parked (the writer's thread will run it again), 0
  * when that writer is already done (run it again now), or -ENOMEM. */
-static int park(fuse_req_t req, int op, fuse_ino_t ino, const char *name,
-		const struct fuse_file_info *fi, struct zr__fh *fh)
+static int park(fuse_req_t req, const struct zr__parked *how,
+		const char *name)
 {
 	size_t len = name ? strlen(name) + 1 : 0;
-	struct zr__parked *p = calloc(1, sizeof(*p) + len);
+	struct zr__parked *p = malloc(sizeof(*p) + len);
 
 	if (!p)
 		return -ENOMEM;
+	*p = *how;
 	p->req = req;
-	p->op = op;
-	p->ino = ino;
-	p->fh = fh;
-	if (fi)
-		p->fi = *fi;
 	if (name)
 		memcpy(p->name, name, len);
 	if (zr__st_park(zr__st_busy(), p) == 0)
@@ -85,7 +81,9 @@ static void lookup_run(struct zr__fs *fs, fuse_req_t req, fuse_ino_t parent,
 	int err;
 
 	while ((err = lookup_once(fs, req, parent, name)) == ZR__E_PARK) {
-		err = park(req, ZR__P_LOOKUP, parent, name, NULL, NULL);
+		struct zr__parked how = { .op = ZR__P_LOOKUP, .ino = parent };
+
+		err = park(req, &how, name);
 		if (err)
 			break;
 	}
@@ -135,7 +133,11 @@ static void getattr_run(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
 	int err;
 
 	while ((err = getattr_once(fs, req, ino, fh)) == ZR__E_PARK) {
-		err = park(req, ZR__P_GETATTR, ino, NULL, NULL, fh);
+		struct zr__parked how = {
+			.op = ZR__P_GETATTR, .ino = ino, .fh = fh,
+		};
+
+		err = park(req, &how, NULL);
 		if (err > 0)
 			return; /* the parked request holds fh */
 		if (err)
@@ -255,7 +257,11 @@ static void open_run(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
 	int err;
 
 	while ((err = open_once(fs, req, ino, fi)) == ZR__E_PARK) {
-		err = park(req, ZR__P_OPEN, ino, NULL, fi, NULL);
+		struct zr__parked how = {
+			.op = ZR__P_OPEN, .ino = ino, .fi = *fi,
+		};
+
+		err = park(req, &how, NULL);
 		if (err)
 			break;
 	}
@@ -266,6 +272,50 @@ static void open_run(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	open_run(FS(req), req, ino, fi);
+}
+
+/* Consumes the reference fh. */
+static void read_run(struct zr__fs *fs, fuse_req_t req, struct zr__fh *fh,
+		     size_t size, off_t off)
+{
+	struct zr__parked how = {
+		.op = ZR__P_READ, .fh = fh, .size = size, .off = off,
+	};
+	int err;
+
+	while ((err = zr__record_read(req, fh, size, off)) == ZR__E_PARK) {
+		err = park(req, &how, NULL);
+		if (err > 0)
+			return; /* the parked request holds fh */
+		if (err)
+			break;
+	}
+	if (err)
+		reply_err(req, err);
+	zr__fh_put(fs, fh);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct zr__fs *fs = FS(req); /* req is gone once replied to */
+	struct zr__fh *fh = zr__fh_get(FH(fi));
+
+	(void)ino;
+	switch (fh->node->kind) {
+	case ZR__K_RECORD:
+		read_run(fs, req, fh, size, off);
+		return;
+	case ZR__K_BATCH:
+	case ZR__K_STATS:
+	case ZR__K_SCHEMA:
+	case ZR__K_ERRORS:
+		zr__fh_reply(req, fh, size, off);
+		break;
+	default:
+		fuse_reply_err(req, EBADF);
+	}
+	zr__fh_put(fs, fh);
 }
 
 void zr__ops_replay(struct zr__fs *fs, struct zr__fstore *st)
@@ -284,30 +334,12 @@ void zr__ops_replay(struct zr__fs *fs, struct zr__fstore *st)
 		case ZR__P_OPEN:
 			open_run(fs, p->req, p->ino, &p->fi);
 			break;
+		case ZR__P_READ:
+			read_run(fs, p->req, p->fh, p->size, p->off);
+			break;
 		}
 		free(p);
 	}
-}
-
-static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		    struct fuse_file_info *fi)
-{
-	struct zr__fs *fs = FS(req); /* req is gone once replied to */
-	struct zr__fh *fh = zr__fh_get(FH(fi));
-
-	(void)ino;
-	switch (fh->node->kind) {
-	case ZR__K_RECORD:
-	case ZR__K_BATCH:
-	case ZR__K_STATS:
-	case ZR__K_SCHEMA:
-	case ZR__K_ERRORS:
-		zr__fh_reply(req, fh, size, off);
-		break;
-	default:
-		fuse_reply_err(req, EBADF);
-	}
-	zr__fh_put(fs, fh);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,

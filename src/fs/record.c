@@ -1,16 +1,42 @@
 /*
- * record.c - records/I.npy.  Open copies the record's file bytes into the
- * handle, so every read of the handle serves that one record whole,
- * whatever deletes or compacts happen before it is closed, and reads need
- * no store lock.  The kernel may keep the pages (keep_cache): a node's
- * content never changes (see Contents in fs.h).
+ * record.c - records/I.npy.  A record node's bytes never change (see
+ * Contents in fs.h), so the kernel keeps their pages (keep_cache) and a
+ * repeated open costs no decoding: a handle copies its record only when
+ * the kernel first asks for a page it does not have.  Until then the
+ * index must keep showing the node's bytes; a delete that would change
+ * them first fills every such handle (zr__record_prefill), so every read
+ * of a handle serves that one record whole, whatever deletes or compacts
+ * happen before it is closed.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "files.h"
 #include "layout.h"
+#include "ns.h"
 #include "stlock.h"
+
+/* Caller holds st's read (or write) lock and fh->mu. */
+static int fill(struct zr__fh *fh)
+{
+	struct zr__node *n = fh->node;
+	int err;
+
+	if (fh->buf)
+		return 0;
+	fh->buf = malloc(fh->len ? fh->len : 1);
+	if (!fh->buf)
+		return -ENOMEM;
+	err = zr__rec_fill(n->st, n->idx, fh->buf, fh->len);
+	if (err) {
+		free(fh->buf);
+		fh->buf = NULL;
+		zr__elog_add(&n->st->log, n->st->path, "records/%llu.npy: %s",
+			     (unsigned long long)n->idx,
+			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
+	}
+	return err;
+}
 
 int zr__record_open(struct zr__fh *fh)
 {
@@ -23,22 +49,72 @@ int zr__record_open(struct zr__fh *fh)
 		return err;
 	err = zr__rec_size(st, n->idx, &size);
 	/* The name shows other bytes now.  Of another size: the kernel must
-	 * look the name up again.  Of the same size, this open can serve
-	 * them, past the node's page cache (which holds the old bytes). */
+	 * look the name up again.  Of the same size, this open serves them,
+	 * copied now and past the node's page cache (which has the old). */
 	if (err == -ENOENT || (!err && size != n->size))
 		err = -ESTALE;
 	else if (!err && !zr__rec_current(st, n))
 		fh->uncached = 1;
-	if (!err && !(fh->buf = malloc(size ? size : 1)))
-		err = -ENOMEM;
-	if (!err)
-		err = zr__rec_fill(st, n->idx, fh->buf, size);
+	fh->len = size;
+	if (!err && fh->uncached) {
+		pthread_mutex_lock(&fh->mu);
+		err = fill(fh);
+		pthread_mutex_unlock(&fh->mu);
+		atomic_store_explicit(&fh->filled, !err, memory_order_release);
+	}
 	zr__st_unlock(st);
-	if (!err)
-		fh->len = size;
-	else if (err != -ESTALE && err != ZR__E_PARK)
-		zr__elog_add(&st->log, st->path, "records/%llu.npy: %s",
-			     (unsigned long long)n->idx,
-			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 	return err;
+}
+
+int zr__record_read(fuse_req_t req, struct zr__fh *fh, size_t size,
+		    off_t off)
+{
+	struct zr__fstore *st = fh->node->st;
+	int err;
+
+	if (!atomic_load_explicit(&fh->filled, memory_order_acquire)) {
+		err = zr__st_rdlock(st);
+		if (err)
+			return err;
+		pthread_mutex_lock(&fh->mu);
+		/* Not filled before a delete changed the index (prefill had
+		 * no memory): the node's bytes are gone. */
+		if (!fh->buf && !zr__rec_current(st, fh->node))
+			err = -EIO;
+		else
+			err = fill(fh);
+		pthread_mutex_unlock(&fh->mu);
+		zr__st_unlock(st);
+		if (err)
+			return err;
+		/* buf is complete: later reads need no lock */
+		atomic_store_explicit(&fh->filled, 1, memory_order_release);
+	}
+	zr__fh_reply(req, fh, size, off);
+	return 0;
+}
+
+void zr__record_prefill(struct zr__fs *fs, struct zr__fstore *st,
+			const uint64_t *del, size_t n)
+{
+	uint64_t len = zr_store_length(st->zs);
+	uint64_t end = n < len ? len - n : 0;
+	struct zr__fh **open;
+	size_t count;
+
+	if (zr__fh_collect(fs, st, &open, &count))
+		return; /* no memory: those handles fail their reads (EIO) */
+	for (size_t i = 0; i < count; i++) {
+		struct zr__fh *fh = open[i];
+		uint64_t idx = fh->node->idx;
+
+		pthread_mutex_lock(&fh->mu);
+		if (!fh->buf && (idx >= end || bsearch(&idx, del, n,
+						       sizeof(*del),
+						       zr__cmp_u64)))
+			fill(fh);
+		pthread_mutex_unlock(&fh->mu);
+		zr__fh_put(fs, fh);
+	}
+	free(open);
 }

@@ -3,9 +3,9 @@
  * requests that need it while a delete or compact holds it.
  *
  * A delete or compact holds the write lock for as long as it runs.  A
- * request that needs the read lock meanwhile (a lookup, getattr or open
- * that reads the record table) is not left waiting in one of the mount's
- * threads -- enough of those would stall every other store -- but parked
+ * request that needs the read lock meanwhile (a lookup, getattr, open or
+ * first read that reads the record table) is not left waiting in one of
+ * the mount's threads -- enough of those would stall every other store -- but parked
  * on the store and answered by the writer's thread once it is done.
  */
 #ifndef ZR_FS_STLOCK_H
@@ -22,10 +22,12 @@
 struct zr__parked {
 	struct zr__parked *next;
 	fuse_req_t req;
-	enum { ZR__P_LOOKUP, ZR__P_GETATTR, ZR__P_OPEN } op;
+	enum { ZR__P_LOOKUP, ZR__P_GETATTR, ZR__P_OPEN, ZR__P_READ } op;
 	fuse_ino_t ino;
-	struct fuse_file_info fi;
-	struct zr__fh *fh;	/* getattr of an open file: a reference */
+	struct fuse_file_info fi; /* open */
+	struct zr__fh *fh;	/* getattr of an open file, read: a reference */
+	size_t size;		/* read */
+	off_t off;
 	char name[];		/* lookup */
 };
 

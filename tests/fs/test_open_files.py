@@ -117,3 +117,21 @@ def test_seek_end_of_open_stats_is_its_text(src, mount):
         assert f.read() == text
     with open(m.path("s", "stats"), "rb") as f:
         assert f.read() != text
+
+
+def test_unread_open_files_keep_their_records_across_delete(src, mount):
+    """Files opened but not yet read (the daemon copies a record at the
+    first read the page cache cannot answer) still serve the records of
+    their open after a delete changes those indices."""
+    dense(src, 40)
+    m = mount(src)
+    files = {i: open(m.path("s", "records", "%d.npy" % i), "rb")
+             for i in (3, 30, 38, 39)}
+    with open(m.path("s", "delete"), "w") as d:
+        d.write("3 30\n")          # 39 moves into 30, 38 into 3
+    for i, f in files.items():
+        with f:
+            assert (np.load(f) == i).all(), i
+    assert (np.load(m.path("s", "records", "3.npy")) == 38).all()
+    assert (np.load(m.path("s", "records", "30.npy")) == 39).all()
+    assert not os.path.exists(m.path("s", "records", "38.npy"))
