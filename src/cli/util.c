@@ -6,11 +6,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -175,11 +177,76 @@ int zr_cli_check_range(const char *store, const char *cmd, zr_store *s,
 	return ZR_CLI_OK;
 }
 
+/* The process holding an flock on the file st names, from /proc/locks
+ * ("1: FLOCK  ADVISORY  WRITE 1234 00:2f:5678 0 EOF"); 0 if none is
+ * found.  *write tells an exclusive lock from a shared one. */
+static pid_t lock_holder(const struct stat *st, int *write)
+{
+	FILE *f = fopen("/proc/locks", "re");
+	char line[256], kind[16];
+	unsigned maj, min;
+	unsigned long ino;
+	int pid = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "->") || sscanf(line, "%*s FLOCK %*s %15s %d "
+		    "%x:%x:%lu", kind, &pid, &maj, &min, &ino) != 5)
+			continue;
+		if (ino == st->st_ino && maj == major(st->st_dev) &&
+		    min == minor(st->st_dev))
+			break;
+		pid = 0;
+	}
+	fclose(f);
+	*write = !strcmp(kind, "WRITE");
+	return pid;
+}
+
+/* "store busy" once, with who holds the lock and what to do about it
+ * (zr_strerror() and the library's message both say "store busy"). */
+static int busy_error(const char *path, const char *cmd)
+{
+	char meta[PATH_MAX], comm[64] = "", msg[PATH_MAX];
+	struct stat st;
+	pid_t pid = 0;
+	int write = 1;
+	FILE *f;
+
+	snprintf(meta, sizeof(meta), "%s/meta.zr", path);
+	if (!stat(meta, &st))
+		pid = lock_holder(&st, &write);
+	snprintf(msg, sizeof(msg), "/proc/%d/comm", (int)pid);
+	f = pid ? fopen(msg, "re") : NULL;
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	if (pid)
+		snprintf(msg, sizeof(msg), "process %d (%s) holds its lock",
+			 (int)pid, *comm ? comm : "?");
+	else
+		snprintf(msg, sizeof(msg), "another process holds its lock");
+	snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", write ?
+		 " for writing (a read-write zrecordfs mount or a writer: "
+		 "unmount or stop it, or mount with -o ro to share the store "
+		 "with readers)" :
+		 " for reading (a read-only mount or a reader: writing needs "
+		 "it gone)");
+	/* zr_strerror() says "another handle holds its lock": too vague */
+	fprintf(stderr, "zrecord: %s: %s: store busy: %s\n", path, cmd, msg);
+	return ZR_CLI_FAIL;
+}
+
 int zr_cli_open(const char *path, unsigned flags, const char *cmd,
 		zr_store **out)
 {
 	int rc = zr_store_open(path, flags, out);
 
+	if (rc == ZR_E_BUSY)
+		return busy_error(path, cmd);
 	if (rc < 0)
 		return zr_cli_lib_error(path, cmd, rc);
 	return ZR_CLI_OK;

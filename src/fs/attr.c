@@ -4,7 +4,8 @@
  * with (see Contents in fs.h), so their attributes never expire; a batch
  * name's entry does at once (its content follows the store), a record
  * name's is invalidated by the delete that changes it.  Text and control
- * files have attribute timeout 0.
+ * files have attribute timeout 0; a control file's size is that of its
+ * usage line, what reading it shows.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,6 +34,12 @@ static int file_size(struct zr__fs *fs, const struct zr__node *n,
 			free(text);
 		*size = len;
 		return err;
+	case ZR__K_APPEND:
+	case ZR__K_SYNC:
+	case ZR__K_COMPACT:
+	case ZR__K_DELETE:
+		*size = zr__usage_len(n->kind);
+		return 0;
 	default:
 		*size = 0;
 		return 0;
@@ -51,7 +58,8 @@ static mode_t mode_of(enum zr__kind kind)
 	case ZR__K_SYNC:
 	case ZR__K_COMPACT:
 	case ZR__K_DELETE:
-		return S_IFREG | 0200;
+		/* readable (a usage line), so copies of a store succeed */
+		return S_IFREG | 0644;
 	default:
 		return S_IFREG | 0444;
 	}

@@ -2,6 +2,8 @@
  * control.c - the text files (stats, schema, errors) and the control files
  * (sync, compact, delete) of a store folder.  A delete invalidates, after
  * the fact, every record file the kernel may cache whose contents changed.
+ * Reading a control file (append too) shows a one-line usage: copies of a
+ * store folder (cp -r, rsync, tar) read every file and must not fail.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -80,6 +82,28 @@ int zr__text_make(struct zr__fs *fs, const struct zr__node *n, char **out,
 	default:
 		return -EINVAL;
 	}
+}
+
+static const char *const usage[] = {
+	[ZR__K_APPEND] = "append: write .npy files here to append their "
+			 "records\n",
+	[ZR__K_SYNC] = "sync: write anything here to make the store "
+		       "durable\n",
+	[ZR__K_COMPACT] = "compact: write anything here to compact the "
+			  "store in place\n",
+	[ZR__K_DELETE] = "delete: write record indices here (text or an "
+			 "integer .npy) to delete them\n",
+};
+
+size_t zr__usage_len(enum zr__kind kind)
+{
+	return strlen(usage[kind]);
+}
+
+void zr__usage_read(fuse_req_t req, enum zr__kind kind, size_t size,
+		    off_t off)
+{
+	zr__reply_slice(req, usage[kind], zr__usage_len(kind), size, off);
 }
 
 /* Open files keep their bytes (see Contents in fs.h), so compact need not
@@ -235,21 +259,16 @@ static void invalidate(struct zr__fs *fs, struct zr__fstore *st,
 {
 	uint64_t *known;
 	size_t nknown;
-	char name[32];
 
 	if (zr__ns_records(fs, st, &known, &nknown))
 		return;
 	for (size_t i = 0; i < nknown; i++) {
 		uint64_t idx = known[i];
-		int n;
 
 		if (idx < length && !bsearch(&idx, del, ndel, sizeof(*del),
 					     zr__cmp_u64))
 			continue;
-		n = snprintf(name, sizeof(name), "%llu.npy",
-			     (unsigned long long)idx);
-		fuse_lowlevel_notify_inval_entry(fs->se, st->records_ino, name,
-						 (size_t)n);
+		zr__record_unname(fs, st, idx);
 	}
 	free(known);
 }

@@ -182,11 +182,17 @@ void zr__fh_free_all(struct zr__fs *fs)
 		fh_free(fs, fs->fhs);
 }
 
+void zr__reply_slice(fuse_req_t req, const char *buf, size_t len,
+		     size_t size, off_t off)
+{
+	if (off < 0 || (uint64_t)off >= len)
+		size = 0;
+	else if (size > len - (size_t)off)
+		size = len - (size_t)off;
+	fuse_reply_buf(req, size ? buf + off : NULL, size);
+}
+
 void zr__fh_reply(fuse_req_t req, struct zr__fh *fh, size_t size, off_t off)
 {
-	if (off < 0 || (uint64_t)off >= fh->len)
-		size = 0;
-	else if (size > fh->len - (size_t)off)
-		size = fh->len - (size_t)off;
-	fuse_reply_buf(req, size ? fh->buf + off : NULL, size);
+	zr__reply_slice(req, fh->buf, fh->len, size, off);
 }

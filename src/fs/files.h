@@ -24,8 +24,10 @@ void zr__fh_free_all(struct zr__fs *fs);
  * here, returned at zr__fh_free). */
 void *zr__buf_get(size_t size, size_t *cap);
 void zr__buf_put(void *buf, size_t cap);
-/* Replies to a read of size bytes at off from fh->buf (the caller holds
- * a reference). */
+/* Replies to a read of size bytes at off from the len bytes of buf. */
+void zr__reply_slice(fuse_req_t req, const char *buf, size_t len,
+		     size_t size, off_t off);
+/* ... from fh->buf (the caller holds a reference). */
 void zr__fh_reply(fuse_req_t req, struct zr__fh *fh, size_t size, off_t off);
 
 /* getattr: fills st (mode, size, ...) and the timeouts of node n, or of
@@ -45,6 +47,9 @@ int zr__record_read(fuse_req_t req, struct zr__fh *fh, size_t size,
 		    off_t off);
 void zr__record_prefill(struct zr__fs *fs, struct zr__fstore *st,
 			const uint64_t *del, size_t n);
+/* Makes the kernel look records/IDX.npy up again at its next use. */
+void zr__record_unname(struct zr__fs *fs, const struct zr__fstore *st,
+		       uint64_t idx);
 /* New references to the open record handles of st, in a malloc'd array. */
 int zr__fh_collect(struct zr__fs *fs, const struct zr__fstore *st,
 		   struct zr__fh ***out, size_t *n);
@@ -56,6 +61,11 @@ int zr__batch_open(struct zr__fs *fs, struct zr__fh *fh);
  * measure it). */
 int zr__text_make(struct zr__fs *fs, const struct zr__node *n, char **out,
 		  size_t *len);
+/* append, sync, compact, delete: what reading them shows (a usage line):
+ * its size, and the reply to a read. */
+size_t zr__usage_len(enum zr__kind kind);
+void zr__usage_read(fuse_req_t req, enum zr__kind kind, size_t size,
+		    off_t off);
 /* sync, compact: act on every write.  delete: collects the indices until
  * flush. */
 int zr__control_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,

@@ -40,5 +40,7 @@ EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_control.py tests/fs/test_concurrency.py \
 	tests/fs/test_helper.py tests/fs/fsutil.py \
 	tests/fs/test_open_files.py tests/fs/test_bounds.py \
-	tests/fs/test_tools.py tests/fs/test_stalls.py tests/fs/test_media.py
+	tests/fs/test_tools.py tests/fs/test_stalls.py tests/fs/test_media.py \
+	tests/fs/test_messages.py \
+	tests/fs/test_copies.py tests/fs/test_refusals.py
 TESTS += tests/fs.test

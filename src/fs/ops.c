@@ -161,8 +161,13 @@ static int writable(enum zr__kind kind)
 	       kind == ZR__K_COMPACT || kind == ZR__K_DELETE;
 }
 
-/* Only truncation to 0 (open with O_TRUNC, `>` in a shell) of a writable
- * file is accepted; it changes nothing. */
+#define SET_TIMES (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | \
+		   FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW | \
+		   FUSE_SET_ATTR_CTIME)
+
+/* Only truncation to 0 (open with O_TRUNC, `>` in a shell) and new times
+ * of a writable file are accepted; they change nothing.  New times of any
+ * other file fail rather than seem to work (`touch` of a record). */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
@@ -173,9 +178,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	if (to_set & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME |
-		       FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
-		       FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME)) {
+	if ((to_set & ~(FUSE_SET_ATTR_SIZE | SET_TIMES)) ||
+	    ((to_set & SET_TIMES) && !writable(n->kind))) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
@@ -187,16 +191,19 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	op_getattr(req, ino, fi);
 }
 
+/* Record, batch and text files are opened read-only.  Append and control
+ * files are opened write-only to act, or read-only to show their usage
+ * line; never both at once (O_RDWR): one open would mean two things. */
 static int open_kind(struct zr__fs *fs, struct zr__fh *fh, int flags)
 {
 	int acc = flags & O_ACCMODE;
 
-	if (!writable(fh->node->kind) && acc != O_RDONLY)
+	if (acc != O_RDONLY && (acc != O_WRONLY || !writable(fh->node->kind)))
 		return -EACCES;
-	if (writable(fh->node->kind) && acc == O_RDONLY)
-		return -EACCES;
-	if (writable(fh->node->kind) && fs->opts.ro)
+	if (acc == O_WRONLY && fs->opts.ro)
 		return -EROFS;
+	if (acc == O_RDONLY && writable(fh->node->kind))
+		return 0;
 	switch (fh->node->kind) {
 	case ZR__K_RECORD:
 		return zr__record_open(fh);
@@ -240,8 +247,10 @@ static int open_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
 		fi->keep_cache = 1;
 	else
 		fi->direct_io = 1;
-	/* Only append and delete act on close: spare the others a FLUSH. */
-	if (n->kind != ZR__K_APPEND && n->kind != ZR__K_DELETE)
+	/* Only append and delete act on close, when written: spare the
+	 * others a FLUSH. */
+	if ((n->kind != ZR__K_APPEND && n->kind != ZR__K_DELETE) ||
+	    (fi->flags & O_ACCMODE) == O_RDONLY)
 		fi->noflush = 1;
 	if (fuse_reply_open(req, fi)) {
 		if (n->kind == ZR__K_APPEND)
@@ -311,6 +320,12 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	case ZR__K_SCHEMA:
 	case ZR__K_ERRORS:
 		zr__fh_reply(req, fh, size, off);
+		break;
+	case ZR__K_APPEND:
+	case ZR__K_SYNC:
+	case ZR__K_COMPACT:
+	case ZR__K_DELETE:
+		zr__usage_read(req, fh->node->kind, size, off);
 		break;
 	default:
 		fuse_reply_err(req, EBADF);
@@ -414,6 +429,65 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 	zr__readdir(req, FS(req), zr__ns_get(FS(req), ino), size, off);
 }
 
+/* Names are neither made, removed nor renamed here: a store changes
+ * through its append and control files only.  EROFS on a read-only mount
+ * (where the kernel mostly answers first), else EPERM, not the ENOSYS of
+ * a missing operation, which tools report as "Function not implemented". */
+static void refuse(fuse_req_t req)
+{
+	fuse_reply_err(req, FS(req)->opts.ro ? EROFS : EPERM);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	(void)parent, (void)name, (void)mode, (void)rdev;
+	refuse(req);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	(void)parent, (void)name, (void)mode;
+	refuse(req);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	(void)parent, (void)name, (void)mode, (void)fi;
+	refuse(req);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	(void)link, (void)parent, (void)name;
+	refuse(req);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	(void)ino, (void)newparent, (void)newname;
+	refuse(req);
+}
+
+/* unlink and rmdir */
+static void op_remove(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	(void)parent, (void)name;
+	refuse(req);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	(void)parent, (void)name, (void)newparent, (void)newname, (void)flags;
+	refuse(req);
+}
+
 const struct fuse_lowlevel_ops zr__ops = {
 	.init = op_init,
 	.lookup = op_lookup,
@@ -421,6 +495,14 @@ const struct fuse_lowlevel_ops zr__ops = {
 	.forget_multi = op_forget_multi,
 	.getattr = op_getattr,
 	.setattr = op_setattr,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.create = op_create,
+	.symlink = op_symlink,
+	.link = op_link,
+	.unlink = op_remove,
+	.rmdir = op_remove,
+	.rename = op_rename,
 	.open = op_open,
 	.read = op_read,
 	.write = op_write,

@@ -29,6 +29,34 @@ struct parse_ctx {
 	struct zr__opts *o;
 	int bad;
 	int fsname, subtype;
+	int nargs;		/* non-option arguments seen: SRC, MNT    */
+};
+
+/*
+ * The libfuse and kernel options zrecordfs passes on.  libfuse would name
+ * an unknown one without naming us, so anything not listed here is
+ * refused by us.  A name ending in '=' takes a value.
+ */
+static const char *const fuse_opts[] = {
+	"allow_other", "allow_root", "auto_unmount", "default_permissions",
+	"fsname=", "subtype=", "max_threads=", "max_idle_threads=",
+	"clone_fd", "debug", "rw", "dev", "nodev", "suid", "nosuid", "exec",
+	"noexec", "atime", "noatime", "sync", "async", "dirsync",
+};
+
+/* Known to libfuse, but they do not work with zrecordfs: why not. */
+static const struct {
+	const char *name, *why;
+} refused_opts[] = {
+	{ "max_read=", "zrecordfs sets the read size itself" },
+	{ "blksize=", "only block-device (fuseblk) mounts take it" },
+	{ "kernel_cache", "only the high-level libfuse API has it" },
+	{ "auto_cache", "only the high-level libfuse API has it" },
+};
+
+/* The command-line flags libfuse's fuse_parse_cmdline() takes. */
+static const char *const fuse_flags[] = {
+	"-f", "-d", "-s", "-h", "--help", "-V", "--version",
 };
 
 static const struct fuse_opt spec[] = {
@@ -55,7 +83,10 @@ static void usage(const char *prog)
 	       "    -o sampler=MODE        sequential|iid|cyclic "
 	       "(default iid)\n"
 	       "    -o batch_size=B        default batch size (default 256)\n"
-	       "    -o threads=N           worker threads (sets ZR_THREADS)\n"
+	       "    -o threads=N           libzrecord worker threads (sets "
+	       "ZR_THREADS;\n"
+	       "                           0: none, each request's thread "
+	       "gathers alone)\n"
 	       "    -o rank=R,world=W      serve rank R's slice of a W-rank "
 	       "global batch\n"
 	       "    -o max_batch_bytes=N[K|M|G]\n"
@@ -65,6 +96,16 @@ static void usage(const char *prog)
 	       "whichever is smaller)\n"
 	       "    -o max_threads=N       threads serving requests (default "
 	       "10)\n"
+	       "\n"
+	       "Other -o options must be libfuse or mount options: "
+	       "allow_other, allow_root,\n"
+	       "auto_unmount, default_permissions (always on), fsname=, "
+	       "subtype=,\n"
+	       "max_idle_threads=, clone_fd, debug, rw, [no]dev, [no]suid, "
+	       "[no]exec,\n"
+	       "[no]atime, sync, async, dirsync; anything else is refused.\n"
+	       "MOUNTPOINT must be an existing folder, and /dev/fuse must "
+	       "open read-write.\n"
 	       "\n", prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
@@ -163,6 +204,84 @@ static int own_option(struct parse_ctx *c, const char *arg, int key)
 	return -1;
 }
 
+static int bad_option(struct parse_ctx *c, const char *arg,
+		      const char *why)
+{
+	if (why)
+		fprintf(stderr, "zrecordfs: option '%s' is not supported: %s\n",
+			arg, why);
+	else
+		fprintf(stderr, "zrecordfs: unknown option '%s' (see zrecordfs "
+			"--help)\n", arg);
+	c->bad = 1;
+	return -1;
+}
+
+/* name matches arg: exactly, or as a prefix if it ends in '='. */
+static int opt_is(const char *arg, const char *name)
+{
+	size_t len = strlen(name);
+
+	return name[len - 1] == '=' ? !strncmp(arg, name, len) :
+	       !strcmp(arg, name);
+}
+
+/* An option we do not handle ourselves: a listed flag (arg starts with
+ * '-') or -o option goes on to libfuse (1), anything else is refused. */
+static int pass_through(struct parse_ctx *c, const char *arg)
+{
+	size_t i;
+
+	if (arg[0] == '-') {
+		for (i = 0; i < sizeof(fuse_flags) / sizeof(*fuse_flags); i++)
+			if (!strcmp(arg, fuse_flags[i]))
+				return 1;
+		return bad_option(c, arg, NULL);
+	}
+	for (i = 0; i < sizeof(fuse_opts) / sizeof(*fuse_opts); i++)
+		if (opt_is(arg, fuse_opts[i]))
+			return 1;
+	for (i = 0; i < sizeof(refused_opts) / sizeof(*refused_opts); i++)
+		if (opt_is(arg, refused_opts[i].name))
+			return bad_option(c, arg, refused_opts[i].why);
+	return bad_option(c, arg, NULL);
+}
+
+/* The mount point must be a folder already: libfuse would mount over a
+ * regular file as well, and name a missing one without naming us. */
+static int check_mountpoint(struct parse_ctx *c, const char *mnt)
+{
+	struct stat st;
+	const char *why;
+
+	if (stat(mnt, &st))
+		why = strerror(errno);
+	else if (!S_ISDIR(st.st_mode))
+		why = "not a folder";
+	else
+		return 1; /* libfuse's fuse_parse_cmdline() takes it */
+	fprintf(stderr, "zrecordfs: mount point %s: %s\n", mnt, why);
+	c->bad = 1;
+	return -1;
+}
+
+/* SRC, then the mount point; nothing else. */
+static int non_option(struct parse_ctx *c, const char *arg)
+{
+	switch (c->nargs++) {
+	case 0:
+		c->o->src = strdup(arg);
+		return c->o->src ? 0 : -1;
+	case 1:
+		return check_mountpoint(c, arg);
+	default:
+		fprintf(stderr, "zrecordfs: unexpected argument '%s' (usage: "
+			"zrecordfs SRC MOUNTPOINT [-o opts])\n", arg);
+		c->bad = 1;
+		return -1;
+	}
+}
+
 static int opt_proc(void *data, const char *arg, int key,
 		    struct fuse_args *outargs)
 {
@@ -171,10 +290,7 @@ static int opt_proc(void *data, const char *arg, int key,
 	(void)outargs;
 	switch (key) {
 	case FUSE_OPT_KEY_NONOPT:
-		if (c->o->src)
-			return 1;
-		c->o->src = strdup(arg);
-		return c->o->src ? 0 : -1;
+		return non_option(c, arg);
 	case KEY_RO:
 		c->o->ro = 1;
 		return 1; /* libfuse mounts read-only too */
@@ -192,7 +308,7 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_MAXBATCH:
 		return own_option(c, arg, key);
 	default:
-		return 1;
+		return pass_through(c, arg);
 	}
 }
 

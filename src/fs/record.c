@@ -9,6 +9,7 @@
  * happen before it is closed.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "files.h"
@@ -92,6 +93,17 @@ int zr__record_read(fuse_req_t req, struct zr__fh *fh, size_t size,
 	}
 	zr__fh_reply(req, fh, size, off);
 	return 0;
+}
+
+void zr__record_unname(struct zr__fs *fs, const struct zr__fstore *st,
+			uint64_t idx)
+{
+	char name[32];
+	int n = snprintf(name, sizeof(name), "%llu.npy",
+			 (unsigned long long)idx);
+
+	fuse_lowlevel_notify_inval_entry(fs->se, st->records_ino, name,
+					 (size_t)n);
 }
 
 void zr__record_prefill(struct zr__fs *fs, struct zr__fstore *st,

@@ -1,4 +1,5 @@
 """Failures leave stores unchanged and say why; --help and --version."""
+import fcntl
 import io
 import os
 import subprocess
@@ -147,3 +148,17 @@ def test_huge_declared_ragged_record_reserves_only_what_arrives(zr, ragged):
     assert r.returncode == 1, r.stderr.decode()
     assert b"input ends early" in r.stderr, r.stderr.decode()
     assert zr.stats(store) == before
+
+
+def test_store_busy_names_the_holder_once(zr, dense):
+    store, _ = dense
+    with open(os.path.join(store, "meta.zr"), "rb") as f:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        err = zr.fails(1, "get", store, "0")
+        assert err.count("store busy") == 1 and err.count("\n") == 1, err
+        assert f"zrecord: {store}: get: store busy: process {os.getpid()} " \
+            "(" in err and "holds its lock for writing" in err, err
+        fcntl.flock(f, fcntl.LOCK_UN)
+        fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        err = zr.fails(1, "sync", store)
+        assert "holds its lock for reading" in err, err

@@ -141,12 +141,18 @@ def test_second_appender_is_busy(dense_store, src, mount):
     assert stats(m, "img")["records"] == len(IMG) + 2
 
 
-def test_append_is_write_only_and_ro_refuses(dense_store, src, mount):
+def test_append_reads_as_usage_and_ro_refuses(dense_store, src, mount):
+    """Reading append shows its usage line (copies of a store read every
+    file) and appends nothing; reading and writing in one open is
+    refused."""
     m = mount(src)
+    with open(m.path("img", "append"), "rb") as f:
+        assert f.read().startswith(b"append: ")
     with pytest.raises(PermissionError):
-        open(m.path("img", "append"), "rb")
+        open(m.path("img", "append"), "r+b")
     with pytest.raises(PermissionError):
         open(m.path("img", "stats"), "wb")
+    assert stats(m, "img")["records"] == len(IMG)
     assert m.stop() == 0
     ro = mount(src, "ro", name="ro")
     with pytest.raises(OSError) as e:
