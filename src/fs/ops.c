@@ -252,6 +252,7 @@ static int open_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
 	if ((n->kind != ZR__K_APPEND && n->kind != ZR__K_DELETE) ||
 	    (fi->flags & O_ACCMODE) == O_RDONLY)
 		fi->noflush = 1;
+	zr__fh_publish(fh);
 	if (fuse_reply_open(req, fi)) {
 		if (n->kind == ZR__K_APPEND)
 			zr__append_release(fs, fh);
@@ -397,7 +398,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	struct zr__fs *fs = FS(req);
-	struct zr__fh *fh = FH(fi);
+	struct zr__fh *fh = zr__fh_get(FH(fi));
 
 	(void)ino;
 	if (fh->node->kind == ZR__K_APPEND)
@@ -405,6 +406,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 	else if (fh->node->kind == ZR__K_DELETE)
 		zr__control_flush(fs, fh);
 	fuse_reply_err(req, 0);
+	zr__fh_put(fs, fh);
 	zr__fh_put(fs, fh); /* the kernel's reference */
 }
 
