@@ -16,8 +16,8 @@
  * handle takes one more (zr__fh_get) and drops it when done, after its
  * reply.  The last zr__fh_put frees. */
 struct zr__fh *zr__fh_new(struct zr__fs *fs, struct zr__node *n);
-/* Before the reply that hands fh to the kernel: what open wrote into it
- * happens before every zr__fh_get of it. */
+/* Before the reply that hands fh to the kernel: tells ThreadSanitizer
+ * that what open wrote into it happens before every zr__fh_get of it. */
 void zr__fh_publish(struct zr__fh *fh);
 struct zr__fh *zr__fh_get(struct zr__fh *fh);
 void zr__fh_put(struct zr__fs *fs, struct zr__fh *fh);
