@@ -69,17 +69,26 @@ int zr__text_make(struct zr__fs *fs, const struct zr__node *n, char **out,
 size_t zr__usage_len(enum zr__kind kind);
 void zr__usage_read(fuse_req_t req, enum zr__kind kind, size_t size,
 		    off_t off);
-/* sync, compact: act on every write.  delete: collects the indices until
- * flush. */
+/* sync, compact: act on every write; delete: checks each write. */
 int zr__control_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
 		      size_t size);
-int zr__control_flush(struct zr__fs *fs, struct zr__fh *fh);
 
-/* append: one append session per open (and per close of a dup). */
+/* The process (thread group) a request comes from; 0 if unknown. */
+pid_t zr__caller(fuse_req_t req);
+
+/* delete (delete.c): each write checks what it completes; the close by
+ * the opening process (fh->owner) deletes the indices together, and the
+ * release what is still pending. */
+int zr__delete_write(struct zr__fh *fh, const char *buf, size_t size);
+int zr__delete_flush(struct zr__fs *fs, struct zr__fh *fh, pid_t caller);
+void zr__delete_release(struct zr__fs *fs, struct zr__fh *fh);
+
+/* append (append.c): one session per open; the close by the opening
+ * process commits it, the release what is still pending. */
 int zr__append_open(struct zr__fs *fs, struct zr__fh *fh, int flags);
 int zr__append_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
 		     size_t size, off_t off);
-int zr__append_flush(struct zr__fs *fs, struct zr__fh *fh);
+int zr__append_flush(struct zr__fs *fs, struct zr__fh *fh, pid_t caller);
 void zr__append_release(struct zr__fs *fs, struct zr__fh *fh);
 
 #endif

@@ -77,6 +77,9 @@ struct zr__fstore {
 	uint64_t gen;		/* deletes and compacts: batch contents   */
 	struct zr__dlog dlog;	/* what the recent deletes changed        */
 	struct zr__elog log;
+	/* An append handle has a library session open: deletes get EBUSY
+	 * at write(), before the library would refuse them at close. */
+	atomic_int appending;
 };
 
 /* A folder whose direct children include at least two stores. */
@@ -154,9 +157,11 @@ struct zr__fh {
 	int uncached;		/* record: bytes newer than the node's   */
 	atomic_int filled;	/* record: buf is complete                 */
 	struct zr_npystream *ns;    /* append session (NULL between them) */
-	uint64_t pos;		/* next expected write offset              */
-	int err;		/* first failure of the append session     */
+	uint64_t pos;		/* append: next expected write offset;
+				 * delete: input checked up to here        */
+	int err;		/* first failure of the append or delete   */
 	int append_mode;	/* opened O_APPEND: offsets are ignored    */
+	pid_t owner;		/* append, delete: the opening process     */
 	struct zr__fh *prev, *next; /* the mount's open handles (fh_mu)  */
 };
 

@@ -7,6 +7,7 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/ops.c src/fs/ops.h src/fs/readdir.c src/fs/attr.c \
 	src/fs/files.h src/fs/fh.c src/fs/layout.c src/fs/layout.h \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/append.c \
+	src/fs/delete.c src/fs/caller.c \
 	src/fs/elog.c src/fs/elog.h src/fs/stlock.c src/fs/stlock.h \
 	src/fs/dlog.c src/fs/dlog.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
@@ -42,5 +43,6 @@ EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_open_files.py tests/fs/test_bounds.py \
 	tests/fs/test_tools.py tests/fs/test_stalls.py tests/fs/test_media.py \
 	tests/fs/test_messages.py \
-	tests/fs/test_copies.py tests/fs/test_refusals.py
+	tests/fs/test_copies.py tests/fs/test_refusals.py \
+	tests/fs/test_shell.py
 TESTS += tests/fs.test

@@ -242,6 +242,8 @@ static int open_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
 		return err;
 	}
 	fi->fh = (uintptr_t)fh;
+	if ((fi->flags & O_ACCMODE) == O_WRONLY)
+		fh->owner = zr__caller(req);
 	/* A record node's bytes never change (see Contents in fs.h). */
 	if (n->kind == ZR__K_RECORD && !fh->uncached)
 		fi->keep_cache = 1;
@@ -387,9 +389,9 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	(void)ino;
 	if (fh->node->kind == ZR__K_APPEND)
-		err = zr__append_flush(fs, fh);
+		err = zr__append_flush(fs, fh, zr__caller(req));
 	else if (fh->node->kind == ZR__K_DELETE)
-		err = zr__control_flush(fs, fh);
+		err = zr__delete_flush(fs, fh, zr__caller(req));
 	reply_err(req, err);
 	zr__fh_put(fs, fh);
 }
@@ -404,7 +406,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 	if (fh->node->kind == ZR__K_APPEND)
 		zr__append_release(fs, fh);
 	else if (fh->node->kind == ZR__K_DELETE)
-		zr__control_flush(fs, fh);
+		zr__delete_release(fs, fh);
 	fuse_reply_err(req, 0);
 	zr__fh_put(fs, fh);
 	zr__fh_put(fs, fh); /* the kernel's reference */

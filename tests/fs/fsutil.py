@@ -1,6 +1,8 @@
 """fsutil.py - helpers of the zrecordfs suite: the build's binaries, making
 fixture stores with the `zrecord` command, and mounting/unmounting."""
 import fcntl
+import io
+import json
 import os
 import subprocess
 import tempfile
@@ -112,3 +114,25 @@ class Mount:
             rc = self.proc.wait()
         self.stderr = self.proc.stderr.read().decode()
         return rc
+
+
+def npy_bytes(a):
+    """a as the bytes of a .npy file."""
+    b = io.BytesIO()
+    np.save(b, a)
+    return b.getvalue()
+
+
+def store_stats(m, store):
+    """The mount's stats file of store, parsed."""
+    with open(m.path(store, "stats")) as f:
+        return json.load(f)
+
+
+def expected_after_delete(items, deleted):
+    """The store's swap-with-last delete, in descending index order."""
+    items = list(items)
+    for i in sorted(set(deleted), reverse=True):
+        items[i] = items[-1]
+        items.pop()
+    return items
