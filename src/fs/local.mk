@@ -8,7 +8,7 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/files.h src/fs/fh.c src/fs/layout.c src/fs/layout.h \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/append.c \
 	src/fs/elog.c src/fs/elog.h src/fs/stlock.c src/fs/stlock.h \
-	src/fs/dlog.c src/fs/dlog.h
+	src/fs/dlog.c src/fs/dlog.h src/fs/mntlock.c src/fs/mntlock.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 src_fs_zrecordfs_LDADD = src/lib/libzrecord.la src/common/libzrcommon.la \
