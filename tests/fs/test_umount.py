@@ -104,3 +104,18 @@ fusermount3 -u "$1" || exit 10      # returns before the daemon closes
         r.stderr
     assert m.proc.wait(timeout=60) == 0
     check_store(dense_store)
+
+
+def test_lazy_umount_does_not_wait(dense_store, src, tmp_path):
+    r = helperns.run(tmp_path, r'''
+src=$1 mnt=$2 store=$3
+mkdir -p "$mnt"
+mount -t zrecordfs "$src" "$mnt"
+exec 9< "$mnt/img/stats"             # keeps the daemon serving
+umount -l "$mnt"
+flock -n -x "$store/meta.zr" true && exit 10   # still held
+exec 9<&-                            # the last user lets go...
+flock -s "$mnt" true                 # ...and the daemon closes
+flock -n -x "$store/meta.zr" true
+''', src, tmp_path / "m", dense_store)
+    assert r.returncode == 0, r.stderr
