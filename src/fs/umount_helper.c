@@ -65,6 +65,36 @@ static int parse_timeout(struct args *a)
 	return 0;
 }
 
+/* One of umount(8)'s flags into a; -1 for anything else. */
+static int flag(struct args *a, int c)
+{
+	switch (c) {
+	case 'f':
+		a->force = 1;
+		return 0;
+	case 'l':
+		a->lazy = 1;
+		return 0;
+	case 'n':
+		a->nomtab = 1;
+		return 0;
+	case 'r':
+		a->rdonly = 1;
+		return 0;
+	case 'v':
+		a->verbose = 1;
+		return 0;
+	case 'N':
+		a->ns = optarg;
+		return 0;
+	case 't':
+		return 0; /* we know our type */
+	default:
+		return -1;
+	}
+}
+
+/* 0 to go on, 1 after --help, -1 after a usage message. */
 static int parse(int argc, char **argv, struct args *a)
 {
 	static const struct option longopts[] = {
@@ -75,16 +105,13 @@ static int parse(int argc, char **argv, struct args *a)
 
 	while ((c = getopt_long(argc, argv, "flnrvhN:t:", longopts,
 				NULL)) != -1) {
-		switch (c) {
-		case 'f': a->force = 1; break;
-		case 'l': a->lazy = 1; break;
-		case 'n': a->nomtab = 1; break;
-		case 'r': a->rdonly = 1; break;
-		case 'v': a->verbose = 1; break;
-		case 'N': a->ns = optarg; break;
-		case 't': break; /* we know our type */
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
+		if (c == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (flag(a, c)) {
+			usage(stderr);
+			return -1;
 		}
 	}
 	if (argc - optind != 1) {
@@ -187,10 +214,10 @@ static int wait_for_daemon(const struct args *a)
 int main(int argc, char **argv)
 {
 	struct args a = { 0 };
-	int rc;
+	int rc = parse(argc, argv, &a);
 
-	if (parse(argc, argv, &a))
-		return EX_USAGE;
+	if (rc)
+		return rc > 0 ? 0 : EX_USAGE;
 	rc = unmount(&a);
 	if (rc || a.lazy || a.ns || !a.timeout_ms)
 		return rc;
