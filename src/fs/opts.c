@@ -106,6 +106,15 @@ static void usage(const char *prog)
 	       "[no]atime, sync, async, dirsync; anything else is refused.\n"
 	       "MOUNTPOINT must be an existing folder, and /dev/fuse must "
 	       "open read-write.\n"
+	       "\n"
+	       "Unmounting: umount.fuse.zrecordfs MOUNTPOINT (what umount(8) "
+	       "runs for a\n"
+	       "mount made by mount -t zrecordfs) returns once every store is "
+	       "closed;\n"
+	       "fusermount3 -u returns before: then use zrecord --wait.  A "
+	       "daemon waits\n"
+	       "for the one that served MOUNTPOINT before to close its "
+	       "stores.\n"
 	       "\n", prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
