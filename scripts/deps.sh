@@ -6,7 +6,7 @@ set -eu
 pkgs="build-essential autoconf automake libtool pkg-config
 libzstd-dev libmsgpack-dev libfuse3-dev fuse3 check zlib1g-dev
 python3 python3-numpy python3-cffi python3-msgpack python3-pytest
-python3-setuptools squashfs-tools squashfuse valgrind clang rsync
+python3-setuptools squashfs-tools squashfuse valgrind clang rsync mandoc
 libclang-rt-14-dev"
 missing=
 for p in $pkgs; do
