@@ -10,6 +10,6 @@ scripts_bench_gather_LDADD = src/lib/libzrecord.la -lm
 EXTRA_DIST += scripts/build-deb.sh \
 	debian/changelog debian/control debian/copyright debian/rules \
 	debian/source/format debian/libzrecord0.install \
-	debian/libzrecord0.symbols debian/libzrecord-dev.install \
+	debian/libzrecord-dev.install \
 	debian/zrecordfs.install debian/zrecordfs.links debian/zrecordfs.docs \
 	debian/python3-loaderx.docs
