@@ -100,27 +100,33 @@ for deb in "$lib" "$fs" "$py"; do
 	dpkg-deb -x "$deb" "$root"
 done
 libdir=$(dirname "$(find "$root/usr/lib" -name 'libzrecord.so.0')")
-if ! (
-	set -e
-	export LD_LIBRARY_PATH="$libdir"
-	z=$root/usr/bin/zrecord
-	cd "$work"
-	printf '\223NUMPY\001\000v\000' >one.npy
-	printf "%-117s\n" "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }" >>one.npy
-	printf 'abcdef' >>one.npy
-	"$z" create st --dtype u1 --shape 3
-	"$z" append st one.npy
-	"$z" get st 1 -o rec.npy
-	tail -c 3 rec.npy | grep -q '^def$'
-	"$root/usr/bin/zrecordfs" --version | grep -q '^zrecordfs '
-	LOADERX_LIB=$libdir/libzrecord.so.0 PYTHONPATH=$root/usr/lib/python3/dist-packages \
-		/usr/bin/python3 -c 'from loaderx.zrecord import DenseStore
-s = DenseStore.open("st", readonly=True); assert bytes(s[0]) == b"abc"'
-	for m in "$root"/usr/share/man/man*/*.gz; do
-		[ -L "$m" ] && continue
-		zcat "$m" | mandoc -Tlint -W warning
-	done
-) >"$work/smoke.log" 2>&1; then
+# A script of its own, run by a new shell: `set -e` does not hold inside
+# a compound command whose status `if` tests.
+cat >"$work/smoke.sh" <<'EOF'
+set -eu
+root=$1 libdir=$2
+export LD_LIBRARY_PATH="$libdir"
+z=$root/usr/bin/zrecord
+printf '\223NUMPY\001\000v\000' >one.npy
+printf "%-117s\n" "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }" >>one.npy
+printf 'abcdef' >>one.npy
+"$z" create st --dtype u1 --shape 3
+"$z" append st one.npy
+"$z" get st 1 -o rec.npy
+tail -c 3 rec.npy | grep -q '^def$'
+"$root/usr/bin/zrecordfs" --version | grep -q '^zrecordfs '
+LOADERX_LIB=$libdir/libzrecord.so.0 \
+PYTHONPATH=$root/usr/lib/python3/dist-packages /usr/bin/python3 -c '
+from loaderx.zrecord import DenseStore
+s = DenseStore.open("st", readonly=True)
+assert bytes(s[0]) == b"abc"'
+for m in "$root"/usr/share/man/man*/*.gz; do
+	[ -L "$m" ] && continue
+	zcat "$m" | mandoc -Tlint -W warning
+done
+EOF
+if ! (cd "$work" && sh "$work/smoke.sh" "$root" "$libdir") \
+	>"$work/smoke.log" 2>&1; then
 	cat "$work/smoke.log" >&2
 	echo "build-deb: smoke test of the packaged files failed" >&2
 	fail=1
