@@ -7,8 +7,9 @@
    - zrecord(1): every command of `zrecord --help` has a subsection of
      COMMANDS; every option of `zrecord CMD --help` (its usage line and its
      option lines) and of the overview's line for CMD is a list entry of
-     that subsection; the overview's other options (--help, --version) are
-     list entries somewhere in the page.
+     that subsection or of the subsection "Common options" (options several
+     commands take, documented once); the overview's other options
+     (--help, --version) are list entries somewhere in the page.
    - zrecordfs(8): every flag and -o option of `zrecordfs --help` (our own,
      libfuse's, and the list of libfuse and mount options passed on) is a
      list entry under OPTIONS.
@@ -64,6 +65,7 @@ class Terms(html.parser.HTMLParser):
         super().__init__(convert_charrefs=True)
         self.sh = self.ss = None
         self.terms = {}          # (sh, ss) -> [term text]
+        self.heads = set()       # (sh, ss) of every subsection
         self._head = None        # 'h1' or 'h2' while inside a heading
         self._dt = None          # text of the <dt> being read
         self._text = ""
@@ -81,6 +83,7 @@ class Terms(html.parser.HTMLParser):
                 self.sh, self.ss = name, None
             else:
                 self.ss = name
+                self.heads.add((self.sh, name))
             self._head = None
         elif tag == "dt" and self._dt is not None:
             self.terms.setdefault((self.sh, self.ss), []).append(self._dt)
@@ -126,6 +129,7 @@ def check(what, wanted, have, where):
 # -- 2a. zrecord ---------------------------------------------------------------
 
 FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
+COMMON = "Common options"   # zrecord(1)'s subsection of shared options
 
 
 def usage_block(text):
@@ -149,10 +153,10 @@ def option_lines(text):
         if not re.match(r"\s+-", ln):
             continue
         for word in ln.split():
-            word = word.rstrip(",")
-            if not word.startswith("-"):
+            m = FLAG.match(word)     # "--wait[=SECONDS]" gives --wait
+            if not m:
                 break
-            out.add(word.rstrip("="))
+            out.add(m.group(1))
     return out
 
 
@@ -175,12 +179,13 @@ def check_zrecord(mandoc, srcdir, zrecord):
             general |= set(FLAG.findall(ln))
     if len(commands) < 5:
         sys.exit("man_check: could not read the commands of zrecord --help")
-    sections = {ss for (sh, ss) in terms.terms if sh == "COMMANDS"}
-    # a subsection without a list has no terms: look at the headings too
-    heads = set(re.findall(r'<h2 class="Ss" id="([^"]+)"',
-                           run([mandoc, "-Thtml", "-Ofragment", page])))
+    common = [t for (sh, ss), v in terms.terms.items()
+              if ss == COMMON for t in v]
+    if not common:
+        fail("%s: no subsection \"%s\" with a list of options"
+             % (page, COMMON))
     for name in sorted(commands):
-        if name not in heads:
+        if ("COMMANDS", name) not in terms.heads:
             fail("zrecord %s: no subsection \"%s\" in COMMANDS of %s"
                  % (name, name, page))
             continue
@@ -188,8 +193,9 @@ def check_zrecord(mandoc, srcdir, zrecord):
         wanted = (commands[name] | set(FLAG.findall(usage_block(helptext)))
                   | option_lines(helptext))
         wanted = set(w.rstrip("=") for w in wanted)
-        have = documented(terms.terms.get(("COMMANDS", name), []))
-        if wanted or name in sections:
+        have = documented(terms.terms.get(("COMMANDS", name), []) +
+                          common)
+        if wanted:
             check("zrecord %s --help" % name, wanted, have,
                   "%s, COMMANDS, %s" % (os.path.basename(page), name))
         else:
