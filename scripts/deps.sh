@@ -7,7 +7,7 @@ pkgs="build-essential autoconf automake libtool pkg-config
 libzstd-dev libmsgpack-dev libfuse3-dev fuse3 check zlib1g-dev
 python3 python3-numpy python3-cffi python3-msgpack python3-pytest
 python3-setuptools python3-pil file squashfs-tools squashfuse valgrind
-clang rsync
+clang rsync mandoc
 libclang-rt-14-dev"
 missing=
 for p in $pkgs; do
