@@ -74,6 +74,7 @@ has "$dev" '/usr/include/zrecord\.h$' '/usr/lib/[^/]*/libzrecord\.so$' \
 lacks "$dev" '\.la$' 'libzrecord\.so\.0'
 has "$fs" '/usr/bin/zrecord$' '/usr/bin/zrecordfs$' \
 	'/sbin/mount\.zrecordfs$' '/sbin/mount\.fuse\.zrecordfs$' \
+	'/sbin/umount\.fuse\.zrecordfs$' \
 	'/usr/share/man/man1/zrecord\.1\.gz$' \
 	'/usr/share/man/man5/zrecord\.5\.gz$' \
 	'/usr/share/man/man8/zrecordfs\.8\.gz$' \
