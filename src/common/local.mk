@@ -1,12 +1,13 @@
 # src/common/local.mk - code shared by the zrecord command and the zrecordfs
 # daemon (the .npy stream parser; the encoder of record, batch and .npz
-# files); not part of libzrecord's public API.  zlib
+# files; the stats report); not part of libzrecord's public API.  zlib
 # provides the ZIP members' CRC-32.
 noinst_LTLIBRARIES += src/common/libzrcommon.la
 src_common_libzrcommon_la_SOURCES = \
 	src/common/npystream.c src/common/npystream.h \
 	src/common/npz.c src/common/npz.h \
 	src/common/npyfile.c src/common/npyfill.c src/common/npyfile.h \
-	src/common/npyfile_impl.h
+	src/common/npyfile_impl.h \
+	src/common/statsjson.c src/common/statsjson.h
 src_common_libzrcommon_la_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 src_common_libzrcommon_la_LIBADD = $(ZLIB_LIBS)
