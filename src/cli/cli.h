@@ -1,7 +1,7 @@
 /*
  * cli.h - what the zrecord command's files share: the subcommand table,
- * error reporting, argument parsing, output files, progress, and the
- * records-to-.npy/.npz encoder that `get` and `batch` both use.
+ * error reporting, argument parsing, output files, progress, and writing
+ * records as .npy/.npz files, which `get` and `batch` both do.
  */
 #ifndef ZR_CLI_H
 #define ZR_CLI_H
@@ -135,14 +135,15 @@ void zr_cli_progress_end(zr_cli_progress *p);
 
 /* -- records as NumPy files (records.c) ---------------------------------- */
 
-/* Encodes records idx[0..n) of s as one malloc'ed NumPy file in *buf:
- * single (n == 1): the record as .npy; else dense: one stacked .npy of
- * shape (n, *item_shape); ragged: an .npz of arr_0.npy, arr_1.npy, ....
- * Returns 0 or a library code (detail in zr_errmsg() when it has one). */
-int zr_cli_encode_records(zr_store *s, const uint64_t *idx, size_t n,
-			  int single, void **buf, size_t *len);
-/* Encodes idx as an int64 .npy of shape (n,). */
-int zr_cli_encode_indices(const uint64_t *idx, size_t n, void **buf,
-			  size_t *len);
+/* The form of several records of s in one file: a stacked .npy of shape
+ * (n, *item_shape) for a dense store, an .npz of arr_0.npy, arr_1.npy, ...
+ * for a ragged one (see src/common/npyfile.h). */
+int zr_cli_several_form(zr_store *s);
+/* Writes records idx[0..n) of s to out (-o; NULL: stdout) as the NumPy
+ * file of form (an enum zr_npyfile_form: the bytes zrecordfs serves for
+ * the same records).  Reports errors itself; returns a ZR_CLI_ code. */
+int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
+			 size_t n, const char *out, const char *store,
+			 const char *cmd);
 
 #endif

@@ -1,25 +1,12 @@
 /*
  * get.c - `zrecord get`: records by index as NumPy files (one record: its
- * .npy; several: a stacked .npy, or an .npz for a ragged store).
+ * .npy, as the mount's records/I.npy; several: a stacked .npy, or an .npz
+ * for a ragged store).
  */
 #include <stdlib.h>
 
 #include "cli.h"
-
-static int emit(const char *store, const char *out, zr_store *s,
-		const uint64_t *idx, size_t n)
-{
-	void *buf = NULL;
-	size_t len = 0;
-	int rc;
-
-	rc = zr_cli_encode_records(s, idx, n, n == 1, &buf, &len);
-	if (rc < 0)
-		return zr_cli_lib_error(store, "get", rc);
-	rc = zr_cli_out_all(out, buf, len, store, "get");
-	free(buf);
-	return rc;
-}
+#include "npyfile.h"
 
 static int run(int argc, char **argv)
 {
@@ -50,7 +37,10 @@ static int run(int argc, char **argv)
 	if (rc == ZR_CLI_OK) {
 		rc = zr_cli_check_range(store, "get", s, idx, (size_t)n);
 		if (rc == ZR_CLI_OK)
-			rc = emit(store, out, s, idx, (size_t)n);
+			rc = zr_cli_write_records(s, n == 1 ?
+						  ZR_NPYFILE_RECORD :
+						  zr_cli_several_form(s), idx,
+						  (size_t)n, out, store, "get");
 		rc = zr_cli_close(s, store, "get", rc);
 	}
 	free(idx);
@@ -63,7 +53,8 @@ const zr_cli_cmd zr_cli_get = {
 	.synopsis = "STORE INDEX... [-o OUT]",
 	.help =
 	"Writes records as NumPy data to OUT (default stdout, never a\n"
-	"terminal).  One INDEX: that record as a .npy.  Several: a dense\n"
+	"terminal).  One INDEX: that record as a .npy, the bytes of a\n"
+	"zrecordfs mount's STORE/records/INDEX.npy.  Several: a dense\n"
 	"store gives one .npy of shape (count, *item_shape) in the order\n"
 	"given; a ragged store gives an .npz whose members arr_0.npy,\n"
 	"arr_1.npy, ... are the records in order (like np.savez).  INDEX is\n"

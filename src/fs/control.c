@@ -13,13 +13,13 @@
 #include "files.h"
 #include "ns.h"
 #include "ops.h"
+#include "statsjson.h"
 #include "stlock.h"
 
 static int stats_json(struct zr__fstore *st, char **out, size_t *len)
 {
-	char schema[ZR_SCHEMA_MAX * 4], *buf;
 	zr_stats s;
-	int err, n;
+	int err;
 
 	/* The library's stats would wait for a compact: park instead. */
 	err = zr__st_rdlock(st);
@@ -27,24 +27,7 @@ static int stats_json(struct zr__fstore *st, char **out, size_t *len)
 		return err;
 	err = zr_store_stats(st->zs, &s);
 	zr__st_unlock(st);
-	if (!err)
-		err = zr_schema_json(zr_store_schema(st->zs), schema,
-				     sizeof(schema));
-	if (err)
-		return err;
-	/* the schema's own keys follow ours: skip its opening brace */
-	n = asprintf(&buf, "{\"records\": %" PRIu64 ", \"live_bytes\": %"
-		     PRIu64 ", \"data_bytes\": %" PRIu64 ", \"reclaimable\": %"
-		     PRIu64 ", \"codec\": \"%s\", \"ragged\": %s, %s\n",
-		     s.records, s.live_bytes, s.data_bytes, s.reclaimable,
-		     zr_codec_name(zr_store_codec(st->zs)),
-		     zr_store_schema(st->zs)->ragged ? "true" : "false",
-		     schema + 1);
-	if (n < 0)
-		return -ENOMEM;
-	*out = buf;
-	*len = (size_t)n;
-	return 0;
+	return err ? err : zr_stats_json(st->zs, &s, out, len);
 }
 
 static int schema_json(struct zr__fstore *st, char **out, size_t *len)

@@ -62,7 +62,6 @@ struct zr__fstore {
 	char *path;		/* relative to SRC, for messages          */
 	uint32_t id;		/* index in the mount's store array       */
 	fuse_ino_t records_ino; /* its records/ folder (for invalidation) */
-	size_t dense_hdr;	/* .npy header bytes of one dense record  */
 	/* Read: reading the record table to size or fill a file, stats,
 	 * starting an append session.  Write: delete and compact, which
 	 * change what a record name shows.  Taken through stlock.h, which
