@@ -11,6 +11,7 @@ src_common_libzrcommon_la_SOURCES = \
 	src/common/npyfile_impl.h \
 	src/common/statsjson.c src/common/statsjson.h \
 	src/common/png.c src/common/png.h \
+	src/common/recpng.c src/common/recpng.h \
 	src/common/retry.c src/common/retry.h \
 	src/common/lockholder.c src/common/lockholder.h
 src_common_libzrcommon_la_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)

@@ -54,6 +54,7 @@ enum zr__form {
 	ZR__F_NPY,	/* dense store: one (B, *item_shape) array        */
 	ZR__F_NPZ,	/* ragged store or dataset: one member per record */
 	ZR__F_IDX,	/* the batch's int64 indices                      */
+	ZR__F_PNG,	/* records/I.png: a uint8 image record as a PNG   */
 };
 
 /* One store served by the mount, open from mount to unmount. */

@@ -24,14 +24,21 @@ static int rec_plan(struct zr__fstore *st, const uint64_t *idx,
 	return zr_npyfile_plan(f, ZR_NPYFILE_RECORD, s, 1, idx, 1);
 }
 
-int zr__rec_size(struct zr__fstore *st, uint64_t idx, uint64_t *size)
+int zr__rec_size(struct zr__fstore *st, uint64_t idx, int form,
+		 uint64_t *size)
 {
 	zr_npyfile_stream s;
 	zr_npyfile f;
+	zr_png img;
 	int err;
 
 	if (idx >= zr_store_length(st->zs))
 		return -ENOENT;
+	if (form == ZR__F_PNG) {
+		err = zr_recpng_plan(st->zs, idx, &img);
+		*size = err ? 0 : zr_png_size(&img);
+		return err;
+	}
 	err = rec_plan(st, &idx, &s, &f);
 	*size = f.total;
 	zr_npyfile_free(&f);
@@ -44,13 +51,27 @@ int zr__rec_current(const struct zr__fstore *st, const struct zr__node *n)
 	       n->idx < zr_store_length(st->zs);
 }
 
-int zr__rec_fill(struct zr__fstore *st, uint64_t idx, char *buf,
+static int png_fill(struct zr__fstore *st, uint64_t idx, char *buf,
+		    uint64_t size)
+{
+	zr_png img;
+	int err = zr_recpng_plan(st->zs, idx, &img);
+
+	if (!err && zr_png_size(&img) != size)
+		err = -ESTALE;
+	return err ? err : zr_recpng_fill(st->zs, idx, &img, buf);
+}
+
+int zr__rec_fill(struct zr__fstore *st, uint64_t idx, int form, char *buf,
 		 uint64_t size)
 {
 	zr_npyfile_stream s;
 	zr_npyfile f;
-	int err = rec_plan(st, &idx, &s, &f);
+	int err;
 
+	if (form == ZR__F_PNG)
+		return png_fill(st, idx, buf, size);
+	err = rec_plan(st, &idx, &s, &f);
 	if (!err && f.total != size)
 		err = -ESTALE; /* a delete or compact since the lookup */
 	if (!err)

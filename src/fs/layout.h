@@ -10,15 +10,19 @@
 
 #include "fs.h"
 #include "npyfile.h"
+#include "recpng.h"
 
-/* Size of record idx's file.  Caller holds st's read lock. */
-int zr__rec_size(struct zr__fstore *st, uint64_t idx, uint64_t *size);
+/* Size of record idx's file in form ZR__F_NPY (records/I.npy) or
+ * ZR__F_PNG (records/I.png: ZR_E_DTYPE or ZR_E_SHAPE unless the record is
+ * a uint8 image).  Caller holds st's read lock. */
+int zr__rec_size(struct zr__fstore *st, uint64_t idx, int form,
+		 uint64_t *size);
 /* Whether record node n (looked up when the store's gen was n->ver[0])
  * still shows its index's bytes: no delete since changed the index (see
  * Contents in fs.h).  Caller holds st's read lock. */
 int zr__rec_current(const struct zr__fstore *st, const struct zr__node *n);
 /* Fills buf (size bytes, from zr__rec_size) with record idx's file. */
-int zr__rec_fill(struct zr__fstore *st, uint64_t idx, char *buf,
+int zr__rec_fill(struct zr__fstore *st, uint64_t idx, int form, char *buf,
 		 uint64_t size);
 
 /* A batch file's layout: planned (zr__plan_make), then filled
