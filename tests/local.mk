@@ -17,3 +17,11 @@ tests_check_zrecord_LDADD = src/lib/libzrecord_core.la $(CHECK_LIBS)
 TESTS += tests/check_zrecord
 EXTRA_DIST += tests/fixtures/npy_headers.py tests/fixtures/npy_check_load.py \
 	tests/fixtures/schema_bytes.py tests/fixtures/sampler_ref.py
+
+# ABI and version checks: libzrecord.so's exports against zrecord.h and
+# zrecord.map, the version in the header, configure and the library, and
+# loaderx's cffi declarations against the header (compiled).
+TESTS += tests/abi.test
+dist_noinst_SCRIPTS += tests/abi.test
+EXTRA_DIST += tests/abi/conftest.py tests/abi/zrheader.py \
+	tests/abi/test_exports.py tests/abi/test_cffi.py
