@@ -149,23 +149,32 @@ _SONAME = "libzrecord.so.0"
 API_MAJOR, API_MINOR = 0, 1
 
 
-def _build_tree_libs():
-    """libzrecord.so of $top_builddir and of a build tree around this
-    package (an in-tree build), where they exist."""
+def _candidates():
+    """Where to look for libzrecord, most explicit first: $LOADERX_LIB
+    alone if set; else $top_builddir's and an in-tree build's library,
+    the one in pkg-config's libdir (a prefix the dynamic loader may not
+    search, found through PKG_CONFIG_PATH), then the dynamic loader's own
+    search (ldconfig's cache, LD_LIBRARY_PATH).  A generator: pkg-config
+    runs only when no build tree has the library."""
+    explicit = os.environ.get("LOADERX_LIB")
+    if explicit:
+        yield explicit
+        return
     here = os.path.dirname(os.path.abspath(__file__))
-    found = []
     for top in (os.environ.get("top_builddir"),
                 os.path.join(here, "..", "..", "..")):
         if top:
             path = os.path.join(top, "src", "lib", ".libs", "libzrecord.so")
             if os.path.exists(path):
-                found.append(os.path.normpath(path))
-    return found
+                yield os.path.normpath(path)
+    libdir = _pkg_config_libdir()
+    if libdir and os.path.exists(os.path.join(libdir, _SONAME)):
+        yield os.path.join(libdir, _SONAME)
+    yield ctypes.util.find_library("zrecord") or _SONAME
 
 
-def _pkg_config_lib():
-    """The library in the libdir of an installed zrecord.pc (a prefix the
-    dynamic loader may not search, e.g. with PKG_CONFIG_PATH set)."""
+def _pkg_config_libdir():
+    """libdir of an installed zrecord.pc, or None."""
     if not shutil.which("pkg-config"):
         return None
     try:
@@ -174,23 +183,7 @@ def _pkg_config_lib():
                              timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
-    path = os.path.join(out.stdout.strip(), _SONAME)
-    return path if out.returncode == 0 and os.path.exists(path) else None
-
-
-def _candidates():
-    """Where to look for libzrecord, most explicit first: $LOADERX_LIB
-    alone if set; else the build trees, pkg-config's libdir, then the
-    dynamic loader's own search (ldconfig's cache, LD_LIBRARY_PATH)."""
-    explicit = os.environ.get("LOADERX_LIB")
-    if explicit:
-        return [explicit]
-    found = _build_tree_libs()
-    pc = _pkg_config_lib()
-    if pc:
-        found.append(pc)
-    found.append(ctypes.util.find_library("zrecord") or _SONAME)
-    return found
+    return out.stdout.strip() if out.returncode == 0 else None
 
 
 def _struct_names():

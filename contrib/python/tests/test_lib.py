@@ -8,6 +8,7 @@ $LOADERX_LIB in a fresh interpreter).
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -44,14 +45,19 @@ def test_versions_agree():
         assert loaderx.__version__ == os.environ["PACKAGE_VERSION"]
 
 
-def _import(lib_path):
-    """Imports loaderx in a fresh interpreter with LOADERX_LIB=lib_path."""
-    env = dict(os.environ, LOADERX_LIB=lib_path,
-               PYTHONPATH=PACKAGE, PYTHONDONTWRITEBYTECODE="1")
+def _import(lib_path, package=PACKAGE, **env):
+    """Imports loaderx from package in a fresh interpreter with
+    LOADERX_LIB=lib_path (None: unset) and env; prints its versions and
+    the library's path."""
+    env = dict(os.environ, PYTHONPATH=package, PYTHONDONTWRITEBYTECODE="1",
+               **env)
+    env.pop("LOADERX_LIB", None)
+    if lib_path is not None:
+        env["LOADERX_LIB"] = lib_path
     return subprocess.run(
         [sys.executable, "-c",
          "import loaderx; print(loaderx.__version__, "
-         "loaderx.library_version())"],
+         "loaderx.library_version(), loaderx.LIB_PATH)"],
         capture_output=True, text=True, env=env, check=False, timeout=60)
 
 
@@ -93,7 +99,25 @@ def test_import_with_the_real_library():
     res = _import(_lib.LIB_PATH)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == [loaderx.__version__,
-                                  loaderx.library_version()]
+                                  loaderx.library_version(), _lib.LIB_PATH]
+
+
+def test_finds_an_install_through_pkg_config(tmp_path):
+    """An install under a prefix the dynamic loader does not search is
+    found through PKG_CONFIG_PATH (no build tree around a copy of the
+    package, no $top_builddir)."""
+    libdir = tmp_path / "prefix" / "lib"
+    (libdir / "pkgconfig").mkdir(parents=True)
+    shutil.copy(_lib.LIB_PATH, libdir / "libzrecord.so.0")
+    (libdir / "pkgconfig" / "zrecord.pc").write_text(
+        "libdir=%s\nName: zrecord\nDescription: test\nVersion: %s\n"
+        "Libs: -L${libdir} -lzrecord\n" % (libdir, loaderx.__version__))
+    package = tmp_path / "site"
+    shutil.copytree(os.path.join(PACKAGE, "loaderx"), package / "loaderx")
+    env = {"PKG_CONFIG_PATH": str(libdir / "pkgconfig"), "top_builddir": ""}
+    res = _import(None, str(package), **env)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split()[2] == str(libdir / "libzrecord.so.0")
 
 
 @pytest.mark.parametrize("version", [20000, 9])  # 2.0.0, 0.0.9
@@ -117,9 +141,10 @@ def test_import_refuses_other_struct_sizes(tmp_path):
 
 def test_the_fake_passes_when_it_matches(tmp_path):
     """The refusals above are for the reasons given, not the stand-in."""
-    res = _import(_fake_library(tmp_path, 100, _lib.ffi.sizeof("zr_stats")))
+    fake = _fake_library(tmp_path, 100, _lib.ffi.sizeof("zr_stats"))
+    res = _import(fake)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split() == [loaderx.__version__, "0.1.0"]
+    assert res.stdout.split() == [loaderx.__version__, "0.1.0", fake]
 
 
 def test_import_refuses_a_library_that_is_not_libzrecord():
