@@ -122,6 +122,43 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------------
+ * Version
+ *
+ * These three lines are the package's version: configure.ac reads them
+ * (scripts/version.sh), so a release changes them here and nowhere else.
+ * MAJOR is the ABI: it equals the soname's number (libzrecord.so.0) and
+ * changes only with an incompatible change; MINOR grows when functions or
+ * struct members are added; PATCH is for fixes.  A program compiled against
+ * one header may run with another library of the same MAJOR and a MINOR at
+ * least as high.
+ * ------------------------------------------------------------------------- */
+
+#define ZR_VERSION_MAJOR 0
+#define ZR_VERSION_MINOR 1
+#define ZR_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH: 0.1.0 is 100. */
+#define ZR_VERSION_NUMBER                                                      \
+	(ZR_VERSION_MAJOR * 10000 + ZR_VERSION_MINOR * 100 + ZR_VERSION_PATCH)
+#define ZR__STR(x) #x
+#define ZR__XSTR(x) ZR__STR(x)
+/* "0.1.0" */
+#define ZR_VERSION_STRING                                                      \
+	ZR__XSTR(ZR_VERSION_MAJOR) "." ZR__XSTR(ZR_VERSION_MINOR) "."          \
+	ZR__XSTR(ZR_VERSION_PATCH)
+
+/* The version of the library running (which may be newer than the header a
+ * program was compiled with), as ZR_VERSION_NUMBER and as
+ * ZR_VERSION_STRING.  Thread-safe; the string is static. */
+ZR_API unsigned zr_version(void);
+ZR_API const char *zr_version_string(void);
+
+/* sizeof the public struct named name ("zr_schema", "zr_stats", ...; any
+ * typedef struct of this header), 0 for a name it does not know.  For
+ * bindings that declare the structs by hand (cffi's ABI mode, ctypes): they
+ * compare these with their own sizes before the first call. */
+ZR_API size_t zr_struct_size(const char *name);
+
+/* ---------------------------------------------------------------------------
  * Errors
  * ------------------------------------------------------------------------- */
 

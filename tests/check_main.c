@@ -14,6 +14,7 @@ int main(void)
 		suite_store,	   suite_store_maint, suite_store_malformed,
 		suite_dict,	   suite_store_crash, suite_store_sigbus,
 		suite_npyfile,
+		suite_version,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -20,5 +20,6 @@ Suite *suite_dict(void);
 Suite *suite_store_crash(void);
 Suite *suite_store_sigbus(void);
 Suite *suite_npyfile(void);
+Suite *suite_version(void);
 
 #endif

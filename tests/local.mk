@@ -8,7 +8,8 @@ tests_check_zrecord_SOURCES = tests/check_main.c tests/check_suites.h \
 	tests/check_store.c tests/check_store_maint.c \
 	tests/check_store_malformed.c tests/check_dict.c \
 	tests/check_store_crash.c tests/check_store_sigbus.c \
-	tests/check_npyfile.c tests/check_util.c tests/check_util.h \
+	tests/check_npyfile.c tests/check_version.c \
+	tests/check_util.c tests/check_util.h \
 	tests/rmtree.c tests/rmtree.h
 tests_check_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/lib \
 	-I$(top_srcdir)/src/common
@@ -19,3 +20,11 @@ tests_check_zrecord_LDADD = src/common/libzrcommon.la \
 TESTS += tests/check_zrecord
 EXTRA_DIST += tests/fixtures/npy_headers.py tests/fixtures/npy_check_load.py \
 	tests/fixtures/schema_bytes.py tests/fixtures/sampler_ref.py
+
+# ABI and version checks: libzrecord.so's exports against zrecord.h and
+# zrecord.map, the version in the header, configure and the library, and
+# loaderx's cffi declarations against the header (compiled).
+TESTS += tests/abi.test
+dist_noinst_SCRIPTS += tests/abi.test
+EXTRA_DIST += tests/abi/conftest.py tests/abi/zrheader.py \
+	tests/abi/test_exports.py tests/abi/test_cffi.py
