@@ -19,5 +19,6 @@ Suite *suite_store_malformed(void);
 Suite *suite_dict(void);
 Suite *suite_store_crash(void);
 Suite *suite_store_sigbus(void);
+Suite *suite_store_guard(void);
 
 #endif

@@ -21,7 +21,7 @@ enum {
     ZR_E_CORRUPT = -30803, ZR_E_SCHEMA = -30804, ZR_E_DTYPE = -30805,
     ZR_E_SHAPE = -30806, ZR_E_RANGE = -30807, ZR_E_EMPTY = -30808,
     ZR_E_TOOBIG = -30809, ZR_E_CODEC = -30810, ZR_E_NODICT = -30811,
-    ZR_E_NPY = -30812, ZR_E_TRUNCATED = -30813
+    ZR_E_NPY = -30812, ZR_E_TRUNCATED = -30813, ZR_E_CHANGED = -30814
 };
 const char *zr_strerror(int err);
 const char *zr_errname(int err);
