@@ -1,8 +1,9 @@
 """conftest.py - fixtures of the cluster suite: one GlusterFS volume for the
 whole run (simulated hosts are client mounts of it), a fresh folder on the
-volume per test, and a zrecordfs factory whose mounts are always unmounted.
+volume per test, and the zrecordfs suite's mount factory.
 GlusterFS that cannot start fails the run; nothing here skips.
 ZR_CLUSTER_LONG=1 (make check-cluster) selects the longer variant."""
+import importlib.util
 import os
 import shutil
 import sys
@@ -10,9 +11,17 @@ import tempfile
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fs"))
-from fsutil import Mount, ZRECORD, ZRECORDFS, stop_mounts  # noqa: E402
+FS = os.path.join(os.path.dirname(__file__), "..", "fs")
+sys.path.insert(0, FS)
+from fsutil import ZRECORD, ZRECORDFS  # noqa: E402
 from gluster import Volume  # noqa: E402
+
+# The zrecordfs suite's mount factory (every mount torn down), reused.
+_spec = importlib.util.spec_from_file_location(
+    "fs_conftest", os.path.join(FS, "conftest.py"))
+_fs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_fs)
+mount = _fs.mount
 
 LONG = os.environ.get("ZR_CLUSTER_LONG") == "1"
 
@@ -47,17 +56,3 @@ def hosts(volume, request):
     if 0 in volume.mounts:
         shutil.rmtree(os.path.join(volume.mounts[0], name),
                       ignore_errors=True)
-
-
-@pytest.fixture
-def zrfs(tmp_path):
-    """zrfs(src, *opts, name=) -> Mount; every mount is torn down."""
-    made = []
-
-    def factory(src, *opts, name="mnt"):
-        m = Mount(src, str(tmp_path / name), *opts)
-        made.append(m)
-        return m
-    yield factory
-    bad = stop_mounts(made)
-    assert not bad, "zrecordfs exited badly: %r" % bad

@@ -26,9 +26,9 @@ def append_through(d, tmp_path):
 
 
 def test_readers_on_two_hosts_keep_a_third_hosts_writer_out(
-        three, zrfs, tmp_path):
-    zrfs(three[0], "ro", name="r0")
-    zrfs(three[1], "ro", name="r1")
+        three, mount, tmp_path):
+    mount(three[0], "ro", name="r0")
+    mount(three[1], "ro", name="r1")
     r = append_through(three[2], tmp_path)
     assert r.returncode != 0
     assert b"store busy" in r.stderr
@@ -38,8 +38,8 @@ def test_readers_on_two_hosts_keep_a_third_hosts_writer_out(
         "stats", os.path.join(three[2], "s")).stdout.decode()
 
 
-def test_a_killed_reader_releases_its_lock(three, zrfs, tmp_path):
-    readers = [zrfs(three[0], "ro", name="r0"), zrfs(three[1], "ro",
+def test_a_killed_reader_releases_its_lock(three, mount, tmp_path):
+    readers = [mount(three[0], "ro", name="r0"), mount(three[1], "ro",
                                                      name="r1")]
     for m in readers:
         m.proc.send_signal(signal.SIGKILL)
@@ -49,5 +49,5 @@ def test_a_killed_reader_releases_its_lock(three, zrfs, tmp_path):
     # the lock goes with the killed client's file: a liveness bound only
     wait_for(lambda: append_through(three[2], tmp_path).returncode == 0,
              timeout=30, what="the killed readers' locks to go")
-    w = zrfs(three[2], name="rw")
+    w = mount(three[2], name="rw")
     assert len(os.listdir(w.path("s", "records"))) == 25

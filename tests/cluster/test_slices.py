@@ -35,21 +35,21 @@ def reference(store, mode, world, seed, step, indices):
     return np.load(io.BytesIO(zrecord("batch", *args).stdout))
 
 
-def rank_mounts(zrfs, dirs, world, mode):
-    return [zrfs(dirs[r], "ro", "sampler=" + mode, "batch_size=%d" % B,
+def rank_mounts(mount, dirs, world, mode):
+    return [mount(dirs[r], "ro", "sampler=" + mode, "batch_size=%d" % B,
                  "rank=%d" % r, "world=%d" % world, name="w%dr%d" % (world, r))
             for r in range(world)]
 
 
 @pytest.mark.parametrize("world", WORLDS)
 @pytest.mark.parametrize("mode", ["cyclic", "iid"])
-def test_rank_slices_join_to_the_global_batch(hosts, zrfs, world, mode):
+def test_rank_slices_join_to_the_global_batch(hosts, mount, world, mode):
     dirs = hosts(world)
     make_store(os.path.join(dirs[0], "img"), "u1", shape=(2, 4, 4),
                codec="zstd", rows=IMG)
     if mode == "cyclic":
         assert cycle_crossed(world, STEPS)
-    ms = rank_mounts(zrfs, dirs, world, mode)
+    ms = rank_mounts(mount, dirs, world, mode)
     for step in STEPS:
         name = "9-%d" % step
         idx = [np.load(m.path("img", "batch", name + ".indices.npy"))
@@ -73,14 +73,14 @@ def test_rank_slices_join_to_the_global_batch(hosts, zrfs, world, mode):
 
 
 @pytest.mark.parametrize("world", WORLDS)
-def test_multi_stream_batch_stays_aligned(hosts, zrfs, world):
+def test_multi_stream_batch_stays_aligned(hosts, mount, world):
     dirs = hosts(world)
     make_store(os.path.join(dirs[0], "img"), "u1", shape=(2, 4, 4),
                rows=IMG)
     make_store(os.path.join(dirs[0], "lab"), "<i8", shape=(), rows=LAB)
     make_store(os.path.join(dirs[0], "rag"), "<f4", ragged=True,
                codec="zstd", records=RAG)
-    ms = rank_mounts(zrfs, dirs, world, "cyclic")
+    ms = rank_mounts(mount, dirs, world, "cyclic")
     for step in STEPS:
         name = "cyclic/%d/4-%d" % (B, step)
         joined = []

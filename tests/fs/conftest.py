@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from fsutil import Mount, ZRECORD, ZRECORDFS, make_store, stop_mounts
+from fsutil import Mount, ZRECORD, ZRECORDFS, make_store
 
 
 @pytest.fixture
@@ -29,7 +29,13 @@ def mount(tmp_path):
         return m
 
     yield factory
-    bad = stop_mounts(made)
+    bad = []
+    for m in made:
+        if m.proc.returncode is None:
+            rc = m.stop()
+            print("zrecordfs stderr (%s):\n%s" % (m.mnt, m.stderr))
+            if rc != 0:
+                bad.append((m.mnt, rc))
     assert not bad, "zrecordfs exited badly: %r" % bad
 
 

@@ -116,19 +116,6 @@ class Mount:
         return rc
 
 
-def stop_mounts(made):
-    """Stops every mount of made still running; the (mnt, rc, stderr) of
-    those that exited badly."""
-    bad = []
-    for m in made:
-        if m.proc.returncode is None:
-            rc = m.stop()
-            print("zrecordfs stderr (%s):\n%s" % (m.mnt, m.stderr))
-            if rc != 0:
-                bad.append((m.mnt, rc, m.stderr))
-    return bad
-
-
 def npy_bytes(a):
     """a as the bytes of a .npy file."""
     b = io.BytesIO()
