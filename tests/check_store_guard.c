@@ -44,13 +44,14 @@ START_TEST(header_moved_behind_the_handle)
 	ck_file_write(ck_dir, "s/meta.zr", 0, other, sizeof(other));
 	assert_changed(zr_append_begin(s, &a));
 	assert_changed(zr_store_append_dense(s, rows, 1));
-	assert_changed(zr_store_sync(s));
 	assert_changed(zr_store_delete(s, &idx, 1));
 	assert_changed(zr_store_compact(s, NULL, NULL));
+	/* nothing of this handle's to publish: its header is not written */
+	ck_assert_int_eq(zr_store_sync(s), 0);
+	ck_assert_int_eq(zr_store_close(s), 0);
 	ck_file_read(ck_dir, "s/meta.zr", 0, now, sizeof(now));
 	ck_assert_mem_eq(now, other, sizeof(now));
 	ck_assert_uint_eq(ck_file_size(ck_dir, "s/data.zr"), 32);
-	assert_changed(zr_store_close(s));
 }
 END_TEST
 
@@ -62,6 +63,25 @@ START_TEST(data_grew_behind_the_handle)
 	ck_file_write(ck_dir, "s/data.zr", 32, rows, 16);
 	assert_changed(zr_store_append_dense(s, rows, 1));
 	ck_assert_uint_eq(ck_file_size(ck_dir, "s/data.zr"), 48);
+	ck_assert_int_eq(zr_store_close(s), 0);
+}
+END_TEST
+
+/* A session committed after the other writer's header landed: its sync
+ * would publish over that header, so it refuses. */
+START_TEST(sync_over_another_header)
+{
+	zr_store *s = two_rows();
+	uint8_t other[16];
+	zr_append *a;
+
+	ck_assert_int_eq(zr_append_begin(s, &a), 0);
+	ck_assert_int_eq(zr_append_dense(a, rows, 1), 0);
+	ck_file_read(ck_dir, "s/meta.zr", 0, other, sizeof(other));
+	other[0] += 5;
+	ck_file_write(ck_dir, "s/meta.zr", 0, other, sizeof(other));
+	ck_assert_int_eq(zr_append_commit(a), 0);
+	assert_changed(zr_store_sync(s));
 	assert_changed(zr_store_close(s));
 }
 END_TEST
@@ -94,6 +114,7 @@ Suite *suite_store_guard(void)
 	tcase_add_checked_fixture(tc, ck_dir_setup, ck_dir_teardown);
 	tcase_add_test(tc, header_moved_behind_the_handle);
 	tcase_add_test(tc, data_grew_behind_the_handle);
+	tcase_add_test(tc, sync_over_another_header);
 	tcase_add_test(tc, own_session_and_sync_pass);
 	suite_add_tcase(su, tc);
 	return su;

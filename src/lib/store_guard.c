@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -76,6 +78,32 @@ int zr__file_size(zr_store *s, int file, uint64_t *out)
 	return 0;
 }
 
+/* The header as the server has it.  On a filesystem with client caches
+ * the page is read through its own O_DIRECT descriptor: the handle's
+ * descriptor may be served from the kernel's page cache, which a FUSE
+ * filesystem such as sshfs never invalidates while the file is open. */
+static int read_header(zr_store *s, uint8_t b[16])
+{
+	char p[4096];
+	uint8_t *page;
+	int fd = -1, err;
+
+	if (s->cached &&
+	    (size_t)snprintf(p, sizeof(p), "%s/meta.zr", s->path) < sizeof(p))
+		fd = open(p, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0) /* no O_DIRECT there: the handle's descriptor */
+		return zr__pread_all(s->fd[ZR__META], b, 16, 0, s->path,
+				     "meta.zr");
+	page = aligned_alloc(ZR__PAGE, ZR__PAGE);
+	err = page ? zr__pread_all(fd, page, ZR__PAGE, 0, s->path, "meta.zr")
+		   : zr__fail(-ENOMEM, "%s: no memory", s->path);
+	if (!err)
+		memcpy(b, page, 16);
+	free(page);
+	close(fd);
+	return err;
+}
+
 static int changed(zr_store *s, const char *what, const char *why)
 {
 	return zr__fail(ZR_E_CHANGED, "%s: %s refused: store changed by "
@@ -93,8 +121,7 @@ int zr__guard_check(zr_store *s, const char *what)
 	if (!err)
 		err = zr__refresh(s, ZR__DATA);
 	if (!err)
-		err = zr__pread_all(s->fd[ZR__META], b, sizeof(b), 0, s->path,
-				    "meta.zr");
+		err = read_header(s, b);
 	if (!err)
 		err = zr__file_size(s, ZR__DATA, &size);
 	if (err)
