@@ -87,14 +87,16 @@
  * Locking.  A read-write handle holds a non-blocking exclusive flock() on
  * meta.zr for its lifetime; a read-only handle holds a shared one.  An open
  * that conflicts fails at once with ZR_E_BUSY (also within one process).
- * A writer also checks, before each append session, sync, delete and
- * compact writes anything, that meta.zr's header is still the one it last
- * read or wrote and that data.zr holds nothing it did not write; if not,
- * the call fails with ZR_E_CHANGED ("store changed by another writer")
- * and writes nothing.  That can only happen when the lock does not reach
+ * A writer also checks, before each append session, delete and compact,
+ * and before a sync writes a new header, that meta.zr's header is still
+ * the one it last read or wrote (read past the client's page cache) and
+ * that data.zr holds nothing it did not write; if not, the call fails with
+ * ZR_E_CHANGED ("store changed by another writer") and writes nothing.  A
+ * sync with nothing new to publish writes no header.  That can only happen when the lock does not reach
  * the other writer (sshfs and NFS with local locks keep flock on one
  * host) or the files were modified behind the library; the check narrows
- * such a race, it cannot close it: on those filesystems use one writer.
+ * such a race, it cannot close it: on those filesystems use one writer
+ * (zr_store_lock_warning says when a store is on one).
  * On FUSE and network filesystems (statfs type FUSE, NFS, CIFS/SMB, Ceph)
  * a read-write open, once it holds the lock, makes each client cache drop
  * the store's files (a one-byte FALLOC_FL_KEEP_SIZE fallocate, which
@@ -266,6 +268,13 @@ ZR_API uint64_t zr_store_length(const zr_store *s);
 ZR_API const zr_schema *zr_store_schema(const zr_store *s);
 ZR_API zr_codec zr_store_codec(const zr_store *s);
 ZR_API int zr_store_readonly(const zr_store *s);
+/* NULL, or why this store's lock does not keep out a writer on another
+ * host: the store is on a filesystem known to keep flock on this host
+ * (sshfs and some other FUSE filesystems; NFS with local_lock=flock|all).
+ * The message names the store and its filesystem type; valid until close.
+ * zrecordfs and zrecord print it as a warning at open.  GlusterFS and
+ * local filesystems give NULL. */
+ZR_API const char *zr_store_lock_warning(const zr_store *s);
 /* Dense row width in bytes; 0 for ragged stores. */
 ZR_API size_t zr_store_row_bytes(const zr_store *s);
 

@@ -240,6 +240,14 @@ static int busy_error(const char *path, const char *cmd)
 	return ZR_CLI_FAIL;
 }
 
+void zr_cli_warn_lock(const zr_store *s)
+{
+	const char *w = zr_store_lock_warning(s);
+
+	if (w)
+		fprintf(stderr, "zrecord: warning: %s\n", w);
+}
+
 int zr_cli_open(const char *path, unsigned flags, const char *cmd,
 		zr_store **out)
 {
@@ -249,6 +257,7 @@ int zr_cli_open(const char *path, unsigned flags, const char *cmd,
 		return busy_error(path, cmd);
 	if (rc < 0)
 		return zr_cli_lib_error(path, cmd, rc);
+	zr_cli_warn_lock(*out);
 	return ZR_CLI_OK;
 }
 

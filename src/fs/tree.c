@@ -86,6 +86,9 @@ static int open_store(struct zr__fs *fs, const char *abs, const char *rel,
 		free(st);
 		return err;
 	}
+	if (zr_store_lock_warning(st->zs))
+		fprintf(stderr, "zrecordfs: warning: %s\n",
+			zr_store_lock_warning(st->zs));
 	sc = zr_store_schema(st->zs);
 	if (!sc->ragged) {
 		uint64_t shape[ZR_MAX_NDIM];

@@ -96,6 +96,7 @@ static int open_meta(zr_store *s)
 		  (s->readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) {
 		/* Only now: the previous holder's writes are done. */
 		zr__guard_init(s);
+		zr__scope_init(s);
 		return zr__refresh(s, ZR__META);
 	}
 	if (errno == EWOULDBLOCK)

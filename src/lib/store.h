@@ -73,6 +73,9 @@ struct zr_store {
 	uint64_t disk_len, disk_tail;
 	_Atomic uint64_t data_seen;
 	int cached;               /* on a filesystem with client caches */
+	/* Why the flock does not reach other hosts ("" if it does or it is
+	 * not known not to): zr_store_lock_warning (store_scope.c). */
+	char scope_msg[512];
 	int locks_ok;             /* map_lock and rw were initialized */
 };
 
@@ -225,6 +228,10 @@ int zr__refresh(zr_store *s, int file);
 int zr__file_size(zr_store *s, int file, uint64_t *out);
 int zr__guard_check(zr_store *s, const char *what);
 void zr__guard_wrote(zr_store *s, uint64_t len, uint64_t tail);
+
+/* Fills scope_msg if the store's filesystem is known to keep flock on
+ * this host (store_scope.c). */
+void zr__scope_init(zr_store *s);
 
 /* Fails with -EROFS on a read-only handle (name is the call). */
 int zr__writable(const zr_store *s, const char *name);

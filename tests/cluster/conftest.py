@@ -15,6 +15,7 @@ FS = os.path.join(os.path.dirname(__file__), "..", "fs")
 sys.path.insert(0, FS)
 from fsutil import ZRECORD, ZRECORDFS  # noqa: E402
 from gluster import Volume  # noqa: E402
+from sshfs import Sshd  # noqa: E402
 
 # The zrecordfs suite's mount factory (every mount torn down), reused.
 _spec = importlib.util.spec_from_file_location(
@@ -56,3 +57,19 @@ def hosts(volume, request):
     if 0 in volume.mounts:
         shutil.rmtree(os.path.join(volume.mounts[0], name),
                       ignore_errors=True)
+
+
+@pytest.fixture
+def sshd(tmp_path):
+    """A loopback sshd; sshd.mount(folder, mnt) is an sshfs "host"."""
+    assert shutil.which("sshfs") and os.access("/usr/sbin/sshd", os.X_OK), \
+        "sshfs or sshd missing: run scripts/deps.sh"
+    base = tmp_path / "ssh"
+    base.mkdir()
+    s = Sshd(str(base))
+    try:
+        s.start()
+        yield s
+    finally:
+        errors = s.teardown()
+    assert not errors, "sshfs teardown: %r" % errors
