@@ -6,10 +6,11 @@
  * as it was before the previous lock holder's append, and would write its
  * records over that holder's.  So on those filesystems each file is
  * refreshed before it is read at open; and on any filesystem, before a
- * header is published and before an append session starts, the header on
- * disk must still be the one this handle last read or wrote, and data.zr
- * no longer than this handle made it -- else ZR_E_CHANGED, nothing written
- * (the guard for filesystems whose flock does not reach other hosts).
+ * header is published and before an append session, delete or compact
+ * starts, the header on disk must still be the one this handle last read
+ * or wrote, and data.zr no longer than this handle made it -- else
+ * ZR_E_CHANGED, nothing written (the guard for filesystems whose flock
+ * does not reach other hosts).
  */
 #include <errno.h>
 #include <fcntl.h>
