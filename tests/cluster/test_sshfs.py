@@ -4,10 +4,15 @@ whose store was appended to by another host refuses ("store changed by
 another writer") instead of silently writing over that host's records."""
 import io
 import os
+import sys
 
 import numpy as np
+import pytest
 
-from fsutil import Mount, make_store, zrecord
+from fsutil import TOP_SRC, Mount, make_store, zrecord
+
+sys.path.insert(0, os.path.join(TOP_SRC, "contrib", "python"))
+import loaderx  # noqa: E402
 
 ROWS = np.arange(20, dtype="<i8")
 
@@ -24,6 +29,9 @@ def test_open_warns_that_the_lock_stays_on_this_host(sshd, mount, tmp_path):
     m = mount(host, "ro")
     assert m.stop() == 0
     assert "warning" in m.stderr and "fuse.sshfs" in m.stderr, m.stderr
+    with pytest.warns(loaderx.LockScopeWarning, match="fuse.sshfs"):
+        loaderx.DenseStore.open(os.path.join(host, "s"),
+                                readonly=True).close()
 
 
 def test_a_writer_refuses_a_store_another_host_appended_to(sshd, tmp_path):

@@ -62,6 +62,7 @@ uint64_t zr_store_length(const zr_store *s);
 const zr_schema *zr_store_schema(const zr_store *s);
 zr_codec zr_store_codec(const zr_store *s);
 int zr_store_readonly(const zr_store *s);
+const char *zr_store_lock_warning(const zr_store *s);
 size_t zr_store_row_bytes(const zr_store *s);
 
 typedef struct zr_ragged_in {
@@ -166,6 +167,11 @@ lib, LIB_PATH = _load()
 class StoreBusy(OSError):
     """Another handle (in this or another process) holds the store's
     lock."""
+
+
+class LockScopeWarning(UserWarning):
+    """The store is on a filesystem whose lock stays on this host (sshfs,
+    NFS with local locks): a writer on another host is not kept out."""
 
 
 def _message(code):
