@@ -15,6 +15,7 @@ int main(void)
 		suite_dict,	   suite_store_crash, suite_store_sigbus,
 		suite_npyfile,
 		suite_version,
+		suite_store_guard,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

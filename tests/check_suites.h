@@ -21,5 +21,6 @@ Suite *suite_store_crash(void);
 Suite *suite_store_sigbus(void);
 Suite *suite_npyfile(void);
 Suite *suite_version(void);
+Suite *suite_store_guard(void);
 
 #endif

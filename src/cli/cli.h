@@ -82,9 +82,12 @@ int zr_cli_parse_indices(const zr_cli_cmd *cmd, char **argv, int n,
 int zr_cli_check_range(const char *store, const char *cmd, zr_store *s,
 		       const uint64_t *idx, size_t n);
 
-/* Opens a store, reporting failure itself (returns ZR_CLI_FAIL).  After
- * --wait, a store whose lock is held is retried until it is free or the
- * time is up; "store busy" names the holder. */
+/* Prints the store's zr_store_lock_warning, if any, as a warning. */
+void zr_cli_warn_lock(const zr_store *s);
+/* Opens a store, reporting failure itself (returns ZR_CLI_FAIL), and
+ * warning when its lock does not reach other hosts.  After --wait, a
+ * store whose lock is held is retried until it is free or the time is
+ * up; "store busy" names the holder. */
 int zr_cli_open(const char *path, unsigned flags, const char *cmd,
 		zr_store **out);
 /* Closes (syncing a read-write handle) and reports a failed sync;

@@ -259,6 +259,14 @@ static int try_open(void *ctx)
 	return t->rc == ZR_E_BUSY ? ZR_RETRY_BUSY : 0;
 }
 
+void zr_cli_warn_lock(const zr_store *s)
+{
+	const char *w = zr_store_lock_warning(s);
+
+	if (w)
+		fprintf(stderr, "zrecord: warning: %s\n", w);
+}
+
 int zr_cli_open(const char *path, unsigned flags, const char *cmd,
 		zr_store **out)
 {
@@ -271,6 +279,7 @@ int zr_cli_open(const char *path, unsigned flags, const char *cmd,
 		return busy_error(path, cmd);
 	if (rc < 0)
 		return zr_cli_lib_error(path, cmd, rc);
+	zr_cli_warn_lock(*out);
 	return ZR_CLI_OK;
 }
 

@@ -85,6 +85,9 @@ static int open_store(struct zr__fs *fs, const char *abs, const char *rel,
 		free(st);
 		return err;
 	}
+	if (zr_store_lock_warning(st->zs))
+		fprintf(stderr, "zrecordfs: warning: %s\n",
+			zr_store_lock_warning(st->zs));
 	zr__st_lock_init(st);
 	zr__elog_init(&st->log);
 	st->id = fs->nstores;

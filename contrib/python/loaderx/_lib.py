@@ -30,7 +30,7 @@ enum {
     ZR_E_CORRUPT = -30803, ZR_E_SCHEMA = -30804, ZR_E_DTYPE = -30805,
     ZR_E_SHAPE = -30806, ZR_E_RANGE = -30807, ZR_E_EMPTY = -30808,
     ZR_E_TOOBIG = -30809, ZR_E_CODEC = -30810, ZR_E_NODICT = -30811,
-    ZR_E_NPY = -30812, ZR_E_TRUNCATED = -30813
+    ZR_E_NPY = -30812, ZR_E_TRUNCATED = -30813, ZR_E_CHANGED = -30814
 };
 unsigned zr_version(void);
 const char *zr_version_string(void);
@@ -75,6 +75,7 @@ uint64_t zr_store_length(const zr_store *s);
 const zr_schema *zr_store_schema(const zr_store *s);
 zr_codec zr_store_codec(const zr_store *s);
 int zr_store_readonly(const zr_store *s);
+const char *zr_store_lock_warning(const zr_store *s);
 size_t zr_store_row_bytes(const zr_store *s);
 
 typedef struct zr_ragged_in {
@@ -251,6 +252,11 @@ def library_version():
 class StoreBusy(OSError):
     """Another handle (in this or another process) holds the store's
     lock."""
+
+
+class LockScopeWarning(UserWarning):
+    """The store is on a filesystem whose lock stays on this host (sshfs,
+    NFS with local locks): a writer on another host is not kept out."""
 
 
 def _message(code):

@@ -8,11 +8,13 @@ import errno
 import operator
 import os
 import threading
+import warnings
 
 import numpy as np
 
 from . import _index
-from ._lib import MAX_NDIM, StoreBusy, check, error, ffi, lib
+from ._lib import (MAX_NDIM, LockScopeWarning, StoreBusy, check, error, ffi,
+                   lib)
 from ._sync import RWLock, Writer
 from ._closable import Closable
 
@@ -99,6 +101,10 @@ class _Store(Closable):
     def __init__(self, handle, path):
         self._h = handle
         self.path = os.fsdecode(path)
+        why = lib.zr_store_lock_warning(handle)
+        if why != ffi.NULL:
+            warnings.warn(ffi.string(why).decode(errors="replace"),
+                          LockScopeWarning, stacklevel=3)
         self._lock = RWLock()
         self._append_lock = threading.Lock()
         schema = lib.zr_store_schema(handle)
