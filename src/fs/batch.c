@@ -61,15 +61,13 @@ static int gather(struct zr__fs *fs, struct zr__fh *fh, uint64_t length)
 /* The node's own content, gathered once (a delete may have done it). */
 static int fill_node(struct zr__fs *fs, struct zr__fh *fh)
 {
-	int err;
+	int err = 0;
 
 	pthread_mutex_lock(&fh->mu);
-	if (fh->buf)
-		err = 0;
-	else if (atomic_load(&fh->lost))
+	if (!fh->buf && atomic_load(&fh->lost))
 		err = -EIO; /* a delete changed it before it was gathered */
-	else
-		err = gather(fs, fh, fh->node->ver[0]);
+	else if (!fh->buf && (err = gather(fs, fh, fh->node->ver[0])))
+		log_failure(fh->node, err);
 	pthread_mutex_unlock(&fh->mu);
 	return err;
 }
@@ -113,10 +111,8 @@ int zr__batch_read(fuse_req_t req, struct zr__fs *fs, struct zr__fh *fh,
 			return err;
 		err = fill_node(fs, fh);
 		zr__st_unlock_all(st, k);
-		if (err) {
-			log_failure(fh->node, err);
+		if (err) /* not the node's size: its records are gone */
 			return err == -ESTALE ? -EIO : err;
-		}
 		/* buf is complete: later reads need no lock */
 		atomic_store_explicit(&fh->filled, 1, memory_order_release);
 	}
@@ -125,8 +121,9 @@ int zr__batch_read(fuse_req_t req, struct zr__fs *fs, struct zr__fh *fh,
 }
 
 /* Read locks of the node's stores other than st, whose write lock the
- * caller holds: taken out of order, so only when no writer holds or awaits
- * one (a parked request's wait could be ours).  0 or ZR__E_PARK. */
+ * caller holds.  Taken out of the stores' order, so never by waiting
+ * behind another writer (which may be waiting for st): ZR__E_PARK when
+ * one holds or awaits any of them. */
 static int lock_others(struct zr__fstore *const *all, size_t k,
 		       const struct zr__fstore *st)
 {
@@ -168,13 +165,17 @@ static void prefill(struct zr__fs *fs, struct zr__fstore *st,
 	if (!err) {
 		err = fill_node(fs, fh);
 		unlock_others(all, k, st);
-	}
-	if (err) {
-		atomic_store(&fh->lost, 1); /* its reads fail: EIO */
-		log_failure(fh->node, err);
 	} else {
-		atomic_store_explicit(&fh->filled, 1, memory_order_release);
+		zr__elog_add(&st->log, st->path, "delete: batch %llu-%llu "
+			     "open, not read yet, of a dataset whose other "
+			     "store is busy: its reads fail (EIO)",
+			     (unsigned long long)fh->node->seed,
+			     (unsigned long long)fh->node->step);
 	}
+	if (err)
+		atomic_store(&fh->lost, 1); /* its reads fail: EIO */
+	else
+		atomic_store_explicit(&fh->filled, 1, memory_order_release);
 }
 
 void zr__batch_prefill(struct zr__fs *fs, struct zr__fstore *st)
@@ -183,7 +184,10 @@ void zr__batch_prefill(struct zr__fs *fs, struct zr__fstore *st)
 	size_t count;
 
 	if (zr__fh_collect(fs, st, ZR__K_BATCH, &open, &count)) {
-		zr__fh_lose(fs, st); /* no memory: their reads fail (EIO) */
+		zr__fh_lose(fs, st);
+		zr__elog_add(&st->log, st->path, "delete: no memory to gather "
+			     "the open batch files not read yet: their reads "
+			     "fail (EIO)");
 		return;
 	}
 	for (size_t i = 0; i < count; i++) {
