@@ -13,8 +13,14 @@
  * a version tag are fixed at lookup.  When the store changes what a name
  * shows, a later lookup of the name makes a new node (a new inode), and the
  * old one lives on for the kernel's references: what rename(2) over a file
- * does.  An open handle holds its file's bytes from open to release, so no
- * read of it can see a change made after the open.
+ * does.  An open handle serves one content from open to release, so no
+ * read of it can see a change made after the open.  A handle of the
+ * node's own content copies it at the first read the page cache cannot
+ * answer (a delete that would change it first makes every such handle
+ * copy), and the kernel keeps the pages across opens (keep_cache); a
+ * handle opened after the name's content changed, at the same size,
+ * copies the new content at open and is served past the page cache
+ * (direct_io).
  */
 #ifndef ZR_FS_H
 #define ZR_FS_H
@@ -148,14 +154,16 @@ struct zr__fs {
 struct zr__fh {
 	struct zr__node *node;
 	_Atomic unsigned refs;
-	/* Guards buf of a record (nested inside the store's lock), and the
-	 * state of an append or delete handle (outside it). */
+	/* Guards buf of a record or batch (nested inside the store locks),
+	 * and the state of an append or delete handle (outside them). */
 	pthread_mutex_t mu;
 	char *buf;		/* the file's bytes                        */
 	size_t len, cap;
 	int cached;		/* buf came from zr__buf_get            */
-	int uncached;		/* record: bytes newer than the node's   */
-	atomic_int filled;	/* record: buf is complete                 */
+	int uncached;		/* record, batch: bytes newer than the node's */
+	int lazy;		/* batch: the node's bytes, copied at a read */
+	atomic_int filled;	/* record, batch: buf is complete          */
+	atomic_int lost;	/* batch: a delete came before the copy    */
 	struct zr_npystream *ns;    /* append session (NULL between them) */
 	uint64_t pos;		/* append: next expected write offset;
 				 * delete: input checked up to here        */

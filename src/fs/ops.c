@@ -244,8 +244,10 @@ static int open_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
 	fi->fh = (uintptr_t)fh;
 	if ((fi->flags & O_ACCMODE) == O_WRONLY)
 		fh->owner = zr__caller(req);
-	/* A record node's bytes never change (see Contents in fs.h). */
-	if (n->kind == ZR__K_RECORD && !fh->uncached)
+	/* A record or batch node's bytes never change (see Contents in
+	 * fs.h): the kernel may keep its pages from open to open. */
+	if ((n->kind == ZR__K_RECORD || n->kind == ZR__K_BATCH) &&
+	    !fh->uncached)
 		fi->keep_cache = 1;
 	else
 		fi->direct_io = 1;
@@ -286,6 +288,16 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	open_run(FS(req), req, ino, fi);
 }
 
+/* A read of a record or batch file: it replies itself, unless it fails
+ * (ZR__E_PARK: its first copy needs a store a writer holds). */
+static int read_once(struct zr__fs *fs, fuse_req_t req, struct zr__fh *fh,
+		     size_t size, off_t off)
+{
+	if (fh->node->kind == ZR__K_RECORD)
+		return zr__record_read(req, fh, size, off);
+	return zr__batch_read(req, fs, fh, size, off);
+}
+
 /* Consumes the reference fh. */
 static void read_run(struct zr__fs *fs, fuse_req_t req, struct zr__fh *fh,
 		     size_t size, off_t off)
@@ -295,7 +307,7 @@ static void read_run(struct zr__fs *fs, fuse_req_t req, struct zr__fh *fh,
 	};
 	int err;
 
-	while ((err = zr__record_read(req, fh, size, off)) == ZR__E_PARK) {
+	while ((err = read_once(fs, req, fh, size, off)) == ZR__E_PARK) {
 		err = park(req, &how, NULL);
 		if (err > 0)
 			return; /* the parked request holds fh */
@@ -316,9 +328,9 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	(void)ino;
 	switch (fh->node->kind) {
 	case ZR__K_RECORD:
+	case ZR__K_BATCH:
 		read_run(fs, req, fh, size, off);
 		return;
-	case ZR__K_BATCH:
 	case ZR__K_STATS:
 	case ZR__K_SCHEMA:
 	case ZR__K_ERRORS:
