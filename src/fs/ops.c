@@ -246,7 +246,8 @@ static int open_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
 		fh->owner = zr__caller(req);
 	/* A record or batch node's bytes never change (see Contents in
 	 * fs.h): the kernel may keep its pages from open to open. */
-	if ((n->kind == ZR__K_RECORD || n->kind == ZR__K_BATCH) &&
+	if ((n->kind == ZR__K_RECORD ||
+	     (n->kind == ZR__K_BATCH && !fs->opts.direct_batches)) &&
 	    !fh->uncached)
 		fi->keep_cache = 1;
 	else

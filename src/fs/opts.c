@@ -20,6 +20,7 @@ enum {
 	KEY_WORLD,
 	KEY_MAXBATCH,
 	KEY_RO,
+	KEY_DIRECT,
 	KEY_FSNAME,
 	KEY_SUBTYPE,
 };
@@ -67,6 +68,7 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("world=", KEY_WORLD),
 	FUSE_OPT_KEY("max_batch_bytes=", KEY_MAXBATCH),
 	FUSE_OPT_KEY("ro", KEY_RO),
+	FUSE_OPT_KEY("direct_batches", KEY_DIRECT),
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
 	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
 	FUSE_OPT_END
@@ -94,6 +96,9 @@ static void usage(const char *prog)
 	       "is EFBIG at lookup\n"
 	       "                           (default: 1G or 1/8 of RAM, "
 	       "whichever is smaller)\n"
+	       "    -o direct_batches      batch files bypass the page cache "
+	       "(direct_io):\n"
+	       "                           faster single reads, no mmap\n"
 	       "    -o max_threads=N       threads serving requests (default "
 	       "10)\n"
 	       "\n"
@@ -303,6 +308,9 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_RO:
 		c->o->ro = 1;
 		return 1; /* libfuse mounts read-only too */
+	case KEY_DIRECT:
+		c->o->direct_batches = 1;
+		return 0;
 	case KEY_FSNAME:
 		c->fsname = 1;
 		return 1;

@@ -6,6 +6,7 @@ it had not read anything before them, a dataset's across a delete of one
 stream) while its name shows the new batch; an open that a delete overtook
 serves the new batch past the page cache; a first read during a compact
 parks; processes racing on one batch file get the same bytes."""
+import errno
 import hashlib
 import io
 import mmap
@@ -293,3 +294,21 @@ def test_processes_racing_on_one_batch_file(src, mount):
         want = hashlib.sha256(expected(m, "%d-1" % seed,
                                        range(40))).hexdigest()
         assert {d for run in got for d in run} == {want}
+
+
+def test_direct_batches_bypass_the_page_cache(src, mount):
+    """-o direct_batches: the same bytes, each read served by the daemon
+    (no page cache), and mapping is refused (ENODEV)."""
+    store = dense(src)
+    m = mount(src, "ro", "batch_size=%d" % B, "direct_batches")
+    path = m.path("s", "batch", "7-3.npy")
+    want = cli_batch(store, "--seed", 7, "--step", 3, "--batch-size", B)
+    size = os.stat(path).st_size
+    assert size == len(want)
+    w0 = daemon_writes(m)
+    for _ in range(2):
+        assert read(path) == want
+    assert daemon_writes(m) - w0 >= 2 * size
+    with pytest.raises(OSError) as e:
+        np.load(path, mmap_mode="r")
+    assert e.value.errno == errno.ENODEV
