@@ -17,10 +17,16 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/zrecordfs-deb.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 src=$work/zrecordfs-$version
 
-# Copy the sources (not build trees or generated files).
+# Copy the sources (not build trees or generated files); an unpacked
+# release tarball (make distcheck) has no git, and holds only sources.
 mkdir "$src"
-(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-	xargs -0 tar -cf - --no-recursion) | (cd "$src" && tar -xf -)
+if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+		xargs -0 tar -cf - --no-recursion) | (cd "$src" && tar -xf -)
+else
+	(cd "$top" && tar -cf - --exclude='./_build' --exclude='./_inst' .) |
+		(cd "$src" && tar -xf -)
+fi
 
 # Debian's own tools only: no python3 or compiler from elsewhere in PATH
 # (a pyenv or venv python3 lacks the Debian modules pybuild needs).

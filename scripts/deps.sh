@@ -9,7 +9,8 @@ libzstd-dev libmsgpack-dev libfuse3-dev fuse3 check zlib1g-dev
 python3 python3-numpy python3-cffi python3-msgpack python3-pytest
 python3-setuptools python3-pil file squashfs-tools squashfuse valgrind
 clang rsync mandoc libclang-rt-14-dev glusterfs-server glusterfs-client
-sshfs openssh-server"
+sshfs openssh-server debhelper dh-python pybuild-plugin-pyproject python3-all
+lintian fakeroot"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

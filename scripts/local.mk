@@ -13,3 +13,6 @@ EXTRA_DIST += scripts/build-deb.sh \
 	debian/libzrecord-dev.install \
 	debian/zrecordfs.install debian/zrecordfs.links debian/zrecordfs.docs \
 	debian/python3-loaderx.docs
+# make check builds them too (tests/deb.test; normal builds only).
+dist_noinst_SCRIPTS += tests/deb.test
+TESTS += tests/deb.test
