@@ -1,0 +1,235 @@
+/*
+ * crash_workload.c - the two ends of the crash-state explorer
+ * (tests/rel/crashstates.py):
+ *
+ *   crash_workload run WORKLOAD STORE MARKERS   (under the iotrace shim)
+ *   crash_workload check                        (store folders on stdin)
+ *
+ * run creates STORE and drives one workload through the library (append,
+ * many, delete, compact, dict).  After every call that changes the store it
+ * appends one line to MARKERS with one write(2), which the trace records
+ * in order with the store's own writes: "P ids..." once the state is
+ * promised durable (create, sync, delete, compact, close returned), "C
+ * ids..." once it is committed only.  ids are the records in index order.
+ *
+ * check opens each folder read on stdin (read-write: an open may have to
+ * finish an interrupted delete or compact) and prints one line per folder:
+ * "OK ids...", "NOSTORE", or "ERR message".  Every record names itself in
+ * its first 8 bytes and the rest follows from that name, so a record that
+ * is not byte for byte one the workload wrote is an error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "zrecord.h"
+
+#define ROW 1500u          /* crosses 512-byte sectors; compresses */
+#define LINE_MAX_IDS 4096u
+
+/* Record id's bytes: its id, then bytes that depend on it. */
+static void gen(uint64_t id, uint8_t *row)
+{
+	for (unsigned i = 0; i < 8; i++)
+		row[i] = (uint8_t)(id >> (8 * i));
+	for (unsigned j = 8; j < ROW; j++)
+		row[j] = (uint8_t)(id * 31u + j / 7u);
+}
+
+/* Appends " id" for every record to line, checking each record's bytes;
+ * 0, or an error with the message in line. */
+static int read_ids(zr_store *s, char *line, size_t cap)
+{
+	uint64_t n = zr_store_length(s);
+	uint8_t row[ROW], want[ROW];
+	size_t used = strlen(line);
+	int err = n > LINE_MAX_IDS ? -E2BIG : 0;
+
+	for (uint64_t i = 0; !err && i < n; i++) {
+		uint64_t id = 0;
+
+		err = zr_store_gather(s, &i, 1, row, sizeof(row), NULL);
+		for (unsigned b = 0; !err && b < 8; b++)
+			id |= (uint64_t)row[b] << (8 * b);
+		if (!err)
+			gen(id, want);
+		if (!err && memcmp(row, want, ROW)) {
+			snprintf(line, cap, "ERR record %" PRIu64
+				 " is not a record the workload wrote", i);
+			return ZR_E_CORRUPT;
+		}
+		if (!err)
+			used += (size_t)snprintf(line + used, cap - used,
+						 " %" PRIu64, id);
+	}
+	if (err && strncmp(line, "ERR", 3))
+		snprintf(line, cap, "ERR %s: %s", zr_strerror(err),
+			 zr_errmsg());
+	return err;
+}
+
+static int mark(int fd, zr_store *s, const char *kind)
+{
+	static char line[LINE_MAX_IDS * 12];
+	int err;
+
+	snprintf(line, sizeof(line), "%s", kind);
+	err = read_ids(s, line, sizeof(line));
+	if (err)
+		fprintf(stderr, "crash_workload: %s\n", line);
+	strcat(line, "\n");
+	if (!err && write(fd, line, strlen(line)) != (ssize_t)strlen(line))
+		err = -errno;
+	return err;
+}
+
+static uint64_t next_id;
+
+static int append(zr_store *s, unsigned n)
+{
+	uint8_t rows[16][ROW];
+	int err = 0;
+
+	for (unsigned k = 0; k < n && k < 16; k++)
+		gen(next_id++, rows[k]);
+	err = zr_store_append_dense(s, rows, n < 16 ? n : 16);
+	return err;
+}
+
+/* One step of a workload: what it does, then the marker it earns. */
+struct step {
+	char op;      /* a: append n, s: sync, d: delete ids, c: compact */
+	unsigned n;
+	uint64_t del[4];
+};
+
+static int step_run(zr_store *s, const struct step *st, int mfd)
+{
+	int err;
+
+	switch (st->op) {
+	case 'a':
+		err = append(s, st->n);
+		return err ? err : mark(mfd, s, "C");
+	case 's':
+		err = zr_store_sync(s);
+		break;
+	case 'd':
+		err = zr_store_delete(s, st->del, st->n);
+		break;
+	default:
+		err = zr_store_compact(s, NULL, NULL);
+		break;
+	}
+	return err ? err : mark(mfd, s, "P");
+}
+
+#define A(k) { 'a', k, { 0 } }
+#define S { 's', 0, { 0 } }
+#define D(k, ...) { 'd', k, { __VA_ARGS__ } }
+#define C { 'c', 0, { 0 } }
+#define END { 0, 0, { 0 } }
+
+static const struct {
+	const char *name;
+	zr_codec codec;
+	struct step steps[16];
+} workloads[] = {
+	{ "append", ZR_CODEC_ZSTD, { A(5), S, A(3), S, A(4), END } },
+	{ "many", ZR_CODEC_RAW,
+	  { A(2), S, A(1), S, A(2), A(1), S, A(3), S, A(1), S, A(2), END } },
+	{ "delete", ZR_CODEC_RAW,
+	  { A(12), S, D(3, 3, 7, 11), D(1, 0), A(2), S, END } },
+	{ "compact", ZR_CODEC_ZSTD,
+	  { A(12), S, D(4, 2, 5, 8, 9), C, A(3), S, END } },
+	{ "dict", ZR_CODEC_ZSTD_DICT, { A(6), S, A(2), END } },
+};
+
+static int run(const char *name, const char *path, const char *markers)
+{
+	zr_schema sc = { .ndim = 1, .shape = { ROW } };
+	uint8_t dict[4 * ROW];
+	zr_store *s = NULL;
+	size_t w = 0;
+	int mfd, err;
+
+	while (w < sizeof(workloads) / sizeof(*workloads) &&
+	       strcmp(workloads[w].name, name))
+		w++;
+	if (w == sizeof(workloads) / sizeof(*workloads))
+		return -EINVAL;
+	for (unsigned k = 0; k < 4; k++)
+		gen(1000 + k, dict + k * ROW);
+	mfd = open(markers, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+	if (mfd < 0)
+		return -errno;
+	err = zr_dtype_parse("<u1", &sc.dtype);
+	if (!err)
+		err = zr_store_create(path, &sc, workloads[w].codec,
+				      workloads[w].codec == ZR_CODEC_ZSTD_DICT
+					      ? dict : NULL,
+				      workloads[w].codec == ZR_CODEC_ZSTD_DICT
+					      ? sizeof(dict) : 0, &s);
+	if (!err)
+		err = mark(mfd, s, "P");
+	for (const struct step *st = workloads[w].steps; !err && st->op; st++)
+		err = step_run(s, st, mfd);
+	if (!err)
+		err = zr_store_sync(s);
+	if (!err)
+		err = mark(mfd, s, "P");
+	if (err)
+		fprintf(stderr, "crash_workload: %s: %s\n", zr_strerror(err),
+			zr_errmsg());
+	if (zr_store_close(s) && !err)
+		err = -EIO;
+	close(mfd);
+	return err;
+}
+
+static void check_one(const char *dir)
+{
+	static char line[LINE_MAX_IDS * 12];
+	zr_store *s;
+	int err = zr_store_open(dir, 0, &s);
+
+	if (err == ZR_E_NOSTORE) {
+		puts("NOSTORE");
+		return;
+	}
+	if (err) {
+		printf("ERR %s: %s\n", zr_strerror(err), zr_errmsg());
+		return;
+	}
+	snprintf(line, sizeof(line), "OK");
+	read_ids(s, line, sizeof(line));
+	puts(line);
+	zr_store_close(s);
+}
+
+static int check(void)
+{
+	char dir[4096];
+
+	while (fgets(dir, sizeof(dir), stdin)) {
+		dir[strcspn(dir, "\n")] = '\0';
+		check_one(dir);
+		fflush(stdout);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && !strcmp(argv[1], "run"))
+		return run(argv[2], argv[3], argv[4]) ? 1 : 0;
+	if (argc == 2 && !strcmp(argv[1], "check"))
+		return check();
+	fprintf(stderr, "usage: crash_workload run WORKLOAD STORE MARKERS\n"
+			"       crash_workload check\n");
+	return 2;
+}
