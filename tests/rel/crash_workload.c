@@ -28,7 +28,7 @@
 
 #include "zrecord.h"
 
-#define ROW 1500u          /* crosses 512-byte sectors; compresses */
+#define ROW 1500u /* crosses 512-byte sectors; compresses to sizes by id */
 #define LINE_MAX_IDS 4096u
 
 /* Record id's bytes: its id, then bytes that depend on it. */
@@ -37,7 +37,7 @@ static void gen(uint64_t id, uint8_t *row)
 	for (unsigned i = 0; i < 8; i++)
 		row[i] = (uint8_t)(id >> (8 * i));
 	for (unsigned j = 8; j < ROW; j++)
-		row[j] = (uint8_t)(id * 31u + j / 7u);
+		row[j] = (uint8_t)(id * 31u + j / (1u + id % 7u));
 }
 
 /* Appends " id" for every record to line, checking each record's bytes;

@@ -57,6 +57,7 @@ class Trace:
         self.markers_path = os.path.realpath(markers)
         self.ops = []
         self.live = {}
+        self.created = {}  # ino -> the name it was created under
         self.inos = 0
         with open(blob, "rb") as f:
             self.blob = f.read()
@@ -118,6 +119,7 @@ class Trace:
                 return
             self.inos += 1
             self.live[name] = self.inos
+            self.created[self.inos] = name
             self.ops.append(("c", name, self.inos))
         if flags & O_TRUNC:
             self.ops.append(("t", self.live[name], 0))
@@ -321,9 +323,12 @@ def record(builddir, workdir, workload):
     return Trace(trace, blob, store, markers)
 
 
-def explore(builddir, workdir, workload, budget, seed):
-    """(states checked, violations) of one workload."""
+def explore(builddir, workdir, workload, budget, seed, trace=None):
+    """(states checked, violations) of one workload; its Trace is appended
+    to trace (a list) if given."""
     t = record(builddir, workdir, workload)
+    if trace is not None:
+        trace.append(t)
     states = os.path.join(workdir, workload + ".states")
     os.mkdir(states)
     return Explorer(builddir, states, t, budget, seed).run()
