@@ -6,9 +6,10 @@
  *   crash_workload check                        (store folders on stdin)
  *
  * run creates STORE and drives one workload through the library (append,
- * many, delete, compact, dict).  After every call that changes the store it
- * appends one line to MARKERS with one write(2), which the trace records
- * in order with the store's own writes: "P ids..." once the state is
+ * many, delete, compact, dict; bigcompact, of 2.5 MiB rows, for long
+ * runs).  After every call that changes the store it appends one line to
+ * MARKERS with one write(2), which the trace records in order with the
+ * store's own writes: "P ids..." once the state is
  * promised durable (create, sync, delete, compact, close returned), "C
  * ids..." once it is committed only.  ids are the records in index order.
  *
@@ -28,16 +29,26 @@
 
 #include "zrecord.h"
 
-#define ROW 1500u /* crosses 512-byte sectors; compresses to sizes by id */
+#define ROW 1500u            /* crosses 512-byte sectors */
+#define BIG_ROW (5u << 19)   /* 2.5 MiB: moves of several journal chunks */
 #define LINE_MAX_IDS 4096u
 
-/* Record id's bytes: its id, then bytes that depend on it. */
-static void gen(uint64_t id, uint8_t *row)
+/* Record id's bytes (len of them): its id, then bytes that depend on it,
+ * the first 1/4, 2/4 or 3/4 of them incompressible, so that compressed
+ * records differ in size and a compact meets moves that overlap. */
+static void gen(uint64_t id, uint8_t *row, size_t len)
 {
+	size_t noise = len / 4 * (1 + id % 3);
+	uint64_t x = id * 0x9e3779b97f4a7c15ull + 1;
+
 	for (unsigned i = 0; i < 8; i++)
 		row[i] = (uint8_t)(id >> (8 * i));
-	for (unsigned j = 8; j < ROW; j++)
-		row[j] = (uint8_t)(id * 31u + j / (1u + id % 7u));
+	for (size_t j = 8; j < len; j++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		row[j] = j < noise ? (uint8_t)x : (uint8_t)(id * 31u + j / 7u);
+	}
 }
 
 /* Appends " id" for every record to line, checking each record's bytes;
@@ -45,22 +56,23 @@ static void gen(uint64_t id, uint8_t *row)
 static int read_ids(zr_store *s, char *line, size_t cap)
 {
 	uint64_t n = zr_store_length(s);
-	uint8_t row[ROW], want[ROW];
-	size_t used = strlen(line);
-	int err = n > LINE_MAX_IDS ? -E2BIG : 0;
+	size_t len = zr_store_row_bytes(s), used = strlen(line);
+	uint8_t *row = malloc(len), *want = malloc(len);
+	int err = n > LINE_MAX_IDS ? -E2BIG : !row || !want ? -ENOMEM : 0;
 
 	for (uint64_t i = 0; !err && i < n; i++) {
 		uint64_t id = 0;
 
-		err = zr_store_gather(s, &i, 1, row, sizeof(row), NULL);
+		err = zr_store_gather(s, &i, 1, row, len, NULL);
 		for (unsigned b = 0; !err && b < 8; b++)
 			id |= (uint64_t)row[b] << (8 * b);
 		if (!err)
-			gen(id, want);
-		if (!err && memcmp(row, want, ROW)) {
+			gen(id, want, len);
+		if (!err && memcmp(row, want, len)) {
 			snprintf(line, cap, "ERR record %" PRIu64
 				 " is not a record the workload wrote", i);
-			return ZR_E_CORRUPT;
+			err = ZR_E_CORRUPT;
+			break;
 		}
 		if (!err)
 			used += (size_t)snprintf(line + used, cap - used,
@@ -69,6 +81,8 @@ static int read_ids(zr_store *s, char *line, size_t cap)
 	if (err && strncmp(line, "ERR", 3))
 		snprintf(line, cap, "ERR %s: %s", zr_strerror(err),
 			 zr_errmsg());
+	free(row);
+	free(want);
 	return err;
 }
 
@@ -91,12 +105,15 @@ static uint64_t next_id;
 
 static int append(zr_store *s, unsigned n)
 {
-	uint8_t rows[16][ROW];
-	int err = 0;
+	size_t len = zr_store_row_bytes(s);
+	uint8_t *rows = malloc(n * len);
+	int err = rows ? 0 : -ENOMEM;
 
-	for (unsigned k = 0; k < n && k < 16; k++)
-		gen(next_id++, rows[k]);
-	err = zr_store_append_dense(s, rows, n < 16 ? n : 16);
+	for (unsigned k = 0; !err && k < n; k++)
+		gen(next_id++, rows + k * len, len);
+	if (!err)
+		err = zr_store_append_dense(s, rows, n);
+	free(rows);
 	return err;
 }
 
@@ -137,21 +154,25 @@ static int step_run(zr_store *s, const struct step *st, int mfd)
 static const struct {
 	const char *name;
 	zr_codec codec;
+	size_t row;
 	struct step steps[16];
 } workloads[] = {
-	{ "append", ZR_CODEC_ZSTD, { A(5), S, A(3), S, A(4), END } },
-	{ "many", ZR_CODEC_RAW,
+	{ "append", ZR_CODEC_ZSTD, ROW, { A(5), S, A(3), S, A(4), END } },
+	{ "many", ZR_CODEC_RAW, ROW,
 	  { A(2), S, A(1), S, A(2), A(1), S, A(3), S, A(1), S, A(2), END } },
-	{ "delete", ZR_CODEC_RAW,
+	{ "delete", ZR_CODEC_RAW, ROW,
 	  { A(12), S, D(3, 3, 7, 11), D(1, 0), A(2), S, END } },
-	{ "compact", ZR_CODEC_ZSTD,
-	  { A(12), S, D(4, 2, 5, 8, 9), C, A(3), S, END } },
-	{ "dict", ZR_CODEC_ZSTD_DICT, { A(6), S, A(2), END } },
+	{ "compact", ZR_CODEC_ZSTD, ROW,
+	  { A(12), S, D(4, 0, 5, 8, 9), C, A(3), S, END } },
+	{ "dict", ZR_CODEC_ZSTD_DICT, ROW, { A(6), S, A(2), END } },
+	/* Long runs only: states of megabytes. */
+	{ "bigcompact", ZR_CODEC_ZSTD, BIG_ROW,
+	  { A(5), S, D(1, 0), C, END } },
 };
 
 static int run(const char *name, const char *path, const char *markers)
 {
-	zr_schema sc = { .ndim = 1, .shape = { ROW } };
+	zr_schema sc = { .ndim = 1 };
 	uint8_t dict[4 * ROW];
 	zr_store *s = NULL;
 	size_t w = 0;
@@ -163,10 +184,11 @@ static int run(const char *name, const char *path, const char *markers)
 	if (w == sizeof(workloads) / sizeof(*workloads))
 		return -EINVAL;
 	for (unsigned k = 0; k < 4; k++)
-		gen(1000 + k, dict + k * ROW);
+		gen(1000 + k, dict + k * ROW, ROW);
 	mfd = open(markers, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
 	if (mfd < 0)
 		return -errno;
+	sc.shape[0] = workloads[w].row;
 	err = zr_dtype_parse("<u1", &sc.dtype);
 	if (!err)
 		err = zr_store_create(path, &sc, workloads[w].codec,

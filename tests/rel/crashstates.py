@@ -34,6 +34,8 @@ import subprocess
 import sys
 
 WORKLOADS = ("append", "many", "delete", "compact", "dict")
+# Of megabytes per state: for long runs (moves of several journal chunks).
+LONG_WORKLOADS = WORKLOADS + ("bigcompact",)
 
 
 def builddir():
@@ -341,7 +343,7 @@ def main():
     ap.add_argument("--states", type=int, default=20000,
                     help="budget of states per workload (default 20000)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("workloads", nargs="*", default=list(WORKLOADS))
+    ap.add_argument("workloads", nargs="*", default=list(LONG_WORKLOADS))
     a = ap.parse_intermixed_args()
     bad = 0
     for w in a.workloads:
