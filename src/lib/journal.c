@@ -247,7 +247,9 @@ static int newest(const uint8_t *b, uint64_t size, struct slot *out)
 {
 	struct slot a, c;
 	int ha = slot_parse(b, size, 0, &a);
-	int hc = slot_parse(b, size, ZR__J_SLOT, &c);
+	/* A delete's slot may run past ZR__J_SLOT: nothing else is there. */
+	int hc = !(ha && a.kind == J_DELETE) &&
+		 slot_parse(b, size, ZR__J_SLOT, &c);
 
 	if (hc && (!ha || c.seq > a.seq))
 		a = c;
