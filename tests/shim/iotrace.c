@@ -78,7 +78,6 @@ static int trace_fd = -1;
  * made under one lock, so lines stay in the order of their bytes. */
 static pthread_mutex_t bytes_lock = PTHREAD_MUTEX_INITIALIZER;
 static int bytes_fd = -2; /* -2: not opened yet, -1: not wanted */
-static long long bytes_end;
 static int capturing; /* set once, before any call is traced */
 
 static void *next(const char *name)
@@ -155,28 +154,29 @@ static int bytes_get(void)
 	return bytes_fd;
 }
 
-/* Under bytes_lock: appends iov's first len bytes; their offset there, or
- * -1 (the seventh field is then "-" and the rebuild refuses the trace). */
+#define BYTES_IOV 64
+
+/* Under bytes_lock: appends iov's first len bytes with one writev (an
+ * O_APPEND write is placed whole, so several traced processes can share
+ * the file); their offset there, or -1 (the seventh field is then "-" and
+ * the rebuild refuses the trace). */
 static long long bytes_put(const struct iovec *iov, int cnt, size_t len)
 {
-	long long at = bytes_end;
-	int fd = bytes_get();
+	struct iovec v[BYTES_IOV];
+	size_t want = len;
+	int fd = bytes_get(), n = 0;
+	off_t end;
 
-	for (int i = 0; fd >= 0 && i < cnt && len; i++) {
-		size_t n = iov[i].iov_len < len ? iov[i].iov_len : len;
-		const char *p = iov[i].iov_base;
-
-		for (size_t done = 0; done < n;) {
-			ssize_t k = real.write(fd, p + done, n - done);
-
-			if (k <= 0)
-				return -1;
-			done += (size_t)k;
-		}
-		len -= n;
-		bytes_end += (long long)n;
+	for (int i = 0; i < cnt && len && n < BYTES_IOV; i++, n++) {
+		v[n] = iov[i];
+		if (v[n].iov_len > len)
+			v[n].iov_len = len;
+		len -= v[n].iov_len;
 	}
-	return fd >= 0 ? at : -1;
+	if (fd < 0 || len || real.writev(fd, v, n) != (ssize_t)want)
+		return -1;
+	end = lseek(fd, 0, SEEK_CUR);
+	return end < 0 ? -1 : (long long)end - (long long)want;
 }
 
 /* Appends src to dst[*n..cap) with the escapes of the header comment. */
