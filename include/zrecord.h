@@ -84,14 +84,13 @@
  * (checksummed slots; a slot that is torn was never relied on).  Delete
  * syncs, makes an undo slot durable (the header and the table entries it
  * will overwrite), swaps, syncs, and removes the journal; an interrupted
- * delete is rolled back.  Compact moves records down in batches whose
- * copies never overwrite bytes the table still points at, flushing the
- * copies before the table entries; the only record moved through the
- * journal is one whose new place overlaps its old bytes, one chunk of at
- * most 1 MiB at a time (the chunk's original bytes, made durable before it
- * is overwritten, in one of two alternating slots: the journal stays under
- * 2.1 MiB).  An interrupted compact leaves a valid store with the same
- * records, and any move in flight is finished at open.  The header's new
+ * delete is rolled back.  Compact moves records down in batches of at
+ * most 1 MiB: a redo slot with the batch's original bytes and new places
+ * is made durable, then the copies, then the table entries (a record over
+ * 1 MiB goes the same way one 1 MiB chunk at a time); slots alternate
+ * between two places, so the journal stays under 2.1 MiB and a torn slot
+ * leaves the one before it.  An interrupted compact leaves a store with
+ * the same records, the batch in flight redone at open.  The header's new
  * tail is written before data.zr shrinks.  A failed delete or compact
  * recovers the same way at once.  Recovery runs at the first read-write
  * open; a read-only open of a store that needs it fails with -EROFS

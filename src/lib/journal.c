@@ -11,9 +11,12 @@
  *   32  P  payload
  * Delete, one slot at 0: old length, old tail_offset, then per overwritten
  * table entry its index (8) and old bytes (16).  Compact, slots
- * alternating at 0 and ZR__J_SLOT by sequence parity: record index
+ * alternating at 0 and ZR__J_SLOT by sequence parity, the newest valid
+ * one winning: kind 2, one chunk of a large record's move: record index
  * (UINT64_MAX: no move in flight), src, dst, phys, chunk offset (5 x 8),
- * then the chunk's original bytes.  The newest valid slot wins.
+ * then the chunk's original bytes; kind 3, a batch of whole records moved
+ * to one run at dst: dst, count, per record its index, src and phys (3 x
+ * 8), then their original bytes, in order.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +36,7 @@
 #define J_FILE_MAX ((uint64_t)1 << 32)
 #define NO_MOVE UINT64_MAX
 
-enum { J_DELETE = 1, J_COMPACT = 2 };
+enum { J_DELETE = 1, J_COMPACT = 2, J_BATCH = 3 };
 
 static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)
 {
@@ -135,12 +138,13 @@ int zr__journal_delete(zr_store *s, uint64_t len, uint64_t tail,
 	return err ? err : sync_dir(s);
 }
 
-/* Writes the slot of the current chunk (or, with idx NO_MOVE, of none)
- * and makes it durable before anything it guards is overwritten. */
-static int slot_move(zr_store *s, struct zr__jmove *j, const uint64_t f[5],
-		     const uint8_t *chunk, size_t n)
+/* Writes a compact slot: fields (flen bytes), then bytes (n), and makes
+ * it durable before anything it guards is overwritten. */
+static int slot_put(zr_store *s, struct zr__jmove *j, unsigned kind,
+		    const uint8_t *fields, size_t flen, const uint8_t *bytes,
+		    size_t n)
 {
-	uint8_t head[J_HEAD + J_MOVE_HEAD];
+	uint8_t head[J_HEAD];
 	uint64_t at = (j->seq & 1) * ZR__J_SLOT;
 	int err = 0;
 
@@ -148,22 +152,33 @@ static int slot_move(zr_store *s, struct zr__jmove *j, const uint64_t f[5],
 		err = jopen(s, O_CREAT | O_TRUNC, &j->fd);
 	if (!err && j->seq == 0)
 		err = sync_dir(s); /* the file must outlive a power cut */
-	for (int i = 0; i < 5; i++)
-		zr__put64(head + J_HEAD + 8 * i, f[i]);
 	memcpy(head, J_MAGIC, 8);
-	zr__put32(head + 8, J_COMPACT);
-	zr__put32(head + 12, (uint32_t)(J_MOVE_HEAD + n));
+	zr__put32(head + 8, kind);
+	zr__put32(head + 12, (uint32_t)(flen + n));
 	zr__put64(head + 16, j->seq);
-	zr__put64(head + 24, fnv(slot_sum(head, head + J_HEAD, J_MOVE_HEAD),
-				 chunk, n));
+	zr__put64(head + 24, fnv(slot_sum(head, fields, flen), bytes, n));
 	if (!err)
-		err = zr__pwrite_all(j->fd, head, sizeof(head), at, s->path,
+		err = zr__pwrite_all(j->fd, head, J_HEAD, at, s->path,
+				     ZR__MAINT_FILE);
+	if (!err)
+		err = zr__pwrite_all(j->fd, fields, flen, at + J_HEAD, s->path,
 				     ZR__MAINT_FILE);
 	if (!err && n)
-		err = zr__pwrite_all(j->fd, chunk, n, at + sizeof(head),
+		err = zr__pwrite_all(j->fd, bytes, n, at + J_HEAD + flen,
 				     s->path, ZR__MAINT_FILE);
 	j->seq++;
 	return err ? err : jflush(s, j->fd);
+}
+
+/* The slot of a chunk of one record's move (idx NO_MOVE: none). */
+static int slot_move(zr_store *s, struct zr__jmove *j, const uint64_t f[5],
+		     const uint8_t *chunk, size_t n)
+{
+	uint8_t fields[J_MOVE_HEAD];
+
+	for (int i = 0; i < 5; i++)
+		zr__put64(fields + 8 * i, f[i]);
+	return slot_put(s, j, J_COMPACT, fields, sizeof(fields), chunk, n);
 }
 
 int zr__journal_move(zr_store *s, struct zr__jmove *j, uint64_t idx,
@@ -197,9 +212,79 @@ int zr__journal_move(zr_store *s, struct zr__jmove *j, uint64_t idx,
 	if (!err)
 		err = zr__flush(s, ZR__META);
 	/* From here the original bytes may go: say no move is in flight. */
+	return err ? err : zr__journal_idle(s, j);
+}
+
+int zr__journal_idle(zr_store *s, struct zr__jmove *j)
+{
+	return slot_move(s, j, (uint64_t[5]){ NO_MOVE, 0, 0, 0, 0 }, NULL,
+			 0);
+}
+
+int zr__journal_batch_fits(size_t n, uint64_t bytes)
+{
+	return n <= ZR__J_CHUNK / 24 && bytes <= ZR__J_CHUNK &&
+	       16 + 24 * n + bytes <= J_MOVE_HEAD + ZR__J_CHUNK;
+}
+
+/* The table entries of a batch, pointed at their run from dst. */
+static int batch_table(zr_store *s, const uint8_t *recs, size_t n,
+		       uint64_t dst)
+{
+	uint8_t off[8];
+	int err = 0;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		zr__put64(off, dst);
+		err = zr__pwrite_all(s->fd[ZR__META], off, 8,
+				     zr__loc_pos(zr__get64(recs + 24 * i)),
+				     s->path, "meta.zr");
+		dst += zr__get64(recs + 24 * i + 16);
+	}
+	return err ? err : zr__flush(s, ZR__META);
+}
+
+/* Writes a batch's bytes at dst, then its table entries: each durable
+ * before the next step (at open, from the slot). */
+static int batch_apply(zr_store *s, const uint8_t *fields, size_t n,
+		       const uint8_t *bytes, uint64_t total)
+{
+	uint64_t dst = zr__get64(fields);
+	int err = zr__pwrite_all(s->fd[ZR__DATA], bytes, (size_t)total, dst,
+				 s->path, "data.zr");
+
 	if (!err)
-		err = slot_move(s, j, (uint64_t[5]){ NO_MOVE, 0, 0, 0, 0 },
-				NULL, 0);
+		err = zr__flush(s, ZR__DATA);
+	return err ? err : batch_table(s, fields + 16, n, dst);
+}
+
+int zr__journal_batch(zr_store *s, struct zr__jmove *j,
+		      const struct zr__jrec *r, size_t n, uint64_t dst,
+		      uint8_t *bounce)
+{
+	uint8_t *fields = malloc(16 + 24 * n);
+	uint64_t total = 0;
+	int err = fields ? 0 : zr__fail(-ENOMEM, "%s: no memory", s->path);
+
+	/* The originals first: the run at dst may overlap them. */
+	for (size_t i = 0; !err && i < n; i++) {
+		zr__put64(fields + 16 + 24 * i, r[i].idx);
+		zr__put64(fields + 16 + 24 * i + 8, r[i].src);
+		zr__put64(fields + 16 + 24 * i + 16, r[i].phys);
+		err = zr__pread_all(s->fd[ZR__DATA], bounce + total,
+				    (size_t)r[i].phys, r[i].src, s->path,
+				    "data.zr");
+		total += r[i].phys;
+	}
+	if (!err) {
+		zr__put64(fields, dst);
+		zr__put64(fields + 8, n);
+		err = slot_put(s, j, J_BATCH, fields, 16 + 24 * n, bounce,
+			       (size_t)total);
+	}
+	if (!err)
+		err = batch_apply(s, fields, n, bounce, total);
+	free(fields);
 	return err;
 }
 
@@ -341,6 +426,43 @@ static int redo_move(zr_store *s, const struct slot *sl, uint64_t len,
 	return err;
 }
 
+/* Redoes a batch from its slot, after checking every field. */
+static int redo_batch(zr_store *s, const struct slot *sl, uint64_t len,
+		      uint64_t tail)
+{
+	uint64_t n, dst, at, total = 0;
+	uint8_t cur[ZR__LOC];
+	int err = 0;
+
+	if (sl->len < 16)
+		return bad_slot(s, "short batch slot");
+	dst = zr__get64(sl->payload);
+	n = zr__get64(sl->payload + 8);
+	if (n > (sl->len - 16) / 24 || dst > tail)
+		return bad_slot(s, "batch slot of a bad size");
+	for (uint64_t i = 0; !err && i < n; i++) {
+		const uint8_t *e = sl->payload + 16 + 24 * i;
+		uint64_t idx = zr__get64(e), src = zr__get64(e + 8);
+		uint64_t phys = zr__get64(e + 16);
+
+		at = dst + total;
+		if (idx >= len || phys > sl->len || src > tail ||
+		    tail - src < phys || at > src)
+			return bad_slot(s, "batch record out of bounds");
+		err = zr__pread_all(s->fd[ZR__META], cur, ZR__LOC,
+				    zr__loc_pos(idx), s->path, "meta.zr");
+		if (!err && ((zr__get64(cur) != src && zr__get64(cur) != at) ||
+			     zr__get32(cur + 8) != phys))
+			return bad_slot(s, "batch slot does not match the "
+					"table");
+		total += phys;
+	}
+	if (!err && total != sl->len - 16 - 24 * n)
+		return bad_slot(s, "batch bytes do not add up");
+	return err ? err : batch_apply(s, sl->payload, (size_t)n,
+				       sl->payload + 16 + 24 * n, total);
+}
+
 static int read_journal(zr_store *s, int fd, uint8_t **b, uint64_t *size)
 {
 	struct stat st;
@@ -371,6 +493,8 @@ static int apply(zr_store *s, const struct slot *sl, uint64_t *len,
 		return undo_delete(s, sl, len, tail);
 	if (sl->kind == J_COMPACT)
 		return redo_move(s, sl, *len, *tail);
+	if (sl->kind == J_BATCH)
+		return redo_batch(s, sl, *len, *tail);
 	return bad_slot(s, "unknown kind of slot");
 }
 

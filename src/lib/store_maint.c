@@ -17,7 +17,6 @@
 #include "pool.h"
 #include "store.h"
 
-#define ZR__BOUNCE (1u << 20)      /* compact's copy buffer */
 #define ZR__VERIFY_WINDOW 4096u    /* records verified per pool job */
 #define ZR__PROGRESS_EVERY 1024u
 
@@ -225,53 +224,21 @@ static int collect(zr_store *s, uint64_t len, struct placed *p)
 	return 0;
 }
 
-/* Copies one record down to dst (dst + phys <= src: no overlap). */
-static int copy_down(zr_store *s, uint8_t *bounce, const struct placed *p,
-		     uint64_t dst)
+/* Moves the records p[0..n) that fit one journal slot down to *front,
+ * in one batch; how many (> 0) or an error.  r has room for n. */
+static int64_t move_batch(zr_store *s, uint8_t *bounce, struct zr__jmove *j,
+			  const struct placed *p, uint64_t n,
+			  struct zr__jrec *r, uint64_t *front)
 {
-	int err = 0;
+	uint64_t k = 0, bytes = 0;
+	int err;
 
-	for (uint64_t done = 0; !err && done < p->phys; done += ZR__BOUNCE) {
-		size_t n = p->phys - done < ZR__BOUNCE ? p->phys - done
-						       : ZR__BOUNCE;
-
-		err = zr__pread_all(s->fd[ZR__DATA], bounce, n, p->off + done,
-				    s->path, "data.zr");
-		if (!err)
-			err = zr__pwrite_all(s->fd[ZR__DATA], bounce, n,
-					     dst + done, s->path, "data.zr");
+	while (k < n && zr__journal_batch_fits(k + 1, bytes + p[k].phys)) {
+		r[k] = (struct zr__jrec){ p[k].idx, p[k].off, p[k].phys };
+		bytes += p[k++].phys;
 	}
-	return err;
-}
-
-/* Moves the records p[0..) that fit below p[0]'s old bytes, starting at
- * front: none of their writes touches what the table still points at, so
- * the copies are made durable first, then the table entries, and a crash
- * anywhere leaves every entry pointing at whole bytes.  Returns how many
- * were moved (> 0) or an error; *front advances. */
-static int64_t move_batch(zr_store *s, uint8_t *bounce, const struct placed *p,
-			  uint64_t n, uint64_t *front)
-{
-	uint64_t k = 0, dst = *front;
-	uint8_t off[8];
-	int err = 0;
-
-	for (; !err && k < n && dst + p[k].phys <= p[0].off; k++) {
-		err = copy_down(s, bounce, &p[k], dst);
-		dst += p[k].phys;
-	}
-	if (!err)
-		err = zr__flush(s, ZR__DATA);
-	for (uint64_t i = 0, at = *front; !err && i < k; i++) {
-		zr__put64(off, at);
-		err = zr__pwrite_all(s->fd[ZR__META], off, 8,
-				     zr__loc_pos(p[i].idx), s->path,
-				     "meta.zr");
-		at += p[i].phys;
-	}
-	if (!err)
-		err = zr__flush(s, ZR__META);
-	*front = dst;
+	err = zr__journal_batch(s, j, r, (size_t)k, *front, bounce);
+	*front += bytes;
 	return err ? err : (int64_t)k;
 }
 
@@ -299,39 +266,41 @@ static int finish_compact(zr_store *s, uint64_t front, uint64_t len)
 	return err ? err : zr__flush(s, ZR__META);
 }
 
-/* One step from record i: in place already, an overlapping move (through
- * the journal), or a batch.  How many records it placed, or an error. */
+/* One step from record p[0]: in place already, a record too large for a
+ * batch (moved chunk by chunk), or a batch.  How many records it placed,
+ * or an error. */
 static int64_t compact_step(zr_store *s, uint8_t *bounce, struct zr__jmove *j,
 			    const struct placed *p, uint64_t n,
-			    uint64_t *front)
+			    struct zr__jrec *r, uint64_t *front)
 {
 	int err = 0;
 
-	if (p->off == *front || *front + p->phys > p->off) {
+	if (p->off == *front || !zr__journal_batch_fits(1, p->phys)) {
 		if (p->off != *front)
 			err = zr__journal_move(s, j, p->idx, p->off, *front,
 					       p->phys, 0, bounce);
 		*front += p->phys;
 		return err ? err : 1;
 	}
-	return move_batch(s, bounce, p, n, front);
+	return move_batch(s, bounce, j, p, n, r, front);
 }
 
 static int compact_locked(zr_store *s, zr_progress_fn progress, void *ctx)
 {
 	uint64_t len = zr__length(s), front = 0, done = 0, told = 0;
 	struct placed *p = malloc((len ? len : 1) * sizeof(*p));
-	uint8_t *bounce = malloc(ZR__BOUNCE);
+	struct zr__jrec *r = malloc((len ? len : 1) * sizeof(*r));
+	uint8_t *bounce = malloc(ZR__J_CHUNK);
 	struct zr__jmove j = { -1, 0 };
 	int err = 0;
 
-	if (!p || !bounce || len > SIZE_MAX / sizeof(*p))
+	if (!p || !r || !bounce || len > SIZE_MAX / sizeof(*p))
 		err = zr__fail(-ENOMEM, "%s: no memory to compact", s->path);
 	if (!err)
 		err = collect(s, len, p);
 	while (!err && done < len) {
 		int64_t k = compact_step(s, bounce, &j, p + done, len - done,
-					 &front);
+					 r, &front);
 
 		err = k < 0 ? (int)k : 0;
 		done += k > 0 ? (uint64_t)k : 0;
@@ -341,6 +310,8 @@ static int compact_locked(zr_store *s, zr_progress_fn progress, void *ctx)
 			told = done;
 		}
 	}
+	if (!err && j.seq)
+		err = zr__journal_idle(s, &j);
 	if (!err)
 		err = finish_compact(s, front, len);
 	/* A move cut short by an error: finish it from its journal. */
@@ -354,6 +325,7 @@ static int compact_locked(zr_store *s, zr_progress_fn progress, void *ctx)
 	if (j.fd >= 0)
 		close(j.fd);
 	free(bounce);
+	free(r);
 	free(p);
 	return err;
 }

@@ -13,9 +13,10 @@ BUDGET = 1000  # spread over the crash points of one trace
 
 
 # The journal slot kinds each workload must write (journal.c): a delete's
-# undo slot, and for compact also the redo slot of an overlapping move, so
-# that the states explored include those inside the journalled steps.
-JOURNAL = {"delete": {1}, "compact": {1, 2}}
+# undo slot (1), and for compact also the redo slot of its batch (3) and
+# the idle slot that ends it (2), so that the states explored include
+# those inside the journalled steps.
+JOURNAL = {"delete": {1}, "compact": {1, 2, 3}}
 
 
 def journal_kinds(t):
