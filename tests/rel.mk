@@ -11,7 +11,8 @@ EXTRA_DIST += tests/fuzz/corpus $(FUZZ_SRC) tests/rel/conftest.py \
 	tests/rel/test_hostile.py tests/rel/test_diskfull.py \
 	tests/rel/test_concurrency.py tests/rel/test_access.py \
 	tests/rel/test_crash.py tests/rel/test_syncorder.py \
-	tests/rel/crashstates.py tests/rel/test_crashstates.py
+	tests/rel/crashstates.py tests/rel/test_crashstates.py \
+	tests/rel/crashmount.py tests/rel/test_crashmount.py
 
 FUZZ_SRC = tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h tests/rmtree.c \
 	tests/rmtree.h \
@@ -67,7 +68,8 @@ tests_rel_crash_workload_LDADD = src/lib/libzrecord.la
 # The long run of the crash-state explorer (the bounded one is part of
 # tests/rel.test): `make crash-explore CRASH_STATES=100000`, per workload.
 CRASH_STATES = 20000
-crash-explore: tests/rel/crash_workload tests/shim/libiotrace.la
+crash-explore: tests/rel/crash_workload tests/shim/libiotrace.la \
+		src/fs/zrecordfs
 	@rm -rf tests/rel/crash-explore && mkdir -p tests/rel/crash-explore
 	$(PYTHON3) $(srcdir)/tests/rel/crashstates.py $(abs_builddir) \
 		tests/rel/crash-explore --states $(CRASH_STATES)

@@ -4,6 +4,8 @@
  *
  *   crash_workload run WORKLOAD STORE MARKERS   (under the iotrace shim)
  *   crash_workload check                        (store folders on stdin)
+ *   crash_workload npy FIRST COUNT              (rows as .npy, on stdout)
+ *   crash_workload mark MARKERS KIND [ID...]    (one marker line)
  *
  * run creates STORE and drives one workload through the library (append,
  * many, delete, compact, dict; bigcompact, of 2.5 MiB rows, for long
@@ -12,6 +14,10 @@
  * store's own writes: "P ids..." once the state is
  * promised durable (create, sync, delete, compact, close returned), "C
  * ids..." once it is committed only.  ids are the records in index order.
+ *
+ * npy and mark serve the same workloads run through a zrecordfs mount:
+ * the rows of ids FIRST.. (as "seed", the mount workload's store, holds)
+ * for a cp into append, and a marker after each step.
  *
  * check opens each folder read on stdin (read-write: an open may have to
  * finish an interrupted delete or compact) and prints one line per folder:
@@ -165,6 +171,8 @@ static const struct {
 	{ "compact", ZR_CODEC_ZSTD, ROW,
 	  { A(12), S, D(4, 0, 5, 8, 9), C, A(3), S, END } },
 	{ "dict", ZR_CODEC_ZSTD_DICT, ROW, { A(6), S, A(2), END } },
+	/* The store the mount workload starts from (crashstates.py). */
+	{ "seed", ZR_CODEC_ZSTD, ROW, { A(4), S, END } },
 	/* Long runs only: states of megabytes. */
 	{ "bigcompact", ZR_CODEC_ZSTD, BIG_ROW,
 	  { A(5), S, D(1, 0), C, END } },
@@ -245,13 +253,59 @@ static int check(void)
 	return 0;
 }
 
+/* NPY 1.0: magic, version, header length, a header padded to 64. */
+static int npy(uint64_t first, uint64_t count)
+{
+	char head[128];
+	uint8_t pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0 }, row[ROW];
+	int n = snprintf(head, sizeof(head), "{'descr': '|u1', "
+			 "'fortran_order': False, 'shape': (%" PRIu64
+			 ", %u), }", count, ROW);
+
+	while ((10 + n + 1) % 64)
+		head[n++] = ' ';
+	head[n++] = '\n';
+	pre[8] = (uint8_t)n;
+	pre[9] = (uint8_t)(n >> 8);
+	fwrite(pre, 1, sizeof(pre), stdout);
+	fwrite(head, 1, (size_t)n, stdout);
+	for (uint64_t k = 0; k < count; k++) {
+		gen(first + k, row, ROW);
+		fwrite(row, 1, ROW, stdout);
+	}
+	return fflush(stdout) ? 1 : 0;
+}
+
+static int mark_line(const char *markers, int argc, char **argv)
+{
+	char line[LINE_MAX_IDS * 12];
+	size_t n = 0;
+	int fd = open(markers, O_WRONLY | O_CREAT | O_APPEND, 0644), ok;
+
+	for (int i = 0; i < argc && n < sizeof(line) - 24; i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s",
+				      i ? " " : "", argv[i]);
+	line[n++] = '\n';
+	ok = fd >= 0 && write(fd, line, n) == (ssize_t)n;
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "npy"))
+		return npy(strtoull(argv[2], NULL, 10),
+			   strtoull(argv[3], NULL, 10));
+	if (argc >= 4 && !strcmp(argv[1], "mark"))
+		return mark_line(argv[2], argc - 3, argv + 3);
 	if (argc == 5 && !strcmp(argv[1], "run"))
 		return run(argv[2], argv[3], argv[4]) ? 1 : 0;
 	if (argc == 2 && !strcmp(argv[1], "check"))
 		return check();
 	fprintf(stderr, "usage: crash_workload run WORKLOAD STORE MARKERS\n"
-			"       crash_workload check\n");
+			"       crash_workload check\n"
+			"       crash_workload npy FIRST COUNT\n"
+			"       crash_workload mark MARKERS KIND [ID...]\n");
 	return 2;
 }

@@ -24,7 +24,8 @@ first, the store may also be missing.  Never an error, never a wrong byte.
 
 As a program: crashstates.py BUILDDIR WORKDIR [--states N] [--seed S]
 [workload ...] prints one line per workload and exits 1 on a violation
-(`make crash-explore`)."""
+(`make crash-explore`); the workloads are those of crash_workload.c and
+"mount" (crashmount.py: the same kind of steps through zrecordfs)."""
 import argparse
 import hashlib
 import os
@@ -34,8 +35,9 @@ import subprocess
 import sys
 
 WORKLOADS = ("append", "many", "delete", "compact", "dict")
-# Of megabytes per state: for long runs (moves of several journal chunks).
-LONG_WORKLOADS = WORKLOADS + ("bigcompact",)
+# Of megabytes per state: for long runs (moves of several journal chunks);
+# "mount" is the workload of crashmount.py, through zrecordfs.
+LONG_WORKLOADS = WORKLOADS + ("bigcompact", "mount")
 
 
 def builddir():
@@ -303,20 +305,28 @@ class Explorer:
         self.queue = []
 
 
+def traced_env(builddir, trace, blob):
+    """The environment of a program run under the shim, its calls logged
+    to trace and its written bytes to blob."""
+    env = dict(os.environ)
+    env["ZR_IOTRACE"] = trace
+    env["ZR_IOTRACE_BYTES"] = blob
+    # After any preload already there (the ASan runtime must stay first).
+    env["LD_PRELOAD"] = " ".join(p for p in (env.get(
+        "LD_PRELOAD", ""), os.path.join(builddir, "tests", "shim", ".libs",
+                                        "libiotrace.so")) if p)
+    env["ASAN_OPTIONS"] = ":".join(p for p in (
+        env.get("ASAN_OPTIONS", ""), "verify_asan_link_order=0") if p)
+    return env
+
+
 def record(builddir, workdir, workload):
     """Runs workload under the shim; its Trace."""
     store = os.path.join(workdir, workload + ".store")
     trace = os.path.join(workdir, workload + ".trace")
     blob = os.path.join(workdir, workload + ".bytes")
     markers = os.path.join(workdir, workload + ".markers")
-    env = dict(os.environ)
-    env["ZR_IOTRACE"] = trace
-    env["ZR_IOTRACE_BYTES"] = blob
-    env["LD_PRELOAD"] = " ".join(p for p in (env.get(
-        "LD_PRELOAD", ""), os.path.join(builddir, "tests", "shim", ".libs",
-                                        "libiotrace.so")) if p)
-    env["ASAN_OPTIONS"] = ":".join(p for p in (
-        env.get("ASAN_OPTIONS", ""), "verify_asan_link_order=0") if p)
+    env = traced_env(builddir, trace, blob)
     r = subprocess.run([os.path.join(builddir, "tests", "rel",
                                      "crash_workload"), "run", workload,
                         store, markers], env=env, stderr=subprocess.PIPE,
@@ -328,7 +338,11 @@ def record(builddir, workdir, workload):
 def explore(builddir, workdir, workload, budget, seed, trace=None):
     """(states checked, violations) of one workload; its Trace is appended
     to trace (a list) if given."""
-    t = record(builddir, workdir, workload)
+    if workload == "mount":
+        import crashmount  # it builds on this module
+        t = crashmount.record(builddir, workdir)
+    else:
+        t = record(builddir, workdir, workload)
     if trace is not None:
         trace.append(t)
     states = os.path.join(workdir, workload + ".states")
