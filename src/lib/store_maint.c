@@ -296,6 +296,10 @@ static int compact_locked(zr_store *s, zr_progress_fn progress, void *ctx)
 
 	if (!p || !r || !bounce || len > SIZE_MAX / sizeof(*p))
 		err = zr__fail(-ENOMEM, "%s: no memory to compact", s->path);
+	/* The header on disk must cover every record a slot may name: a
+	 * redo at open checks them against it. */
+	if (!err)
+		err = sync_files(s);
 	if (!err)
 		err = collect(s, len, p);
 	while (!err && done < len) {

@@ -169,7 +169,7 @@ static const struct {
 	{ "delete", ZR_CODEC_RAW, ROW,
 	  { A(12), S, D(3, 3, 7, 11), D(1, 0), A(2), S, END } },
 	{ "compact", ZR_CODEC_ZSTD, ROW,
-	  { A(12), S, D(4, 0, 5, 8, 9), C, A(3), S, END } },
+	  { A(12), S, D(4, 0, 5, 8, 9), A(2), C, A(3), S, END } },
 	{ "dict", ZR_CODEC_ZSTD_DICT, ROW, { A(6), S, A(2), END } },
 	/* The store the mount workload starts from (crashstates.py). */
 	{ "seed", ZR_CODEC_ZSTD, ROW, { A(4), S, END } },
