@@ -45,7 +45,7 @@ fuzz: $(FUZZ_BIN)/built
 		$(srcdir)/tests/fuzz/corpus $(FUZZ_SECONDS) tests/fuzz/work
 .PHONY: fuzz
 
-clean-local: clean-fuzz
+clean-local: clean-fuzz clean-crash-explore
 clean-fuzz:
 	rm -rf $(FUZZ_BIN) tests/fuzz/work
 .PHONY: clean-fuzz
@@ -74,3 +74,7 @@ crash-explore: tests/rel/crash_workload tests/shim/libiotrace.la \
 	$(PYTHON3) $(srcdir)/tests/rel/crashstates.py $(abs_builddir) \
 		tests/rel/crash-explore --states $(CRASH_STATES)
 .PHONY: crash-explore
+
+clean-crash-explore:
+	rm -rf tests/rel/crash-explore
+.PHONY: clean-crash-explore
