@@ -101,6 +101,25 @@
  * Locking.  A read-write handle holds a non-blocking exclusive flock() on
  * meta.zr for its lifetime; a read-only handle holds a shared one.  An open
  * that conflicts fails at once with ZR_E_BUSY (also within one process).
+ * A writer also checks, before each append session, delete and compact,
+ * and before a sync writes a new header, that meta.zr's header is still
+ * the one it last read or wrote (read past the client's page cache) and
+ * that data.zr holds nothing it did not write; if not, the call fails with
+ * ZR_E_CHANGED ("store changed by another writer") and writes nothing.  A
+ * sync with nothing new to publish writes no header.  That can only happen when the lock does not reach
+ * the other writer (sshfs and NFS with local locks keep flock on one
+ * host) or the files were modified behind the library; the check narrows
+ * such a race, it cannot close it: on those filesystems use one writer
+ * (zr_store_lock_warning says when a store is on one).
+ * On FUSE and network filesystems (statfs type FUSE, NFS, CIFS/SMB, Ceph)
+ * a read-write open, once it holds the lock, makes each client cache drop
+ * the store's files (a one-byte FALLOC_FL_KEEP_SIZE fallocate, which
+ * changes nothing) and asks the server for their sizes (a forced statx),
+ * so that on GlusterFS, whose clients cache contents and sizes for a
+ * second by default, a writer right after another host's writer sees that
+ * writer's records instead of writing over them.  A read-only open takes
+ * sizes from the server too, but may be served the store as it was up to
+ * that cache time ago.
  *
  * Reading maps data.zr and meta.zr read-only (writes stay positional);
  * modifying the files of an open store behind the library's back is
@@ -136,6 +155,43 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------------
+ * Version
+ *
+ * These three lines are the package's version: configure.ac reads them
+ * (scripts/version.sh), so a release changes them here and nowhere else.
+ * MAJOR is the ABI: it equals the soname's number (libzrecord.so.0) and
+ * changes only with an incompatible change; MINOR grows when functions or
+ * struct members are added; PATCH is for fixes.  A program compiled against
+ * one header may run with another library of the same MAJOR and a MINOR at
+ * least as high.
+ * ------------------------------------------------------------------------- */
+
+#define ZR_VERSION_MAJOR 0
+#define ZR_VERSION_MINOR 1
+#define ZR_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH: 0.1.0 is 100. */
+#define ZR_VERSION_NUMBER                                                      \
+	(ZR_VERSION_MAJOR * 10000 + ZR_VERSION_MINOR * 100 + ZR_VERSION_PATCH)
+#define ZR__STR(x) #x
+#define ZR__XSTR(x) ZR__STR(x)
+/* "0.1.0" */
+#define ZR_VERSION_STRING                                                      \
+	ZR__XSTR(ZR_VERSION_MAJOR) "." ZR__XSTR(ZR_VERSION_MINOR) "."          \
+	ZR__XSTR(ZR_VERSION_PATCH)
+
+/* The version of the library running (which may be newer than the header a
+ * program was compiled with), as ZR_VERSION_NUMBER and as
+ * ZR_VERSION_STRING.  Thread-safe; the string is static. */
+ZR_API unsigned zr_version(void);
+ZR_API const char *zr_version_string(void);
+
+/* sizeof the public struct named name ("zr_schema", "zr_stats", ...; any
+ * typedef struct of this header), 0 for a name it does not know.  For
+ * bindings that declare the structs by hand (cffi's ABI mode, ctypes): they
+ * compare these with their own sizes before the first call. */
+ZR_API size_t zr_struct_size(const char *name);
+
+/* ---------------------------------------------------------------------------
  * Errors
  * ------------------------------------------------------------------------- */
 
@@ -154,7 +210,8 @@ extern "C" {
 	X(CODEC, -30810, EIO, "compression or decompression failed")           \
 	X(NODICT, -30811, EINVAL, "zstd_dict store needs a dictionary")        \
 	X(NPY, -30812, EINVAL, "malformed .npy data")                          \
-	X(TRUNCATED, -30813, EINVAL, "input ends early")
+	X(TRUNCATED, -30813, EINVAL, "input ends early")                      \
+	X(CHANGED, -30814, EBUSY, "store changed by another writer")
 
 enum {
 #define ZR__ENUM(name, value, errnum, msg) ZR_E_##name = (value),
@@ -262,6 +319,13 @@ ZR_API uint64_t zr_store_length(const zr_store *s);
 ZR_API const zr_schema *zr_store_schema(const zr_store *s);
 ZR_API zr_codec zr_store_codec(const zr_store *s);
 ZR_API int zr_store_readonly(const zr_store *s);
+/* NULL, or why this store's lock does not keep out a writer on another
+ * host: the store is on a filesystem known to keep flock on this host
+ * (sshfs and some other FUSE filesystems; NFS with local_lock=flock|all).
+ * The message names the store and its filesystem type; valid until close.
+ * zrecordfs and zrecord print it as a warning at open.  GlusterFS and
+ * local filesystems give NULL. */
+ZR_API const char *zr_store_lock_warning(const zr_store *s);
 /* Dense row width in bytes; 0 for ragged stores. */
 ZR_API size_t zr_store_row_bytes(const zr_store *s);
 

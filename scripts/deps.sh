@@ -1,13 +1,16 @@
 #!/bin/sh
 # deps.sh - installs the Debian 12 packages zrecordfs needs to build, test
-# and demo, but only those that are missing (apt-get needs root: sudo is
-# used when not already root).
+# (GlusterFS, sshfs and sshd: the many-hosts suite, tests/cluster) and
+# demo, but only those that are missing (apt-get needs root: sudo is used
+# when not already root).
 set -eu
 pkgs="build-essential autoconf automake libtool pkg-config
 libzstd-dev libmsgpack-dev libfuse3-dev fuse3 check zlib1g-dev
 python3 python3-numpy python3-cffi python3-msgpack python3-pytest
-python3-setuptools squashfs-tools squashfuse valgrind clang rsync
-libclang-rt-14-dev"
+python3-setuptools python3-pil file squashfs-tools squashfuse valgrind
+clang rsync mandoc libclang-rt-14-dev glusterfs-server glusterfs-client
+sshfs openssh-server debhelper dh-python pybuild-plugin-pyproject python3-all
+lintian fakeroot"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

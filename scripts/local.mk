@@ -5,3 +5,14 @@ scripts_bench_gather_SOURCES = scripts/bench_gather.c scripts/bench_data.c \
 	scripts/bench_time.c scripts/bench.h \
 	tests/rmtree.c tests/rmtree.h
 scripts_bench_gather_LDADD = src/lib/libzrecord.la -lm
+
+# The Debian packaging and the script that builds and checks it.
+EXTRA_DIST += scripts/build-deb.sh \
+	debian/changelog debian/control debian/copyright debian/rules \
+	debian/source/format debian/libzrecord0.install \
+	debian/libzrecord-dev.install \
+	debian/zrecordfs.install debian/zrecordfs.links debian/zrecordfs.docs \
+	debian/python3-loaderx.docs
+# make check builds them too (tests/deb.test; normal builds only).
+dist_noinst_SCRIPTS += tests/deb.test
+TESTS += tests/deb.test

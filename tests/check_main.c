@@ -13,6 +13,9 @@ int main(void)
 		suite_npy,	   suite_sampler,    suite_pool,
 		suite_store,	   suite_store_maint, suite_store_malformed,
 		suite_dict,	   suite_store_crash, suite_store_sigbus,
+		suite_npyfile,
+		suite_version,
+		suite_store_guard,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -19,5 +19,8 @@ Suite *suite_store_malformed(void);
 Suite *suite_dict(void);
 Suite *suite_store_crash(void);
 Suite *suite_store_sigbus(void);
+Suite *suite_npyfile(void);
+Suite *suite_version(void);
+Suite *suite_store_guard(void);
 
 #endif

@@ -1,5 +1,6 @@
-# tests/local.mk - the Check runner (unit tests of libzrecord) and the
-# pytest-driven suites (command, filesystem, Python binding).
+# tests/local.mk - the Check runner (unit tests of libzrecord and of the
+# record encoder in src/common) and the pytest-driven suites (command,
+# filesystem, Python binding).
 check_PROGRAMS += tests/check_zrecord
 tests_check_zrecord_SOURCES = tests/check_main.c tests/check_suites.h \
 	tests/check_error.c tests/check_dtype.c tests/check_schema.c \
@@ -7,12 +8,24 @@ tests_check_zrecord_SOURCES = tests/check_main.c tests/check_suites.h \
 	tests/check_store.c tests/check_store_maint.c \
 	tests/check_store_malformed.c tests/check_dict.c \
 	tests/check_store_crash.c tests/check_store_sigbus.c \
+	tests/check_npyfile.c tests/check_version.c \
+	tests/check_store_guard.c \
 	tests/check_util.c tests/check_util.h \
 	tests/rmtree.c tests/rmtree.h
-tests_check_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/lib
+tests_check_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/lib \
+	-I$(top_srcdir)/src/common
 tests_check_zrecord_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZSTD_CFLAGS) \
 	$(MSGPACK_CFLAGS)
-tests_check_zrecord_LDADD = src/lib/libzrecord_core.la $(CHECK_LIBS)
+tests_check_zrecord_LDADD = src/common/libzrcommon.la \
+	src/lib/libzrecord_core.la $(CHECK_LIBS)
 TESTS += tests/check_zrecord
 EXTRA_DIST += tests/fixtures/npy_headers.py tests/fixtures/npy_check_load.py \
 	tests/fixtures/schema_bytes.py tests/fixtures/sampler_ref.py
+
+# ABI and version checks: libzrecord.so's exports against zrecord.h and
+# zrecord.map, the version in the header, configure and the library, and
+# loaderx's cffi declarations against the header (compiled).
+TESTS += tests/abi.test
+dist_noinst_SCRIPTS += tests/abi.test
+EXTRA_DIST += tests/abi/conftest.py tests/abi/zrheader.py \
+	tests/abi/test_exports.py tests/abi/test_cffi.py

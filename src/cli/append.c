@@ -152,7 +152,7 @@ static int run(int argc, char **argv)
 const zr_cli_cmd zr_cli_append = {
 	.name = "append",
 	.run = run,
-	.synopsis = "STORE FILE.npy...",
+	.synopsis = "[--wait[=SECONDS]] STORE FILE.npy...",
 	.help =
 	"Appends the arrays in each FILE (\"-\" reads stdin).  A FILE may\n"
 	"hold several .npy files back to back.  Dense store: every row of\n"
@@ -160,4 +160,5 @@ const zr_cli_cmd zr_cli_append = {
 	"record.  Ragged store: each whole .npy becomes one record.  All\n"
 	"FILEs are one append: if anything fails, nothing is added.  Files\n"
 	"are streamed, so their size is not limited by memory.\n",
+	.waits = 1,
 };

@@ -1,12 +1,14 @@
 /*
  * batch.c - `zrecord batch`: the sampler's batch for (seed, step) as NumPy
- * data, the same bytes zrecordfs serves and the Python binding draws.
+ * data: the bytes of the zrecordfs batch file of the same batch, and the
+ * records the Python binding draws.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "npyfile.h"
 
 #define DEFAULT_BATCH 256
 
@@ -108,8 +110,6 @@ static int draw(const batch_args *a, zr_store *s)
 {
 	zr_sampler cfg = a->cfg;
 	uint64_t *idx = NULL;
-	void *buf = NULL;
-	size_t len = 0;
 	int rc;
 
 	cfg.length = zr_store_length(s);
@@ -122,16 +122,14 @@ static int draw(const batch_args *a, zr_store *s)
 	if (!idx)
 		return zr_cli_error(a->store, "batch", -ENOMEM, NULL);
 	rc = zr_sampler_batch(&cfg, a->step, idx);
-	if (rc == 0 && a->indices)
-		rc = zr_cli_encode_indices(idx, cfg.batch_size, &buf, &len);
-	else if (rc == 0)
-		rc = zr_cli_encode_records(s, idx, cfg.batch_size, 0, &buf,
-					   &len);
-	free(idx);
 	if (rc < 0)
-		return zr_cli_lib_error(a->store, "batch", rc);
-	rc = zr_cli_out_all(a->out, buf, len, a->store, "batch");
-	free(buf);
+		rc = zr_cli_lib_error(a->store, "batch", rc);
+	else
+		rc = zr_cli_write_records(s, a->indices ? ZR_NPYFILE_INDICES :
+					  zr_cli_several_form(s), idx,
+					  cfg.batch_size, a->out, a->store,
+					  "batch");
+	free(idx);
 	return rc;
 }
 
@@ -162,7 +160,9 @@ const zr_cli_cmd zr_cli_batch = {
 	"Writes the batch the sampler draws for (seed, step): a dense store\n"
 	"gives one .npy of shape (B, *item_shape), a ragged store an .npz\n"
 	"(arr_0.npy ... in batch order).  Output goes to OUT (default stdout,\n"
-	"never a terminal).  The same arguments always give the same bytes.\n\n"
+	"never a terminal).  The same arguments always give the same bytes,\n"
+	"those of a zrecordfs mount's STORE/batch/MODE/B/SEED-STEP.npy (.npz,\n"
+	".indices.npy) for a mount of the same rank and world.\n\n"
 	"  --seed S          sampler seed (required; unused by sequential)\n"
 	"  --step T          step number (required)\n"
 	"  --mode MODE       sequential, iid (default; with replacement) or\n"

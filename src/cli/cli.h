@@ -1,7 +1,7 @@
 /*
  * cli.h - what the zrecord command's files share: the subcommand table,
- * error reporting, argument parsing, output files, progress, and the
- * records-to-.npy/.npz encoder that `get` and `batch` both use.
+ * error reporting, argument parsing, output files, progress, and writing
+ * records as .npy/.npz files, which `get` and `batch` both do.
  */
 #ifndef ZR_CLI_H
 #define ZR_CLI_H
@@ -23,6 +23,7 @@ typedef struct zr_cli_cmd {
 	int (*run)(int argc, char **argv);
 	const char *synopsis; /* "STORE INDEX... [-o OUT]" */
 	const char *help;     /* the rest of `zrecord NAME --help` */
+	int waits;            /* takes --wait[=SECONDS] (zr_cli_open waits) */
 } zr_cli_cmd;
 
 extern const zr_cli_cmd zr_cli_create, zr_cli_append, zr_cli_get,
@@ -46,14 +47,24 @@ void zr_cli_print_help(const zr_cli_cmd *cmd);
 
 /* -- arguments (util.c) -------------------------------------------------- */
 
+/* --wait[=SECONDS]: zr_cli_getopt parses it into the wait of zr_cli_open
+ * (it never returns ZR_CLI_OPT_WAIT); zr_cli_store_args offers it to the
+ * commands whose waits is set.  Default 60 s, at most a day. */
+#define ZR_CLI_OPT_WAIT 0x100
+#define ZR_CLI_WAIT_OPTION { "wait", optional_argument, NULL, ZR_CLI_OPT_WAIT }
+#define ZR_CLI_WAIT_DEFAULT 60u
+#define ZR_CLI_WAIT_MAX 86400u
+
 /* getopt_long over a subcommand's argv that handles --help (returns -2
- * after printing it) and bad options (returns -3 after a usage message);
- * otherwise as getopt_long.  Every longopts needs {"help", 0, 0, 'h'}. */
+ * after printing it), --wait and bad options or values (returns -3 after a
+ * usage message); otherwise as getopt_long.  Every longopts needs
+ * {"help", 0, 0, 'h'}. */
 int zr_cli_getopt(const zr_cli_cmd *cmd, int argc, char **argv,
 		  const char *shortopts, const struct option *longopts);
 /* Maps zr_cli_getopt's -2/-3 to an exit code. */
 int zr_cli_getopt_exit(int c);
-/* For commands whose only option is --help: parses "STORE", then nothing
+/* For commands whose only options are --help and (cmd->waits) --wait:
+ * parses "STORE", then nothing
  * or (min_rest > 0) at least min_rest more arguments, read by the caller
  * from argv[optind + 1].  Returns -1 to go on, else an exit code. */
 int zr_cli_store_args(const zr_cli_cmd *cmd, int argc, char **argv,
@@ -71,7 +82,12 @@ int zr_cli_parse_indices(const zr_cli_cmd *cmd, char **argv, int n,
 int zr_cli_check_range(const char *store, const char *cmd, zr_store *s,
 		       const uint64_t *idx, size_t n);
 
-/* Opens a store, reporting failure itself (returns ZR_CLI_FAIL). */
+/* Prints the store's zr_store_lock_warning, if any, as a warning. */
+void zr_cli_warn_lock(const zr_store *s);
+/* Opens a store, reporting failure itself (returns ZR_CLI_FAIL), and
+ * warning when its lock does not reach other hosts.  After --wait, a
+ * store whose lock is held is retried until it is free or the time is
+ * up; "store busy" names the holder. */
 int zr_cli_open(const char *path, unsigned flags, const char *cmd,
 		zr_store **out);
 /* Closes (syncing a read-write handle) and reports a failed sync;
@@ -122,14 +138,15 @@ void zr_cli_progress_end(zr_cli_progress *p);
 
 /* -- records as NumPy files (records.c) ---------------------------------- */
 
-/* Encodes records idx[0..n) of s as one malloc'ed NumPy file in *buf:
- * single (n == 1): the record as .npy; else dense: one stacked .npy of
- * shape (n, *item_shape); ragged: an .npz of arr_0.npy, arr_1.npy, ....
- * Returns 0 or a library code (detail in zr_errmsg() when it has one). */
-int zr_cli_encode_records(zr_store *s, const uint64_t *idx, size_t n,
-			  int single, void **buf, size_t *len);
-/* Encodes idx as an int64 .npy of shape (n,). */
-int zr_cli_encode_indices(const uint64_t *idx, size_t n, void **buf,
-			  size_t *len);
+/* The form of several records of s in one file: a stacked .npy of shape
+ * (n, *item_shape) for a dense store, an .npz of arr_0.npy, arr_1.npy, ...
+ * for a ragged one (see src/common/npyfile.h). */
+int zr_cli_several_form(zr_store *s);
+/* Writes records idx[0..n) of s to out (-o; NULL: stdout) as the NumPy
+ * file of form (an enum zr_npyfile_form: the bytes zrecordfs serves for
+ * the same records).  Reports errors itself; returns a ZR_CLI_ code. */
+int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
+			 size_t n, const char *out, const char *store,
+			 const char *cmd);
 
 #endif

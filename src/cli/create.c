@@ -130,6 +130,7 @@ static int run(int argc, char **argv)
 	free(dict);
 	if (rc < 0)
 		return zr_cli_lib_error(a.store, "create", rc);
+	zr_cli_warn_lock(s);
 	return zr_cli_close(s, a.store, "create", ZR_CLI_OK);
 }
 

@@ -1,56 +1,86 @@
 /*
  * get.c - `zrecord get`: records by index as NumPy files (one record: its
- * .npy; several: a stacked .npy, or an .npz for a ragged store).
+ * .npy, as the mount's records/I.npy; several: a stacked .npy, or an .npz
+ * for a ragged store).
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
+#include "npyfile.h"
+#include "recpng.h"
 
-static int emit(const char *store, const char *out, zr_store *s,
-		const uint64_t *idx, size_t n)
+/* --png: the record as the mount's records/INDEX.png. */
+static int write_png(zr_store *s, uint64_t idx, const char *out,
+		     const char *store)
 {
-	void *buf = NULL;
-	size_t len = 0;
-	int rc;
+	zr_png img;
+	uint64_t size;
+	void *buf;
+	int err = zr_recpng_plan(s, idx, &img);
 
-	rc = zr_cli_encode_records(s, idx, n, n == 1, &buf, &len);
-	if (rc < 0)
-		return zr_cli_lib_error(store, "get", rc);
-	rc = zr_cli_out_all(out, buf, len, store, "get");
+	if (err == ZR_E_DTYPE || err == ZR_E_SHAPE) {
+		fprintf(stderr, "zrecord get: %s: record %llu is not an image "
+			"(--png needs uint8 of shape (H,W), (H,W,C) or "
+			"(C,H,W), C in 1, 3, 4)\n", store,
+			(unsigned long long)idx);
+		return ZR_CLI_FAIL;
+	}
+	if (err)
+		return zr_cli_lib_error(store, "get", err);
+	size = zr_png_size(&img);
+	buf = size <= SIZE_MAX ? malloc(size) : NULL;
+	if (!buf)
+		return zr_cli_lib_error(store, "get", -ENOMEM);
+	err = zr_recpng_fill(s, idx, &img, buf);
+	err = err ? zr_cli_lib_error(store, "get", err)
+		  : zr_cli_out_all(out, buf, size, store, "get");
 	free(buf);
-	return rc;
+	return err;
 }
 
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "png", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *out = NULL, *store;
 	uint64_t *idx = NULL;
 	zr_store *s;
-	int c, rc, n;
+	int c, rc, n, png = 0;
 
 	while ((c = zr_cli_getopt(&zr_cli_get, argc, argv, "ho:", opts)) !=
 	       -1) {
-		if (c != 'o')
+		if (c == 'p')
+			png = 1;
+		else if (c == 'o')
+			out = optarg;
+		else
 			return zr_cli_getopt_exit(c);
-		out = optarg;
 	}
 	if (optind >= argc)
 		return zr_cli_usage(&zr_cli_get, "expected STORE and INDEX...");
 	store = argv[optind];
 	n = argc - optind - 1;
+	if (png && n != 1)
+		return zr_cli_usage(&zr_cli_get, "--png takes one INDEX");
 	rc = zr_cli_parse_indices(&zr_cli_get, argv + optind + 1, n, &idx);
 	if (rc != ZR_CLI_OK)
 		return rc;
 	rc = zr_cli_open(store, ZR_OPEN_RDONLY, "get", &s);
 	if (rc == ZR_CLI_OK) {
 		rc = zr_cli_check_range(store, "get", s, idx, (size_t)n);
-		if (rc == ZR_CLI_OK)
-			rc = emit(store, out, s, idx, (size_t)n);
+		if (rc == ZR_CLI_OK && png)
+			rc = write_png(s, idx[0], out, store);
+		else if (rc == ZR_CLI_OK)
+			rc = zr_cli_write_records(s, n == 1 ?
+						  ZR_NPYFILE_RECORD :
+						  zr_cli_several_form(s), idx,
+						  (size_t)n, out, store, "get");
 		rc = zr_cli_close(s, store, "get", rc);
 	}
 	free(idx);
@@ -60,13 +90,17 @@ static int run(int argc, char **argv)
 const zr_cli_cmd zr_cli_get = {
 	.name = "get",
 	.run = run,
-	.synopsis = "STORE INDEX... [-o OUT]",
+	.synopsis = "STORE INDEX... [-o OUT] | STORE INDEX --png [-o OUT]",
 	.help =
 	"Writes records as NumPy data to OUT (default stdout, never a\n"
-	"terminal).  One INDEX: that record as a .npy.  Several: a dense\n"
+	"terminal).  One INDEX: that record as a .npy, the bytes of a\n"
+	"zrecordfs mount's STORE/records/INDEX.npy.  Several: a dense\n"
 	"store gives one .npy of shape (count, *item_shape) in the order\n"
 	"given; a ragged store gives an .npz whose members arr_0.npy,\n"
 	"arr_1.npy, ... are the records in order (like np.savez).  INDEX is\n"
 	"a decimal record number from 0 to records - 1.\n\n"
-	"  -o, --output OUT   write to the file OUT (\"-\": stdout)\n",
+	"  -o, --output OUT   write to the file OUT (\"-\": stdout)\n"
+	"  --png              one record of a uint8 image store as a PNG\n"
+	"                     (shape (H,W), (H,W,C) or (C,H,W), C in 1, 3,\n"
+	"                     4): the bytes of a mount's records/INDEX.png\n",
 };

@@ -2,10 +2,11 @@
  * info.c - `zrecord stats` and `zrecord schema`: read-only JSON reports on
  * stdout, one object per line so scripts can parse them.
  */
-#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli.h"
+#include "statsjson.h"
 
 /* The shared front of both commands: STORE alone, opened read-only.
  * Returns ZR_CLI_OK with *s NULL after --help. */
@@ -19,44 +20,33 @@ static int open_only_store(const zr_cli_cmd *cmd, int argc, char **argv,
 	return zr_cli_open(argv[optind], ZR_OPEN_RDONLY, cmd->name, s);
 }
 
-static void print_shape(const zr_schema *sc)
+/* Prints the report the mount's stats file holds (statsjson.h). */
+static int print_stats(const char *path, zr_store *s)
 {
-	uint32_t i;
+	zr_stats st;
+	char *json;
+	size_t len;
+	int rc = zr_store_stats(s, &st);
 
-	if (sc->ragged) {
-		printf("\"ragged\": true");
-		return;
-	}
-	printf("\"item_shape\": [");
-	for (i = 0; i < sc->ndim; i++)
-		printf("%s%" PRIu64, i ? ", " : "", sc->shape[i]);
-	printf("]");
+	if (!rc)
+		rc = zr_stats_json(s, &st, &json, &len);
+	if (rc < 0)
+		return zr_cli_lib_error(path, "stats", rc);
+	fwrite(json, 1, len, stdout);
+	free(json);
+	return ZR_CLI_OK;
 }
 
 static int stats(int argc, char **argv)
 {
-	const zr_schema *sc;
-	zr_stats st;
 	zr_store *s = NULL;
 	int rc;
 
 	rc = open_only_store(&zr_cli_stats, argc, argv, &s);
 	if (rc != ZR_CLI_OK || !s)
 		return rc;
-	rc = zr_store_stats(s, &st);
-	if (rc < 0) {
-		rc = zr_cli_lib_error(argv[optind], "stats", rc);
-		return zr_cli_close(s, argv[optind], "stats", rc);
-	}
-	sc = zr_store_schema(s);
-	printf("{\"records\": %" PRIu64 ", \"live_bytes\": %" PRIu64
-	       ", \"data_bytes\": %" PRIu64 ", \"reclaimable\": %" PRIu64
-	       ", \"codec\": \"%s\", \"dtype\": \"%s\", ", st.records,
-	       st.live_bytes, st.data_bytes, st.reclaimable,
-	       zr_codec_name(zr_store_codec(s)), sc->dtype.str);
-	print_shape(sc);
-	printf("}\n");
-	return zr_cli_close(s, argv[optind], "stats", ZR_CLI_OK);
+	rc = print_stats(argv[optind], s);
+	return zr_cli_close(s, argv[optind], "stats", rc);
 }
 
 static int schema(int argc, char **argv)
@@ -83,10 +73,11 @@ const zr_cli_cmd zr_cli_stats = {
 	.run = stats,
 	.synopsis = "STORE",
 	.help =
-	"Prints one JSON object: records, live_bytes (stored bytes of live\n"
-	"records), data_bytes (size of data.zr in use), reclaimable (what\n"
-	"compact would free), codec, dtype, and item_shape (dense) or\n"
-	"\"ragged\": true.\n",
+	"Prints one JSON object on one line, keys in this order: records,\n"
+	"live_bytes (stored bytes of live records), data_bytes (size of\n"
+	"data.zr in use), reclaimable (what compact would free), codec,\n"
+	"ragged (true or false), dtype, and item_shape for dense stores.  A\n"
+	"zrecordfs mount's STORE/stats file holds the same bytes.\n",
 };
 
 const zr_cli_cmd zr_cli_schema = {

@@ -78,7 +78,10 @@ int main(int argc, char **argv)
 	    !strcmp(argv[1], "help"))
 		return flush_stdout(help(argc, argv));
 	if (!strcmp(argv[1], "--version")) {
-		printf("zrecord (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+		/* The library's own version too: a shared library that is
+		 * not the one this command was built with shows here. */
+		printf("zrecord (%s) %s, libzrecord %s\n", PACKAGE_NAME,
+		       PACKAGE_VERSION, zr_version_string());
 		return flush_stdout(ZR_CLI_OK);
 	}
 	cmd = find(argv[1]);

@@ -79,27 +79,30 @@ static int sync_store(int argc, char **argv)
 const zr_cli_cmd zr_cli_delete = {
 	.name = "delete",
 	.run = delete,
-	.synopsis = "STORE INDEX...",
+	.synopsis = "[--wait[=SECONDS]] STORE INDEX...",
 	.help =
 	"Deletes records.  Each hole is filled by moving the last record\n"
 	"into it (highest index first), so indices of the survivors near the\n"
 	"end change; the space is reclaimed by compact.  Nothing is deleted\n"
 	"if any INDEX is out of range.\n",
+	.waits = 1,
 };
 
 const zr_cli_cmd zr_cli_compact = {
 	.name = "compact",
 	.run = compact,
-	.synopsis = "STORE",
+	.synopsis = "[--wait[=SECONDS]] STORE",
 	.help =
 	"Rewrites the live records back to back and truncates the files,\n"
 	"reclaiming the space of deleted records.  Not crash-safe: keep the\n"
 	"source data until it finishes.\n",
+	.waits = 1,
 };
 
 const zr_cli_cmd zr_cli_sync = {
 	.name = "sync",
 	.run = sync_store,
-	.synopsis = "STORE",
+	.synopsis = "[--wait[=SECONDS]] STORE",
 	.help = "Flushes the store's files to disk.\n",
+	.waits = 1,
 };

@@ -1,7 +1,8 @@
 /*
  * util.c - the zrecord command's shared plumbing: error and usage messages
- * in one format, option parsing with --help built in, strict index parsing,
- * opening and closing stores, reading small files.
+ * in one format, option parsing with --help and --wait built in, strict
+ * index parsing, opening (waiting for a busy store's lock if asked) and
+ * closing stores, reading small files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,10 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "lockholder.h"
+#include "retry.h"
+
+/* How long zr_cli_open waits for a busy store, from --wait (0: no wait).
+ * One command runs per process, so the option can live here. */
+static unsigned wait_ms;
 
 int zr_cli_error(const char *store, const char *cmd, int err,
 		 const char *detail)
@@ -48,6 +54,29 @@ void zr_cli_print_help(const zr_cli_cmd *cmd)
 {
 	printf("Usage: zrecord %s %s\n\n%s", cmd->name, cmd->synopsis,
 	       cmd->help);
+	if (cmd->waits)
+		printf("\n"
+		"  --wait[=SECONDS]  when another process holds the store's lock\n"
+		"        (a zrecordfs mount still closing after fusermount3 -u,\n"
+		"        another writer), retry until it lets go, for at most\n"
+		"        SECONDS (default %u; 0 tries once, as without --wait),\n"
+		"        then fail with \"store busy\" naming the holder.\n",
+		ZR_CLI_WAIT_DEFAULT);
+}
+
+/* --wait's value: whole seconds, 0..ZR_CLI_WAIT_MAX; none: the default. */
+static int parse_wait(const zr_cli_cmd *cmd, const char *arg)
+{
+	uint64_t s = ZR_CLI_WAIT_DEFAULT;
+
+	if (arg && (zr_cli_parse_u64(arg, &s) || s > ZR_CLI_WAIT_MAX)) {
+		zr_cli_usage(cmd, "--wait='%s': give whole seconds, 0 to %u "
+			     "(or --wait alone for %u)", arg, ZR_CLI_WAIT_MAX,
+			     ZR_CLI_WAIT_DEFAULT);
+		return -3;
+	}
+	wait_ms = (unsigned)s * 1000u;
+	return 0;
 }
 
 /* getopt takes "-1" for an option; name the real mistake instead. */
@@ -71,7 +100,10 @@ int zr_cli_getopt(const zr_cli_cmd *cmd, int argc, char **argv,
 	/* A leading ':' makes a missing value ':' instead of '?'. */
 	snprintf(opts, sizeof(opts), ":%s", shortopts);
 	opterr = 0;
-	c = getopt_long(argc, argv, opts, longopts, NULL);
+	while ((c = getopt_long(argc, argv, opts, longopts, NULL)) ==
+	       ZR_CLI_OPT_WAIT)
+		if (parse_wait(cmd, optarg))
+			return -3;
 	if (c == 'h') {
 		zr_cli_print_help(cmd);
 		return -2;
@@ -102,7 +134,13 @@ int zr_cli_store_args(const zr_cli_cmd *cmd, int argc, char **argv,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int rc = zr_cli_getopt(cmd, argc, argv, "h", help_only);
+	static const struct option help_wait[] = {
+		{ "help", no_argument, NULL, 'h' },
+		ZR_CLI_WAIT_OPTION,
+		{ NULL, 0, NULL, 0 }
+	};
+	int rc = zr_cli_getopt(cmd, argc, argv, "h",
+			       cmd->waits ? help_wait : help_only);
 
 	if (rc != -1)
 		return zr_cli_getopt_exit(rc);
@@ -177,56 +215,19 @@ int zr_cli_check_range(const char *store, const char *cmd, zr_store *s,
 	return ZR_CLI_OK;
 }
 
-/* The process holding an flock on the file st names, from /proc/locks
- * ("1: FLOCK  ADVISORY  WRITE 1234 00:2f:5678 0 EOF"); 0 if none is
- * found.  *write tells an exclusive lock from a shared one. */
-static pid_t lock_holder(const struct stat *st, int *write)
-{
-	FILE *f = fopen("/proc/locks", "re");
-	char line[256], kind[16];
-	unsigned maj, min;
-	unsigned long ino;
-	int pid = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (strstr(line, "->") || sscanf(line, "%*s FLOCK %*s %15s %d "
-		    "%x:%x:%lu", kind, &pid, &maj, &min, &ino) != 5)
-			continue;
-		if (ino == st->st_ino && maj == major(st->st_dev) &&
-		    min == minor(st->st_dev))
-			break;
-		pid = 0;
-	}
-	fclose(f);
-	*write = !strcmp(kind, "WRITE");
-	return pid;
-}
-
 /* "store busy" once, with who holds the lock and what to do about it
  * (zr_strerror() and the library's message both say "store busy"). */
 static int busy_error(const char *path, const char *cmd)
 {
-	char meta[PATH_MAX], comm[64] = "", msg[PATH_MAX];
-	struct stat st;
-	pid_t pid = 0;
-	int write = 1;
-	FILE *f;
+	char meta[PATH_MAX], comm[64], msg[PATH_MAX];
+	pid_t pid;
+	int write;
 
 	snprintf(meta, sizeof(meta), "%s/meta.zr", path);
-	if (!stat(meta, &st))
-		pid = lock_holder(&st, &write);
-	snprintf(msg, sizeof(msg), "/proc/%d/comm", (int)pid);
-	f = pid ? fopen(msg, "re") : NULL;
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
-	}
+	pid = zr_lock_holder(meta, comm, sizeof(comm), &write);
 	if (pid)
 		snprintf(msg, sizeof(msg), "process %d (%s) holds its lock",
-			 (int)pid, *comm ? comm : "?");
+			 (int)pid, comm);
 	else
 		snprintf(msg, sizeof(msg), "another process holds its lock");
 	snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", write ?
@@ -235,20 +236,50 @@ static int busy_error(const char *path, const char *cmd)
 		 "with readers)" :
 		 " for reading (a read-only mount or a reader: writing needs "
 		 "it gone)");
+	if (wait_ms)
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+			 "; still held after waiting %u s", wait_ms / 1000);
 	/* zr_strerror() says "another handle holds its lock": too vague */
 	fprintf(stderr, "zrecord: %s: %s: store busy: %s\n", path, cmd, msg);
 	return ZR_CLI_FAIL;
 }
 
+struct open_try {
+	const char *path;
+	unsigned flags;
+	zr_store **out;
+	int rc;
+};
+
+static int try_open(void *ctx)
+{
+	struct open_try *t = ctx;
+
+	t->rc = zr_store_open(t->path, t->flags, t->out);
+	return t->rc == ZR_E_BUSY ? ZR_RETRY_BUSY : 0;
+}
+
+void zr_cli_warn_lock(const zr_store *s)
+{
+	const char *w = zr_store_lock_warning(s);
+
+	if (w)
+		fprintf(stderr, "zrecord: warning: %s\n", w);
+}
+
 int zr_cli_open(const char *path, unsigned flags, const char *cmd,
 		zr_store **out)
 {
-	int rc = zr_store_open(path, flags, out);
+	struct open_try t = { path, flags, out, 0 };
+	int rc;
 
+	zr_retry(try_open, &t, wait_ms);
+	rc = t.rc;
 	if (rc == ZR_E_BUSY)
 		return busy_error(path, cmd);
 	if (rc < 0)
 		return zr_cli_lib_error(path, cmd, rc);
+	zr_cli_warn_lock(*out);
 	return ZR_CLI_OK;
 }
 

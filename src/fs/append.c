@@ -1,12 +1,19 @@
 /*
- * append.c - the write-only `append` file.  Each open starts one append
- * session (a second concurrent appender gets EBUSY at open); writes feed
- * the .npy stream parser sequentially, and their errors come back from
- * write().  The session commits when a descriptor of it is closed (flush),
- * so finish errors (a truncated .npy, disk full) come back from close();
- * writes through a dup'ed descriptor after that start a fresh session.
- * Every failure is logged and kept in the store's errors file; nothing of
- * a failed session becomes visible.
+ * append.c - the write-only `append` file.  One open is one append session
+ * (a second concurrent appender gets EBUSY at open), whatever processes
+ * share its descriptor: writes feed the .npy stream parser in order, and
+ * bad bytes fail the write() that delivers them.
+ *
+ * The session commits at a close() by the process that opened the file
+ * (its own thread group), and that close() reports a stream cut inside an
+ * .npy or a failed commit.  Closes by other processes holding the same
+ * descriptor (a forked child, a command in a subshell, exec of a
+ * close-on-exec descriptor) do nothing: `(cat h; cat p) > append` appends
+ * once.  The kernel sends RELEASE after the last close, asynchronously, so
+ * nothing can be reported from it: what is still pending then (the opener
+ * closed first) commits if whole, else is dropped, and `errors` says so.
+ * Writes after the opener's close start a new session.  Every failure is
+ * logged in the store's errors file; nothing of a failed session shows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,11 +48,23 @@ static int begin(struct zr__fh *fh, int may_park)
 	if (err)
 		return err;
 	err = zr_npystream_new(st->zs, &fh->ns);
+	if (!err)
+		atomic_store(&st->appending, 1);
 	zr__st_unlock(st);
 	if (err)
 		zr__elog_add(&st->log, st->path, "append: cannot start a "
 			     "session: %s", zr_strerror(err));
 	return err;
+}
+
+/* Caller holds fh->mu.  Aborts the session unless it was committed. */
+static void end(struct zr__fh *fh)
+{
+	if (!fh->ns)
+		return;
+	zr_npystream_free(fh->ns);
+	fh->ns = NULL;
+	atomic_store(&fh->node->st->appending, 0);
 }
 
 int zr__append_open(struct zr__fs *fs, struct zr__fh *fh, int flags)
@@ -89,36 +108,34 @@ out:
 	return err;
 }
 
-/* Caller holds fh->mu. */
-static int finish(struct zr__fh *fh)
+/* Caller holds fh->mu.  Commits what was written since the last commit,
+ * all or nothing. */
+static int finish(struct zr__fh *fh, const char *when)
 {
 	int err = zr_npystream_finish(fh->ns, NULL);
 
-	if (err) {
-		log_failure(fh, "close", err);
-		fh->err = err;
-	}
-	zr_npystream_free(fh->ns);
-	fh->ns = NULL;
+	if (err)
+		log_failure(fh, when, err);
+	end(fh);
 	return err;
 }
 
-int zr__append_flush(struct zr__fs *fs, struct zr__fh *fh)
+int zr__append_flush(struct zr__fs *fs, struct zr__fh *fh, pid_t caller)
 {
-	int err;
+	int err = 0;
 
 	(void)fs;
+	if (!caller || caller != fh->owner)
+		return 0;
 	pthread_mutex_lock(&fh->mu);
 	if (fh->err) {
-		/* the session already failed: report it again, once per
-		 * close, and let the next write start afresh */
+		/* the session failed at a write: report it once more and
+		 * let the next write start afresh */
 		err = fh->err;
 		fh->err = 0;
-		zr_npystream_free(fh->ns);
-		fh->ns = NULL;
-	} else {
-		err = fh->ns ? finish(fh) : 0;
-		fh->err = 0;
+		end(fh);
+	} else if (fh->ns) {
+		err = finish(fh, "close");
 	}
 	pthread_mutex_unlock(&fh->mu);
 	return err;
@@ -128,11 +145,8 @@ void zr__append_release(struct zr__fs *fs, struct zr__fh *fh)
 {
 	(void)fs;
 	pthread_mutex_lock(&fh->mu);
-	/* No flush reached us (the kernel skips it in rare cases): commit
-	 * what parsed cleanly, else abort; the log keeps the reason. */
 	if (fh->ns && !fh->err && zr_npystream_offset(fh->ns))
-		finish(fh);
-	zr_npystream_free(fh->ns);
-	fh->ns = NULL;
+		finish(fh, "after the last close");
+	end(fh);
 	pthread_mutex_unlock(&fh->mu);
 }

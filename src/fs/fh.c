@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "files.h"
+#include "layout.h"
 #include "npystream.h"
 #include "ns.h"
 
@@ -149,8 +150,35 @@ void zr__fh_put(struct zr__fs *fs, struct zr__fh *fh)
 		fh_free(fs, fh);
 }
 
+/* Whether fh is a handle of kind that reads st. */
+static int reads(const struct zr__fh *fh, const struct zr__fstore *st,
+		 enum zr__kind kind)
+{
+	struct zr__fstore *const *all;
+	size_t k;
+
+	if (fh->node->kind != kind)
+		return 0;
+	if (kind != ZR__K_BATCH)
+		return fh->node->st == st;
+	k = zr__batch_stores(fh->node, &all);
+	for (size_t i = 0; i < k; i++)
+		if (all[i] == st)
+			return 1;
+	return 0;
+}
+
+void zr__fh_lose(struct zr__fs *fs, const struct zr__fstore *st)
+{
+	pthread_mutex_lock(&fs->fh_mu);
+	for (struct zr__fh *fh = fs->fhs; fh; fh = fh->next)
+		if (reads(fh, st, ZR__K_BATCH) && fh->lazy)
+			atomic_store(&fh->lost, 1);
+	pthread_mutex_unlock(&fs->fh_mu);
+}
+
 int zr__fh_collect(struct zr__fs *fs, const struct zr__fstore *st,
-		   struct zr__fh ***out, size_t *n)
+		   enum zr__kind kind, struct zr__fh ***out, size_t *n)
 {
 	struct zr__fh **v = NULL;
 	size_t k = 0, cap = 0;
@@ -160,7 +188,7 @@ int zr__fh_collect(struct zr__fs *fs, const struct zr__fstore *st,
 	for (struct zr__fh *fh = fs->fhs; fh; fh = fh->next) {
 		unsigned refs = atomic_load(&fh->refs);
 
-		if (fh->node->kind != ZR__K_RECORD || fh->node->st != st)
+		if (!reads(fh, st, kind))
 			continue;
 		/* a handle whose last reference is gone is being freed */
 		while (refs && !atomic_compare_exchange_weak(&fh->refs, &refs,

@@ -44,7 +44,8 @@ int zr__attr(struct zr__fs *fs, const struct zr__node *n,
  * for bytes of the same size, an uncached handle); the first read the
  * page cache cannot answer copies them (ZR__E_PARK while a delete or
  * compact of the store runs).  A delete first fills the open, unfilled
- * handles of the indices it changes (del sorted, n of them). */
+ * handles of the indices it changes (del sorted, n of them), and the
+ * open batch handles of the store that have not gathered yet. */
 int zr__record_open(struct zr__fh *fh);
 int zr__record_read(fuse_req_t req, struct zr__fh *fh, size_t size,
 		    off_t off);
@@ -53,12 +54,26 @@ void zr__record_prefill(struct zr__fs *fs, struct zr__fstore *st,
 /* Makes the kernel look records/IDX.npy up again at its next use. */
 void zr__record_unname(struct zr__fs *fs, const struct zr__fstore *st,
 		       uint64_t idx);
-/* New references to the open record handles of st, in a malloc'd array. */
+/* New references to the open handles of kind (record or batch) that read
+ * st, in a malloc'd array. */
 int zr__fh_collect(struct zr__fs *fs, const struct zr__fstore *st,
-		   struct zr__fh ***out, size_t *n);
+		   enum zr__kind kind, struct zr__fh ***out, size_t *n);
+/* Marks st's open batch handles that have not copied their bytes lost
+ * (their reads fail with EIO): what a delete does when it cannot make
+ * them copy first.  Caller holds st's write lock. */
+void zr__fh_lose(struct zr__fs *fs, const struct zr__fstore *st);
 
-/* Batch files: gathered once at open (-ESTALE as for records). */
+/* Batch files (see batch.c): open checks that the stores still hold the
+ * node's content (else, at the same size, an uncached handle with the new
+ * one; at another size -ESTALE); the first read the page cache cannot
+ * answer gathers the whole file (ZR__E_PARK while a delete or compact of
+ * one of its stores runs).  A delete of st first makes the open handles
+ * that read st and have not gathered yet gather (caller holds st's write
+ * lock); zr__record_prefill calls it. */
 int zr__batch_open(struct zr__fs *fs, struct zr__fh *fh);
+int zr__batch_read(fuse_req_t req, struct zr__fs *fs, struct zr__fh *fh,
+		   size_t size, off_t off);
+void zr__batch_prefill(struct zr__fs *fs, struct zr__fstore *st);
 
 /* stats, schema, errors: the text is made at open (and by getattr, to
  * measure it). */
@@ -69,17 +84,26 @@ int zr__text_make(struct zr__fs *fs, const struct zr__node *n, char **out,
 size_t zr__usage_len(enum zr__kind kind);
 void zr__usage_read(fuse_req_t req, enum zr__kind kind, size_t size,
 		    off_t off);
-/* sync, compact: act on every write.  delete: collects the indices until
- * flush. */
+/* sync, compact: act on every write; delete: checks each write. */
 int zr__control_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
 		      size_t size);
-int zr__control_flush(struct zr__fs *fs, struct zr__fh *fh);
 
-/* append: one append session per open (and per close of a dup). */
+/* The process (thread group) a request comes from; 0 if unknown. */
+pid_t zr__caller(fuse_req_t req);
+
+/* delete (delete.c): each write checks what it completes; the close by
+ * the opening process (fh->owner) deletes the indices together, and the
+ * release what is still pending. */
+int zr__delete_write(struct zr__fh *fh, const char *buf, size_t size);
+int zr__delete_flush(struct zr__fs *fs, struct zr__fh *fh, pid_t caller);
+void zr__delete_release(struct zr__fs *fs, struct zr__fh *fh);
+
+/* append (append.c): one session per open; the close by the opening
+ * process commits it, the release what is still pending. */
 int zr__append_open(struct zr__fs *fs, struct zr__fh *fh, int flags);
 int zr__append_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
 		     size_t size, off_t off);
-int zr__append_flush(struct zr__fs *fs, struct zr__fh *fh);
+int zr__append_flush(struct zr__fs *fs, struct zr__fh *fh, pid_t caller);
 void zr__append_release(struct zr__fs *fs, struct zr__fh *fh);
 
 #endif

@@ -13,8 +13,14 @@
  * a version tag are fixed at lookup.  When the store changes what a name
  * shows, a later lookup of the name makes a new node (a new inode), and the
  * old one lives on for the kernel's references: what rename(2) over a file
- * does.  An open handle holds its file's bytes from open to release, so no
- * read of it can see a change made after the open.
+ * does.  An open handle serves one content from open to release, so no
+ * read of it can see a change made after the open.  A handle of the
+ * node's own content copies it at the first read the page cache cannot
+ * answer (a delete that would change it first makes every such handle
+ * copy), and the kernel keeps the pages across opens (keep_cache); a
+ * handle opened after the name's content changed, at the same size,
+ * copies the new content at open and is served past the page cache
+ * (direct_io).
  */
 #ifndef ZR_FS_H
 #define ZR_FS_H
@@ -54,6 +60,7 @@ enum zr__form {
 	ZR__F_NPY,	/* dense store: one (B, *item_shape) array        */
 	ZR__F_NPZ,	/* ragged store or dataset: one member per record */
 	ZR__F_IDX,	/* the batch's int64 indices                      */
+	ZR__F_PNG,	/* records/I.png: a uint8 image record as a PNG   */
 };
 
 /* One store served by the mount, open from mount to unmount. */
@@ -62,7 +69,6 @@ struct zr__fstore {
 	char *path;		/* relative to SRC, for messages          */
 	uint32_t id;		/* index in the mount's store array       */
 	fuse_ino_t records_ino; /* its records/ folder (for invalidation) */
-	size_t dense_hdr;	/* .npy header bytes of one dense record  */
 	/* Read: reading the record table to size or fill a file, stats,
 	 * starting an append session.  Write: delete and compact, which
 	 * change what a record name shows.  Taken through stlock.h, which
@@ -77,6 +83,9 @@ struct zr__fstore {
 	uint64_t gen;		/* deletes and compacts: batch contents   */
 	struct zr__dlog dlog;	/* what the recent deletes changed        */
 	struct zr__elog log;
+	/* An append handle has a library session open: deletes get EBUSY
+	 * at write(), before the library would refuse them at close. */
+	atomic_int appending;
 };
 
 /* A folder whose direct children include at least two stores. */
@@ -145,18 +154,22 @@ struct zr__fs {
 struct zr__fh {
 	struct zr__node *node;
 	_Atomic unsigned refs;
-	/* Guards buf of a record (nested inside the store's lock), and the
-	 * state of an append or delete handle (outside it). */
+	/* Guards buf of a record or batch (nested inside the store locks),
+	 * and the state of an append or delete handle (outside them). */
 	pthread_mutex_t mu;
 	char *buf;		/* the file's bytes                        */
 	size_t len, cap;
 	int cached;		/* buf came from zr__buf_get            */
-	int uncached;		/* record: bytes newer than the node's   */
-	atomic_int filled;	/* record: buf is complete                 */
+	int uncached;		/* record, batch: bytes newer than the node's */
+	int lazy;		/* batch: the node's bytes, copied at a read */
+	atomic_int filled;	/* record, batch: buf is complete          */
+	atomic_int lost;	/* batch: a delete came before the copy    */
 	struct zr_npystream *ns;    /* append session (NULL between them) */
-	uint64_t pos;		/* next expected write offset              */
-	int err;		/* first failure of the append session     */
+	uint64_t pos;		/* append: next expected write offset;
+				 * delete: input checked up to here        */
+	int err;		/* first failure of the append or delete   */
 	int append_mode;	/* opened O_APPEND: offsets are ignored    */
+	pid_t owner;		/* append, delete: the opening process     */
 	struct zr__fh *prev, *next; /* the mount's open handles (fh_mu)  */
 };
 

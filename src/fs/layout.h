@@ -1,39 +1,40 @@
 /*
- * layout.h - the exact bytes of record and batch files: their sizes from
- * the record table and the sampler alone (getattr never decompresses), and
- * filling a buffer with them (records gathered straight into place).
- *
- * A ragged record file is H + logic_length bytes, H =
- * zr_npy_ragged_header_len(): the record is gathered at offset H with its
- * shape prefix, then the .npy header is written over [0, H + prefix),
- * padded with spaces, so the header absorbs the prefix and the size needs
- * no decoding.
+ * layout.h - record and batch files as the daemon serves them: their sizes
+ * from the record table and the sampler alone (getattr never decompresses)
+ * and their bytes, both from the one encoder `zrecord` uses too
+ * (src/common/npyfile.h, where the header policy is), and the bounds a
+ * batch name must pass before any of that.
  */
 #ifndef ZR_FS_LAYOUT_H
 #define ZR_FS_LAYOUT_H
 
 #include "fs.h"
-#include "npz.h"
+#include "npyfile.h"
+#include "recpng.h"
 
-/* Size of record idx's file.  Caller holds st's read lock. */
-int zr__rec_size(struct zr__fstore *st, uint64_t idx, uint64_t *size);
+/* Size of record idx's file in form ZR__F_NPY (records/I.npy) or
+ * ZR__F_PNG (records/I.png: ZR_E_DTYPE or ZR_E_SHAPE unless the record is
+ * a uint8 image).  Caller holds st's read lock. */
+int zr__rec_size(struct zr__fstore *st, uint64_t idx, int form,
+		 uint64_t *size);
 /* Whether record node n (looked up when the store's gen was n->ver[0])
  * still shows its index's bytes: no delete since changed the index (see
  * Contents in fs.h).  Caller holds st's read lock. */
 int zr__rec_current(const struct zr__fstore *st, const struct zr__node *n);
 /* Fills buf (size bytes, from zr__rec_size) with record idx's file. */
-int zr__rec_fill(struct zr__fstore *st, uint64_t idx, char *buf,
+int zr__rec_fill(struct zr__fstore *st, uint64_t idx, int form, char *buf,
 		 uint64_t size);
 
-/* A batch file's layout. */
+/* A batch file's layout: planned (zr__plan_make), then filled
+ * (zr__plan_fill) under the same read locks. */
 struct zr__plan {
 	const struct zr__node *node;
 	uint64_t *idx;		/* this rank's batch indices         */
 	uint64_t length;	/* the records it samples from       */
 	uint64_t count;
-	zr_npz_member *m;	/* NPZ form: the members             */
-	size_t nm;
-	char *names;		/* storage of the member names       */
+	zr_npyfile_stream *streams; /* the node's stores, for the encoder */
+	size_t nst;
+	zr_npyfile file;	/* the layout, and what fills it     */
 	uint64_t total;		/* bytes of the file                 */
 };
 

@@ -1,4 +1,4 @@
-# src/fs/local.mk - zrecordfs, the FUSE daemon, its mount helper, its tests
+# src/fs/local.mk - zrecordfs, the FUSE daemon, its mount helpers, its tests
 # and its benchmark.
 bin_PROGRAMS += src/fs/zrecordfs
 src_fs_zrecordfs_SOURCES = \
@@ -7,40 +7,52 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/ops.c src/fs/ops.h src/fs/readdir.c src/fs/attr.c \
 	src/fs/files.h src/fs/fh.c src/fs/layout.c src/fs/layout.h \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/append.c \
+	src/fs/delete.c src/fs/caller.c \
 	src/fs/elog.c src/fs/elog.h src/fs/stlock.c src/fs/stlock.h \
-	src/fs/dlog.c src/fs/dlog.h
+	src/fs/dlog.c src/fs/dlog.h src/fs/mntlock.c src/fs/mntlock.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 src_fs_zrecordfs_LDADD = src/lib/libzrecord.la src/common/libzrcommon.la \
 	$(FUSE_LIBS)
 
-# The mount(8) helper.  util-linux looks for helpers in /sbin, whatever the
-# prefix; override with `make install MOUNT_HELPER_DIR=...`.
-MOUNT_HELPER_DIR = /sbin
-dist_noinst_SCRIPTS += contrib/mount.zrecordfs
-install-exec-local: install-mount-helper
-uninstall-local: uninstall-mount-helper
-install-mount-helper:
-	$(MKDIR_P) '$(DESTDIR)$(MOUNT_HELPER_DIR)'
+# The mount(8) and umount(8) helpers: mount.zrecordfs (a script; the
+# sed below points it at the installed zrecordfs), its link
+# mount.fuse.zrecordfs, and umount.fuse.zrecordfs (waits for the daemon to
+# close its stores).  They go to $(sbindir), under the prefix like the
+# rest; mount(8) only looks in /sbin, so a system install configures
+# --with-mount-helper-dir=/sbin.  DESTDIR is honoured by automake's rules.
+mounthelperexecdir = $(MOUNT_HELPER_DIR)
+mounthelperexec_PROGRAMS = src/fs/umount.fuse.zrecordfs
+src_fs_umount_fuse_zrecordfs_SOURCES = src/fs/umount_helper.c \
+	src/fs/mntlock.c src/fs/mntlock.h
+src_fs_umount_fuse_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/src/common
+src_fs_umount_fuse_zrecordfs_LDADD = src/common/libzrcommon.la
+mounthelperexec_SCRIPTS = src/fs/mount.zrecordfs
+EXTRA_DIST += contrib/mount.zrecordfs
+CLEANFILES += src/fs/mount.zrecordfs
+src/fs/mount.zrecordfs: $(srcdir)/contrib/mount.zrecordfs Makefile
+	$(AM_V_GEN)$(MKDIR_P) src/fs && \
 	sed 's|^BINDIR=$$|BINDIR=$(bindir)|' \
-		$(srcdir)/contrib/mount.zrecordfs > mount.zrecordfs.tmp
-	$(INSTALL_SCRIPT) mount.zrecordfs.tmp \
-		'$(DESTDIR)$(MOUNT_HELPER_DIR)/mount.zrecordfs'
-	rm -f mount.zrecordfs.tmp
-	ln -sf mount.zrecordfs \
-		'$(DESTDIR)$(MOUNT_HELPER_DIR)/mount.fuse.zrecordfs'
-uninstall-mount-helper:
-	rm -f '$(DESTDIR)$(MOUNT_HELPER_DIR)/mount.zrecordfs' \
-		'$(DESTDIR)$(MOUNT_HELPER_DIR)/mount.fuse.zrecordfs'
-.PHONY: install-mount-helper uninstall-mount-helper
+		$(srcdir)/contrib/mount.zrecordfs > $@.tmp && \
+	chmod +x $@.tmp && mv $@.tmp $@
+install-exec-hook:
+	cd '$(DESTDIR)$(mounthelperexecdir)' && \
+		rm -f mount.fuse.zrecordfs && \
+		$(LN_S) mount.zrecordfs mount.fuse.zrecordfs
+uninstall-hook:
+	rm -f '$(DESTDIR)$(mounthelperexecdir)/mount.fuse.zrecordfs'
 
 dist_noinst_SCRIPTS += tests/fs.test scripts/bench_fs
 EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_read.py tests/fs/test_append.py \
 	tests/fs/test_control.py tests/fs/test_concurrency.py \
-	tests/fs/test_helper.py tests/fs/fsutil.py \
+	tests/fs/test_helper.py tests/fs/fsutil.py tests/fs/helperns.py \
+	tests/fs/test_umount.py \
 	tests/fs/test_open_files.py tests/fs/test_bounds.py \
 	tests/fs/test_tools.py tests/fs/test_stalls.py tests/fs/test_media.py \
 	tests/fs/test_messages.py \
-	tests/fs/test_copies.py tests/fs/test_refusals.py
+	tests/fs/test_copies.py tests/fs/test_refusals.py \
+	tests/fs/test_shell.py tests/fs/test_encoder.py tests/fs/test_png.py \
+	tests/fs/test_batch_cache.py
 TESTS += tests/fs.test

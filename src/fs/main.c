@@ -1,7 +1,8 @@
 /*
- * main.c - zrecordfs: parse options, open every store under SRC, mount,
- * serve with the multithreaded session loop, and on unmount or
- * SIGTERM/SIGINT close (and so sync) every store.
+ * main.c - zrecordfs: parse options, lock the mount point, open every
+ * store under SRC, mount, serve with the multithreaded session loop, and
+ * on unmount or SIGTERM/SIGINT close (and so sync) every store, then let
+ * go of the mount point lock (mntlock.h: what umount waits for).
  *
  * Daemon mode forks before anything else so the worker pool and the
  * session threads all live in the child; the parent exits only once the
@@ -21,6 +22,7 @@
 
 #include "files.h"
 #include "fs.h"
+#include "mntlock.h"
 #include "ns.h"
 #include "ops.h"
 #include "tree.h"
@@ -138,20 +140,11 @@ static int run_loop(struct zr__fs *fs)
 	return err;
 }
 
-static int serve(struct zr__fs *fs, int notify)
+/* Everything between taking the mount point lock and letting it go. */
+static int serve_locked(struct zr__fs *fs, int notify)
 {
 	int ret = 1, err;
 
-	/* A media error under a mapped store file fails that one read (EIO,
-	 * and a line in the store's errors file), never the whole mount. */
-	if (zr_sigbus_guard()) {
-		fprintf(stderr, "zrecordfs: cannot install the SIGBUS guard\n");
-		return 1;
-	}
-	fs->uid = getuid();
-	fs->gid = getgid();
-	clock_gettime(CLOCK_REALTIME, &fs->t0);
-	pthread_mutex_init(&fs->fh_mu, NULL);
 	if (zr__ns_init(fs))
 		return 1;
 	if (zr__tree_build(fs))
@@ -188,6 +181,31 @@ out_session:
 out_tree:
 	zr__tree_free(fs);
 	zr__ns_free(fs);
+	return ret;
+}
+
+static int serve(struct zr__fs *fs, int notify)
+{
+	int lock, ret;
+
+	/* A media error under a mapped store file fails that one read (EIO,
+	 * and a line in the store's errors file), never the whole mount. */
+	if (zr_sigbus_guard()) {
+		fprintf(stderr, "zrecordfs: cannot install the SIGBUS guard\n");
+		return 1;
+	}
+	fs->uid = getuid();
+	fs->gid = getgid();
+	clock_gettime(CLOCK_REALTIME, &fs->t0);
+	pthread_mutex_init(&fs->fh_mu, NULL);
+	/* Before the stores: a daemon that served this mount point before
+	 * may still be closing them. */
+	if (zr__mntlock_take(fs->opts.mountpoint, ZR__MNTLOCK_TIMEOUT_MS,
+			     &lock))
+		return 1;
+	ret = serve_locked(fs, notify);
+	/* Every store is closed: umount.fuse.zrecordfs may return now. */
+	zr__mntlock_release(lock);
 	return ret;
 }
 

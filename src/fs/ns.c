@@ -294,14 +294,20 @@ static int lookup_record(struct zr__fs *fs, struct zr__node *dir,
 	size_t stem;
 	int err;
 
-	if (!ends_with(name, strlen(name), ".npy", &stem) ||
-	    zr__parse_u64(name, stem, &t.idx) ||
+	if (ends_with(name, strlen(name), ".png", &stem))
+		t.form = ZR__F_PNG;
+	else if (!ends_with(name, strlen(name), ".npy", &stem))
+		return -ENOENT;
+	if (zr__parse_u64(name, stem, &t.idx) ||
 	    t.idx >= zr_store_length(dir->st->zs))
 		return -ENOENT;
 	err = zr__st_rdlock(dir->st);
 	if (err)
 		return err;
-	err = zr__rec_size(dir->st, t.idx, &t.size);
+	err = zr__rec_size(dir->st, t.idx, t.form, &t.size);
+	/* only the records that are images have a .png */
+	if (err == ZR_E_DTYPE || err == ZR_E_SHAPE)
+		err = -ENOENT;
 	t.ver[0] = dir->st->gen;
 	if (!err)
 		err = dyn_ref(fs, &t, out);

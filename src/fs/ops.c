@@ -242,8 +242,13 @@ static int open_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
 		return err;
 	}
 	fi->fh = (uintptr_t)fh;
-	/* A record node's bytes never change (see Contents in fs.h). */
-	if (n->kind == ZR__K_RECORD && !fh->uncached)
+	if ((fi->flags & O_ACCMODE) == O_WRONLY)
+		fh->owner = zr__caller(req);
+	/* A record or batch node's bytes never change (see Contents in
+	 * fs.h): the kernel may keep its pages from open to open. */
+	if ((n->kind == ZR__K_RECORD ||
+	     (n->kind == ZR__K_BATCH && !fs->opts.direct_batches)) &&
+	    !fh->uncached)
 		fi->keep_cache = 1;
 	else
 		fi->direct_io = 1;
@@ -284,6 +289,16 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	open_run(FS(req), req, ino, fi);
 }
 
+/* A read of a record or batch file: it replies itself, unless it fails
+ * (ZR__E_PARK: its first copy needs a store a writer holds). */
+static int read_once(struct zr__fs *fs, fuse_req_t req, struct zr__fh *fh,
+		     size_t size, off_t off)
+{
+	if (fh->node->kind == ZR__K_RECORD)
+		return zr__record_read(req, fh, size, off);
+	return zr__batch_read(req, fs, fh, size, off);
+}
+
 /* Consumes the reference fh. */
 static void read_run(struct zr__fs *fs, fuse_req_t req, struct zr__fh *fh,
 		     size_t size, off_t off)
@@ -293,7 +308,7 @@ static void read_run(struct zr__fs *fs, fuse_req_t req, struct zr__fh *fh,
 	};
 	int err;
 
-	while ((err = zr__record_read(req, fh, size, off)) == ZR__E_PARK) {
+	while ((err = read_once(fs, req, fh, size, off)) == ZR__E_PARK) {
 		err = park(req, &how, NULL);
 		if (err > 0)
 			return; /* the parked request holds fh */
@@ -314,9 +329,9 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	(void)ino;
 	switch (fh->node->kind) {
 	case ZR__K_RECORD:
+	case ZR__K_BATCH:
 		read_run(fs, req, fh, size, off);
 		return;
-	case ZR__K_BATCH:
 	case ZR__K_STATS:
 	case ZR__K_SCHEMA:
 	case ZR__K_ERRORS:
@@ -387,9 +402,9 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	(void)ino;
 	if (fh->node->kind == ZR__K_APPEND)
-		err = zr__append_flush(fs, fh);
+		err = zr__append_flush(fs, fh, zr__caller(req));
 	else if (fh->node->kind == ZR__K_DELETE)
-		err = zr__control_flush(fs, fh);
+		err = zr__delete_flush(fs, fh, zr__caller(req));
 	reply_err(req, err);
 	zr__fh_put(fs, fh);
 }
@@ -404,7 +419,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 	if (fh->node->kind == ZR__K_APPEND)
 		zr__append_release(fs, fh);
 	else if (fh->node->kind == ZR__K_DELETE)
-		zr__control_flush(fs, fh);
+		zr__delete_release(fs, fh);
 	fuse_reply_err(req, 0);
 	zr__fh_put(fs, fh);
 	zr__fh_put(fs, fh); /* the kernel's reference */

@@ -20,6 +20,7 @@ enum {
 	KEY_WORLD,
 	KEY_MAXBATCH,
 	KEY_RO,
+	KEY_DIRECT,
 	KEY_FSNAME,
 	KEY_SUBTYPE,
 };
@@ -67,6 +68,7 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("world=", KEY_WORLD),
 	FUSE_OPT_KEY("max_batch_bytes=", KEY_MAXBATCH),
 	FUSE_OPT_KEY("ro", KEY_RO),
+	FUSE_OPT_KEY("direct_batches", KEY_DIRECT),
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
 	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
 	FUSE_OPT_END
@@ -94,6 +96,9 @@ static void usage(const char *prog)
 	       "is EFBIG at lookup\n"
 	       "                           (default: 1G or 1/8 of RAM, "
 	       "whichever is smaller)\n"
+	       "    -o direct_batches      batch files bypass the page cache "
+	       "(direct_io):\n"
+	       "                           faster single reads, no mmap\n"
 	       "    -o max_threads=N       threads serving requests (default "
 	       "10)\n"
 	       "\n"
@@ -106,6 +111,15 @@ static void usage(const char *prog)
 	       "[no]atime, sync, async, dirsync; anything else is refused.\n"
 	       "MOUNTPOINT must be an existing folder, and /dev/fuse must "
 	       "open read-write.\n"
+	       "\n"
+	       "Unmounting: umount.fuse.zrecordfs MOUNTPOINT (what umount(8) "
+	       "runs for a\n"
+	       "mount made by mount -t zrecordfs) returns once every store is "
+	       "closed;\n"
+	       "fusermount3 -u returns before: then use zrecord --wait.  A "
+	       "daemon waits\n"
+	       "for the one that served MOUNTPOINT before to close its "
+	       "stores.\n"
 	       "\n", prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
@@ -294,6 +308,9 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_RO:
 		c->o->ro = 1;
 		return 1; /* libfuse mounts read-only too */
+	case KEY_DIRECT:
+		c->o->direct_batches = 1;
+		return 0;
 	case KEY_FSNAME:
 		c->fsname = 1;
 		return 1;

@@ -1,5 +1,5 @@
 /*
- * record.c - records/I.npy.  A record node's bytes never change (see
+ * record.c - records/I.npy, and records/I.png for image records.  A record node's bytes never change (see
  * Contents in fs.h), so the kernel keeps their pages (keep_cache) and a
  * repeated open costs no decoding: a handle copies its record only when
  * the kernel first asks for a page it does not have.  Until then the
@@ -28,12 +28,13 @@ static int fill(struct zr__fh *fh)
 	fh->buf = malloc(fh->len ? fh->len : 1);
 	if (!fh->buf)
 		return -ENOMEM;
-	err = zr__rec_fill(n->st, n->idx, fh->buf, fh->len);
+	err = zr__rec_fill(n->st, n->idx, n->form, fh->buf, fh->len);
 	if (err) {
 		free(fh->buf);
 		fh->buf = NULL;
-		zr__elog_add(&n->st->log, n->st->path, "records/%llu.npy: %s",
+		zr__elog_add(&n->st->log, n->st->path, "records/%llu.%s: %s",
 			     (unsigned long long)n->idx,
+			     n->form == ZR__F_PNG ? "png" : "npy",
 			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 	}
 	return err;
@@ -48,7 +49,9 @@ int zr__record_open(struct zr__fh *fh)
 
 	if (err)
 		return err;
-	err = zr__rec_size(st, n->idx, &size);
+	err = zr__rec_size(st, n->idx, n->form, &size);
+	if (err == ZR_E_DTYPE || err == ZR_E_SHAPE)
+		err = -ENOENT; /* no longer an image: no .png */
 	/* The name shows other bytes now.  Of another size: the kernel must
 	 * look the name up again.  Of the same size, this open serves them,
 	 * copied now and past the node's page cache (which has the old). */
@@ -98,12 +101,16 @@ int zr__record_read(fuse_req_t req, struct zr__fh *fh, size_t size,
 void zr__record_unname(struct zr__fs *fs, const struct zr__fstore *st,
 			uint64_t idx)
 {
+	static const char *const ext[] = { "npy", "png" };
 	char name[32];
-	int n = snprintf(name, sizeof(name), "%llu.npy",
-			 (unsigned long long)idx);
 
-	fuse_lowlevel_notify_inval_entry(fs->se, st->records_ino, name,
-					 (size_t)n);
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		int n = snprintf(name, sizeof(name), "%llu.%s",
+				 (unsigned long long)idx, ext[i]);
+
+		fuse_lowlevel_notify_inval_entry(fs->se, st->records_ino,
+						 name, (size_t)n);
+	}
 }
 
 void zr__record_prefill(struct zr__fs *fs, struct zr__fstore *st,
@@ -114,7 +121,8 @@ void zr__record_prefill(struct zr__fs *fs, struct zr__fstore *st,
 	struct zr__fh **open;
 	size_t count;
 
-	if (zr__fh_collect(fs, st, &open, &count))
+	zr__batch_prefill(fs, st);
+	if (zr__fh_collect(fs, st, ZR__K_RECORD, &open, &count))
 		return; /* no memory: those handles fail their reads (EIO) */
 	for (size_t i = 0; i < count; i++) {
 		struct zr__fh *fh = open[i];

@@ -68,7 +68,6 @@ static int open_store(struct zr__fs *fs, const char *abs, const char *rel,
 		      struct zr__fstore **out)
 {
 	struct zr__fstore *st = calloc(1, sizeof(*st));
-	const zr_schema *sc;
 	int err;
 
 	if (!st || !(st->path = strdup(*rel ? rel : ".")))
@@ -86,13 +85,9 @@ static int open_store(struct zr__fs *fs, const char *abs, const char *rel,
 		free(st);
 		return err;
 	}
-	sc = zr_store_schema(st->zs);
-	if (!sc->ragged) {
-		uint64_t shape[ZR_MAX_NDIM];
-
-		memcpy(shape, sc->shape, sc->ndim * sizeof(*shape));
-		st->dense_hdr = zr_npy_header_len(&sc->dtype, sc->ndim, shape);
-	}
+	if (zr_store_lock_warning(st->zs))
+		fprintf(stderr, "zrecordfs: warning: %s\n",
+			zr_store_lock_warning(st->zs));
 	zr__st_lock_init(st);
 	zr__elog_init(&st->log);
 	st->id = fs->nstores;

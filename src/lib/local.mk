@@ -11,9 +11,21 @@ src_lib_libzrecord_core_la_LIBADD = $(ZSTD_LIBS) $(MSGPACK_LIBS)
 lib_LTLIBRARIES += src/lib/libzrecord.la
 src_lib_libzrecord_la_SOURCES =
 src_lib_libzrecord_la_LIBADD = src/lib/libzrecord_core.la
-src_lib_libzrecord_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
-# dtype, schema, .npy headers, sampler (the pure modules)
-src_lib_libzrecord_core_la_SOURCES += src/lib/dtype.c src/lib/schema.c \
+# -version-info CURRENT:REVISION:AGE (libtool's rules; the soname is
+# libzrecord.so.(CURRENT - AGE), which must equal ZR_VERSION_MAJOR):
+#  - any change to the source of a release: REVISION += 1;
+#  - a public function or struct member added: CURRENT += 1, REVISION = 0,
+#    AGE += 1 (and a new node in zrecord.map);
+#  - anything removed or changed incompatibly: CURRENT += 1, REVISION = 0,
+#    AGE = 0, and ZR_VERSION_MAJOR becomes CURRENT.
+# These numbers are not the package version; CONTRIBUTING.md has the
+# release checklist.
+src_lib_libzrecord_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 \
+	-Wl,--version-script=$(srcdir)/src/lib/zrecord.map
+EXTRA_src_lib_libzrecord_la_DEPENDENCIES = src/lib/zrecord.map
+EXTRA_DIST += src/lib/zrecord.map
+# dtype, schema, .npy headers, sampler (the pure modules), version
+src_lib_libzrecord_core_la_SOURCES += src/lib/version.c src/lib/dtype.c src/lib/schema.c \
 	src/lib/npy.c src/lib/sampler.c src/lib/text.c src/lib/text.h \
 	src/lib/mpcheck.c src/lib/mpcheck.h
 # store engine, codecs, worker pool, dictionary training
@@ -23,4 +35,5 @@ src_lib_libzrecord_core_la_SOURCES += src/lib/pool.c src/lib/pool.h \
 	src/lib/store_gather.c src/lib/store_maint.c src/lib/dict.c \
 	src/lib/journal.c src/lib/journal.h src/lib/journal_fmt.h \
 	src/lib/journal_recover.c \
-	src/lib/sigbus.c src/lib/sigbus.h
+	src/lib/sigbus.c src/lib/sigbus.h src/lib/store_guard.c \
+	src/lib/store_scope.c

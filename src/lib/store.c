@@ -94,8 +94,12 @@ static int open_meta(zr_store *s)
 		return zr__fail(err, "%s/meta.zr: %s", s->path,
 				strerror(-err));
 	if (flock(s->fd[ZR__META],
-		  (s->readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0)
-		return 0;
+		  (s->readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) {
+		/* Only now: the previous holder's writes are done. */
+		zr__guard_init(s);
+		zr__scope_init(s);
+		return zr__refresh(s, ZR__META);
+	}
 	if (errno == EWOULDBLOCK)
 		return zr__fail(ZR_E_BUSY, "%s: store busy: another handle "
 				"holds its lock", s->path);
@@ -160,7 +164,7 @@ static int read_page(zr_store *s, uint64_t *len, uint64_t *tail)
 {
 	uint8_t page[ZR__PAGE];
 	uint64_t size;
-	int err = file_size(s, s->fd[ZR__META], "meta.zr", &size);
+	int err = zr__file_size(s, ZR__META, &size);
 
 	if (err)
 		return err;
@@ -192,9 +196,12 @@ static int open_data(zr_store *s, uint64_t tail)
 	if (err)
 		return zr__fail(err == -ENOENT ? ZR_E_CORRUPT : err,
 				"%s/data.zr: %s", s->path, strerror(-err));
-	err = file_size(s, s->fd[ZR__DATA], "data.zr", &size);
+	err = zr__refresh(s, ZR__DATA);
+	if (!err)
+		err = zr__file_size(s, ZR__DATA, &size);
 	if (err)
 		return err;
+	atomic_init(&s->data_seen, size);
 	if (size < tail)
 		return zr__fail(ZR_E_CORRUPT, "%s/data.zr: %" PRIu64
 				" bytes, shorter than tail_offset %" PRIu64,
@@ -204,7 +211,7 @@ static int open_data(zr_store *s, uint64_t tail)
 
 static int read_dict(zr_store *s, int fd)
 {
-	uint64_t size;
+	uint64_t size = 0;
 	int err = file_size(s, fd, "dict.zr", &size);
 
 	if (err)
@@ -298,6 +305,7 @@ int zr_store_open(const char *path, unsigned flags, zr_store **out)
 	}
 	atomic_init(&s->tail, tail);
 	atomic_init(&s->length, len);
+	zr__guard_wrote(s, len, tail);
 	*out = s;
 	return 0;
 }

@@ -67,6 +67,15 @@ struct zr_store {
 	uint64_t live;            /* sum of live phys_length, if known */
 	int live_known;
 	atomic_int appending;     /* an append session is open */
+	/* The writer's guard (store_guard.c): the header this handle last
+	 * read or wrote, and the most data.zr may hold by its doing; both
+	 * under sync_lock or the exclusive rw. */
+	uint64_t disk_len, disk_tail;
+	_Atomic uint64_t data_seen;
+	int cached;               /* on a filesystem with client caches */
+	/* Why the flock does not reach other hosts ("" if it does or it is
+	 * not known not to): zr_store_lock_warning (store_scope.c). */
+	char scope_msg[512];
 	int locks_ok;             /* map_lock and rw were initialized */
 };
 
@@ -208,6 +217,24 @@ int zr__header_write(zr_store *s, uint64_t length, uint64_t tail);
 /* Encodes the header of a store into b[0..32). */
 void zr__header_encode(uint8_t b[ZR__HEADER], uint64_t length, uint64_t tail,
 		       uint32_t schema_len, zr_codec codec);
+
+/* The writer's guard (store_guard.c).  guard_init notes whether the
+ * store's filesystem caches files on each client; refresh makes the next
+ * read of file (ZR__META, ZR__DATA) come from the server there;
+ * guard_check fails with ZR_E_CHANGED (what names the call) unless the
+ * header on disk is the one last read or written by this handle and
+ * data.zr holds nothing it did not write; guard_wrote records a header
+ * this handle wrote (or read at open). */
+void zr__guard_init(zr_store *s);
+int zr__refresh(zr_store *s, int file);
+/* The size of file (ZR__META, ZR__DATA) as the server has it. */
+int zr__file_size(zr_store *s, int file, uint64_t *out);
+int zr__guard_check(zr_store *s, const char *what);
+void zr__guard_wrote(zr_store *s, uint64_t len, uint64_t tail);
+
+/* Fills scope_msg if the store's filesystem is known to keep flock on
+ * this host (store_scope.c). */
+void zr__scope_init(zr_store *s);
 
 /* Fails with -EROFS on a read-only handle (name is the call). */
 int zr__writable(const zr_store *s, const char *name);

@@ -113,6 +113,14 @@ int zr_append_begin(zr_store *s, zr_append **out)
 		err = claim_session(s);
 	if (err)
 		return err;
+	/* Before the first payload lands where another writer's may be. */
+	pthread_mutex_lock(&s->sync_lock);
+	err = zr__guard_check(s, "append");
+	pthread_mutex_unlock(&s->sync_lock);
+	if (err) {
+		atomic_store(&s->appending, 0);
+		return err;
+	}
 	a = calloc(1, sizeof(*a));
 	if (!a) {
 		atomic_store(&s->appending, 0);
@@ -143,6 +151,10 @@ static int reserve(zr_append *a, size_t len, uint64_t *off)
 		err = -EFBIG;
 	*off = a->frontier;
 	a->frontier += err ? 0 : len;
+	/* Ahead of the write: a sync meanwhile must not take it for
+	 * another writer's. */
+	if (atomic_load(&a->s->data_seen) < a->frontier)
+		atomic_store(&a->s->data_seen, a->frontier);
 	pthread_mutex_unlock(&a->lock);
 	if (err)
 		return zr__fail(err, "%s/data.zr: would grow past the largest "

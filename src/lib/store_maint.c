@@ -28,11 +28,14 @@ static int lock_exclusive(zr_store *s, const char *name)
 	if (err)
 		return err;
 	pthread_rwlock_wrlock(&s->rw);
-	if (!atomic_load(&s->appending))
-		return 0;
-	pthread_rwlock_unlock(&s->rw);
-	return zr__fail(-EBUSY, "%s: %s while an append session is open",
-			s->path, name);
+	if (atomic_load(&s->appending))
+		err = zr__fail(-EBUSY, "%s: %s while an append session is "
+			       "open", s->path, name);
+	else
+		err = zr__guard_check(s, name);
+	if (err)
+		pthread_rwlock_unlock(&s->rw);
+	return err;
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -56,11 +59,19 @@ static int sync_files(zr_store *s)
 
 	if (!err)
 		err = zr__flush(s, ZR__META);
+	/* Nothing new to publish: the header on disk is ours already, or
+	 * another writer's that this one must not overwrite. */
+	if (len == s->disk_len && tail == s->disk_tail)
+		return err;
+	if (!err)
+		err = zr__guard_check(s, "sync");
 	if (!err)
 		err = zr__header_write(s, len, tail);
 	if (!err && fsync(s->fd[ZR__META]))
 		err = zr__fail(-errno, "%s/meta.zr: fsync: %s", s->path,
 			       strerror(errno));
+	if (!err)
+		zr__guard_wrote(s, len, tail);
 	return err;
 }
 

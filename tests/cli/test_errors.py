@@ -118,7 +118,11 @@ def test_overview_and_version(zr):
         assert f"zrecord {cmd} " in out
     assert "default 256" in zr.ok("batch", "--help").decode()
     assert "iid (default" in zr.ok("batch", "--help").decode()
-    assert zr.ok("--version").decode().startswith("zrecord (zrecordfs) ")
+    version = zr.ok("--version").decode()
+    assert version.startswith("zrecord (zrecordfs) ")
+    # The command's version, then the running library's.
+    v = os.environ.get("PACKAGE_VERSION") or version.split()[2].rstrip(",")
+    assert version == f"zrecord (zrecordfs) {v}, libzrecord {v}\n"
 
 
 def test_usage_errors(zr):

@@ -1,6 +1,8 @@
 """fsutil.py - helpers of the zrecordfs suite: the build's binaries, making
 fixture stores with the `zrecord` command, and mounting/unmounting."""
 import fcntl
+import io
+import json
 import os
 import subprocess
 import tempfile
@@ -15,6 +17,22 @@ TOP_SRC = os.environ.get("top_srcdir") or os.path.abspath(
 ZRECORDFS = os.path.join(TOP_BUILD, "src", "fs", "zrecordfs")
 ZRECORD = os.path.join(TOP_BUILD, "src", "cli", "zrecord")
 HELPER = os.path.join(TOP_SRC, "contrib", "mount.zrecordfs")
+UMOUNT_HELPER = os.path.join(TOP_BUILD, "src", "fs", "umount.fuse.zrecordfs")
+SHIM = os.path.join(TOP_BUILD, "tests", "shim", ".libs", "libiotrace.so")
+
+
+def slow_flush_env(delay_ms):
+    """Environment under which a program sleeps delay_ms in every fsync
+    and fdatasync (the libiotrace shim): a slow disk."""
+    assert os.path.exists(SHIM), SHIM + " is not built (make check)"
+    return {
+        "ZR_IOTRACE_FLUSH_DELAY_MS": str(delay_ms),
+        "LD_PRELOAD": " ".join(
+            p for p in (os.environ.get("LD_PRELOAD", ""), SHIM) if p),
+        "ASAN_OPTIONS": ":".join(
+            p for p in (os.environ.get("ASAN_OPTIONS", ""),
+                        "verify_asan_link_order=0") if p),
+    }
 
 
 def zrecord(*args, check=True):
@@ -112,3 +130,25 @@ class Mount:
             rc = self.proc.wait()
         self.stderr = self.proc.stderr.read().decode()
         return rc
+
+
+def npy_bytes(a):
+    """a as the bytes of a .npy file."""
+    b = io.BytesIO()
+    np.save(b, a)
+    return b.getvalue()
+
+
+def store_stats(m, store):
+    """The mount's stats file of store, parsed."""
+    with open(m.path(store, "stats")) as f:
+        return json.load(f)
+
+
+def expected_after_delete(items, deleted):
+    """The store's swap-with-last delete, in descending index order."""
+    items = list(items)
+    for i in sorted(set(deleted), reverse=True):
+        items[i] = items[-1]
+        items.pop()
+    return items

@@ -13,9 +13,9 @@ It creates three stores -- "tiny" (raw, 64-byte rows, thousands of records:
 tiny files, so opens and closes are many), "blk" (zstd, 4 KiB rows) and
 "rag" (zstd, ragged) -- mounts them read-write, and runs K worker processes
 for N seconds.  Readers open record and batch files, read them in random
-pieces with pauses in between, stat, fstat, lseek, list folders and np.load;
-writers append through `append`, delete through `delete` (holding a record
-file open across the delete), sync and compact.
+pieces with pauses in between, map them, stat, fstat, lseek, list folders
+and np.load; writers append through `append`, delete through `delete`
+(holding a record file open across the delete), sync and compact.
 
 Every record is self-describing, so any bytes can be judged with no shared
 state: a record carries a unique 64-bit id (owner << 40 | sequence) in its
@@ -435,7 +435,7 @@ class Reader(Worker):
     OPS = [("record_fd", 40), ("record_burst", 6), ("record_load", 12),
            ("record_stat", 8),
            ("batch_fd", 16), ("batch_indices", 3), ("listdir", 4),
-           ("text_files", 3), ("record_mmap", 1)]
+           ("text_files", 3), ("record_mmap", 1), ("batch_mmap", 2)]
 
     def record_path(self, store):
         # A little past the known end: those opens must give ENOENT.
@@ -479,6 +479,21 @@ class Reader(Worker):
         store = self.pick_store()
         self.load_record(store, self.record_path(store))
 
+    def mapped(self, f):
+        """The bytes a read-only mapping of open file f shows, or None: an
+        open that raced a delete of what its name shows is served past the
+        page cache, and such a file cannot be mapped."""
+        size = os.fstat(f.fileno()).st_size
+        try:
+            mm = mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ)
+        except OSError as e:
+            if e.errno != errno.ENODEV:
+                raise
+            self.counts["mmap_uncached"] += 1
+            return None
+        with mm:
+            return mm[:]
+
     def record_mmap(self):
         """The bytes a read-only mapping of a record file shows."""
         store = self.pick_store()
@@ -487,19 +502,9 @@ class Reader(Worker):
         if f is None:
             return
         with f:
-            size = os.fstat(f.fileno()).st_size
-            try:
-                mm = mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ)
-            except OSError as e:
-                # An open that raced a delete of its index is served past
-                # the page cache, and such a file cannot be mapped.
-                if e.errno != errno.ENODEV:
-                    raise
-                self.counts["mmap_uncached"] += 1
-                return
-            with mm:
-                data = mm[:]
-        store.check_record(parse_npy(data, path), self.owners, path)
+            data = self.mapped(f)
+        if data is not None:
+            store.check_record(parse_npy(data, path), self.owners, path)
 
     def record_stat(self):
         store = self.pick_store()
@@ -523,28 +528,50 @@ class Reader(Worker):
         b = int(self.rng.choice([1, 2, 5, 16, 64]))
         return self.path(store, "batch", mode, str(b), name), b
 
-    def batch_fd(self):
-        store = self.pick_store()
-        path, b = self.batch_name(store, ".npz" if store.ragged else ".npy")
+    def open_batch(self, store, path, how):
+        """how(path), or None for a ragged batch whose size a delete or
+        compact changed twice while it was opened (the kernel retries
+        once): see README."""
         try:
-            f = OpenFile(path, self.rng, self.counts)
+            return how(path)
         except OSError as e:
-            # A ragged batch whose size a delete or compact changed twice
-            # while it was opened (the kernel retries once): see README.
             if not store.ragged or e.errno != errno.ESTALE:
                 raise
             self.counts["batch_estale"] += 1
+            return None
+
+    def check_batch(self, store, data, b, path):
+        if store.ragged:
+            self.check_npz(store, data, b, path)
+            return
+        arr = parse_npy(data, path)
+        if len(arr) != b:
+            raise Wrong("%s: %d rows" % (path, len(arr)))
+        store.check_rows(arr, self.owners, path)
+
+    def batch_fd(self):
+        store = self.pick_store()
+        path, b = self.batch_name(store, ".npz" if store.ragged else ".npy")
+        f = self.open_batch(store, path, lambda p: OpenFile(p, self.rng,
+                                                            self.counts))
+        if f is None:
             return
         with f:
             data = f.read_whole()
-            if store.ragged:
-                self.check_npz(store, data, b, path)
-            else:
-                arr = parse_npy(data, path)
-                if len(arr) != b:
-                    raise Wrong("%s: %d rows" % (path, len(arr)))
-                store.check_rows(arr, self.owners, path)
+            self.check_batch(store, data, b, path)
             f.recheck(data)
+
+    def batch_mmap(self):
+        """The bytes a read-only mapping of a batch file shows."""
+        store = self.pick_store()
+        path, b = self.batch_name(store, ".npz" if store.ragged else ".npy")
+        f = self.open_batch(store, path, lambda p: open(p, "rb"))
+        if f is None:
+            return
+        with f:
+            data = self.mapped(f)
+        if data is not None:
+            self.check_batch(store, data, b, path)
 
     def check_npz(self, store, data, b, path):
         try:

@@ -3,7 +3,6 @@ at close; every malformed stream fails with an errno, leaves the store
 unchanged and leaves a line in the store's errors file."""
 import errno
 import io
-import json
 import os
 import subprocess
 
@@ -11,17 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import IMG, RAGGED
-
-
-def npy_bytes(a):
-    b = io.BytesIO()
-    np.save(b, a)
-    return b.getvalue()
-
-
-def stats(m, store):
-    with open(m.path(store, "stats")) as f:
-        return json.load(f)
+from fsutil import npy_bytes, store_stats as stats
 
 
 def snapshot(m, store):

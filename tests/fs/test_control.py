@@ -11,12 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import IMG, RAGGED
+from fsutil import expected_after_delete, store_stats as stats
 from fsutil import ZRECORDFS, zrecord
-
-
-def stats(m, store):
-    with open(m.path(store, "stats")) as f:
-        return json.load(f)
 
 
 def test_cat_stats_and_schema(dense_store, ragged_store, src, mount):
@@ -37,15 +33,6 @@ def test_cat_stats_and_schema(dense_store, ragged_store, src, mount):
 def read_all(m, store, n):
     return [np.load(m.path(store, "records", "%d.npy" % i))
             for i in range(n)]
-
-
-def expected_after_delete(items, deleted):
-    """The store's swap-with-last delete, in descending index order."""
-    items = list(items)
-    for i in sorted(set(deleted), reverse=True):
-        items[i] = items[-1]
-        items.pop()
-    return items
 
 
 @pytest.mark.parametrize("form", ["text", "npy"])

@@ -1,84 +1,72 @@
 """`mount -t zrecordfs`, `mount -t fuse.zrecordfs` and an fstab line, all
-through contrib/mount.zrecordfs.  mount(8) looks for helpers in /sbin and
-runs them with a fixed PATH, so the test does what `make install` does:
-a copy of the helper with BINDIR pointing at the build tree, linked into
-/sbin for the test's duration only."""
-import os
-import subprocess
-
-import numpy as np
+through contrib/mount.zrecordfs, and `umount` through
+umount.fuse.zrecordfs: real mount(8) and umount(8), which find the helpers
+in /sbin -- of a private mount namespace (helperns.py), so the host's
+/sbin is never changed.  After umount returns the daemon has closed the
+store: an exclusive flock on its meta.zr succeeds at once."""
 import pytest
 
-from conftest import IMG
-from fsutil import HELPER, ZRECORDFS, store_unlocked, unmount, wait_for
+import helperns
 
-LINKS = ["/sbin/mount.zrecordfs", "/sbin/mount.fuse.zrecordfs"]
-
-
-@pytest.fixture
-def helper(tmp_path, monkeypatch):
-    saved = []
-    script = tmp_path / "mount.zrecordfs"
-    with open(HELPER) as f:
-        text = f.read()
-    assert "\nBINDIR=\n" in text
-    script.write_text(text.replace("\nBINDIR=\n", "\nBINDIR=%s\n" %
-                                   os.path.dirname(ZRECORDFS)))
-    script.chmod(0o755)
-    for link in LINKS:
-        if os.path.lexists(link):
-            os.rename(link, link + ".zrtest-saved")
-            saved.append(link)
-        os.symlink(script, link)
-    monkeypatch.delenv("ZRECORDFS", raising=False)
-    mounts = []
-    yield mounts
-    for mnt in mounts:
-        unmount(mnt)
-    for link in LINKS:
-        os.unlink(link)
-    for link in saved:
-        os.rename(link + ".zrtest-saved", link)
+# Mounts $1 at $2 with `mount "$@"` past $3, checks the mount and umounts:
+# prints what the test asserts, one KEY=VALUE a line.
+MOUNT_UMOUNT = r'''
+src=$1 mnt=$2 store=$3; shift 3
+mkdir -p "$mnt"
+mount "$@"
+echo "SOURCE=$(findmnt -n -o SOURCE "$mnt")"
+echo "FSTYPE=$(findmnt -n -o FSTYPE "$mnt")"
+echo "OPTIONS=$(findmnt -n -o OPTIONS "$mnt")"
+echo "UTAB=$(cat /run/mount/utab)"
+"$PY" -c 'import numpy, sys; print("BATCH=%d" % len(numpy.load(sys.argv[1])))' \
+	"$mnt/img/batch/0-1.npy"
+echo "UMOUNT=$(umount -v "$mnt")"
+flock -n -x "$store/meta.zr" true && echo UNLOCKED=yes
+echo "UTAB_AFTER=$(cat /run/mount/utab)"
+'''
 
 
-def findmnt(mnt, col):
-    return subprocess.run(["findmnt", "-n", "-o", col, mnt],
-                          capture_output=True, text=True).stdout.strip()
+def mount_umount(tmp_path, src, store, *mount_args):
+    before = helperns.host_helpers()
+    r = helperns.run(tmp_path, MOUNT_UMOUNT, src, tmp_path / "m", store,
+                     *mount_args)
+    assert helperns.host_helpers() == before
+    assert r.returncode == 0, r.stderr
+    out = dict(line.split("=", 1) for line in r.stdout.splitlines())
+    assert out["SOURCE"] == src
+    assert out["FSTYPE"] == "fuse.zrecordfs"
+    assert "helper=fuse.zrecordfs" in out["UTAB"], out
+    # umount ran the helper (it passes -v on to it), which waited.
+    assert out["UMOUNT"].startswith("umount.fuse.zrecordfs: waiting for "
+                                    "zrecordfs to close the stores of "), out
+    assert out["UNLOCKED"] == "yes"
+    assert out["UTAB_AFTER"] == ""
+    return out
 
 
-def check_and_unmount(mnt, src, store, batch):
-    assert os.path.ismount(mnt)
-    assert findmnt(mnt, "SOURCE") == src
-    assert findmnt(mnt, "FSTYPE") == "fuse.zrecordfs"
-    b = np.load(os.path.join(mnt, "img", "batch", "0-1.npy"))
-    assert b.shape == (batch, 3, 8, 8)
-    subprocess.run(["umount", mnt], check=True)
-    wait_for(lambda: store_unlocked(store), what="daemon exit")
-
-
-def test_mount_t_zrecordfs(dense_store, src, tmp_path, helper):
+@pytest.mark.parametrize("fstype", ["zrecordfs", "fuse.zrecordfs"])
+def test_mount_t_and_umount(dense_store, src, tmp_path, fstype):
     mnt = str(tmp_path / "m")
-    os.mkdir(mnt)
-    helper.append(mnt)
-    subprocess.run(["mount", "-t", "zrecordfs", "-o",
-                    "nofail,_netdev,x-systemd.automount,comment=zr,"
-                    "batch_size=4,sampler=sequential", src, mnt],
-                   check=True)
-    check_and_unmount(mnt, src, dense_store, 4)
-    subprocess.run(["mount", "-t", "fuse.zrecordfs", "-o", "ro", src, mnt],
-                   check=True)
-    assert "ro" in findmnt(mnt, "OPTIONS").split(",")
-    check_and_unmount(mnt, src, dense_store, 256)
+    out = mount_umount(tmp_path, src, dense_store, "-t", fstype, "-o",
+                       "nofail,_netdev,x-systemd.automount,comment=zr,"
+                       "batch_size=4,sampler=sequential", src, mnt)
+    assert out["BATCH"] == "4"
+    assert "ro" not in out["OPTIONS"].split(",")
 
 
-def test_fstab_line(dense_store, src, tmp_path, helper):
-    mnt = str(tmp_path / "f")
-    os.mkdir(mnt)
-    helper.append(mnt)
+def test_mount_read_only(dense_store, src, tmp_path):
+    mnt = str(tmp_path / "m")
+    out = mount_umount(tmp_path, src, dense_store, "-t", "fuse.zrecordfs",
+                       "-o", "ro", src, mnt)
+    assert "ro" in out["OPTIONS"].split(",")
+    assert out["BATCH"] == "256"
+
+
+def test_fstab_line(dense_store, src, tmp_path):
+    mnt = str(tmp_path / "m")
     fstab = tmp_path / "fstab"
     fstab.write_text("%s %s zrecordfs nofail,_netdev,noauto,"
                      "x-systemd.requires=/,defaults,batch_size=3 0 0\n"
                      % (src, mnt))
-    subprocess.run(["mount", "-T", str(fstab), mnt], check=True)
-    check_and_unmount(mnt, src, dense_store, 3)
-    assert (IMG.shape[0]) == 40
+    out = mount_umount(tmp_path, src, dense_store, "-T", str(fstab), mnt)
+    assert out["BATCH"] == "3"

@@ -8,26 +8,16 @@ import time
 
 import numpy as np
 
-from fsutil import TOP_BUILD, make_store
+from fsutil import make_store, slow_flush_env
 
 DELAY_MS = 1500
-
-
-def shim():
-    path = os.path.join(TOP_BUILD, "tests", "shim", ".libs", "libiotrace.so")
-    assert os.path.exists(path), path + " is not built (make check)"
-    return path
 
 
 def slow_flush_mount(mount, src, monkeypatch, *opts):
     """A mount whose daemon sleeps DELAY_MS in every fsync/fdatasync."""
     with monkeypatch.context() as mp:
-        mp.setenv("ZR_IOTRACE_FLUSH_DELAY_MS", str(DELAY_MS))
-        mp.setenv("LD_PRELOAD", " ".join(
-            p for p in (os.environ.get("LD_PRELOAD", ""), shim()) if p))
-        mp.setenv("ASAN_OPTIONS", ":".join(
-            p for p in (os.environ.get("ASAN_OPTIONS", ""),
-                        "verify_asan_link_order=0") if p))
+        for name, value in slow_flush_env(DELAY_MS).items():
+            mp.setenv(name, value)
         return mount(src, *opts)
 
 

@@ -5,8 +5,8 @@
 # into ASan programs, whose runtime must stay the only instrumented one.
 check_LTLIBRARIES = tests/shim/libiotrace.la
 tests_shim_libiotrace_la_SOURCES = tests/shim/iotrace.c
-tests_shim_libiotrace_la_CFLAGS = -std=c11 -Wall -Wextra -Werror \
-	-fvisibility=hidden
+tests_shim_libiotrace_la_CFLAGS = -std=c11 -Wall -Wextra \
+	$(WERROR_CFLAGS) -fvisibility=hidden
 tests_shim_libiotrace_la_CPPFLAGS = -D_GNU_SOURCE
 # -rpath: libtool builds a shared module only for a library it could
 # install; check_ libraries never are.

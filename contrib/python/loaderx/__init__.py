@@ -2,12 +2,13 @@
 loaderx - the seed's Python API (DenseStore, RaggedStore, Sampler,
 DataLoader, train_dict) as a thin cffi binding over libzrecord.
 """
-from ._lib import LIB_PATH, StoreBusy
+from ._lib import LIB_PATH, LockScopeWarning, StoreBusy, library_version
+from ._version import __version__
 from .dataloader import DataLoader
 from .utils import train_dict
 from .zrecord import DICT_TIERS, DenseStore, RaggedStore
 from .zsampler import Sampler
 
-__version__ = "0.1.0"
-__all__ = ["DenseStore", "RaggedStore", "StoreBusy", "DICT_TIERS",
-           "Sampler", "DataLoader", "train_dict", "LIB_PATH"]
+__all__ = ["DenseStore", "RaggedStore", "StoreBusy", "LockScopeWarning",
+           "DICT_TIERS", "Sampler", "DataLoader", "train_dict", "LIB_PATH",
+           "library_version", "__version__"]

@@ -1,35 +1,48 @@
 """
 _lib.py - the one place loaderx touches libzrecord: the cffi (ABI mode)
-declarations, locating and loading the shared library, and turning its
-return codes into Python exceptions.
+declarations, finding, loading and vetting the shared library, and turning
+its return codes into Python exceptions.
 
-The declarations mirror include/zrecord.h by hand (ABI mode needs no
-compiler); tests/test_lib.py checks the error table against the library.
+The declarations (CDEF) mirror include/zrecord.h by hand: ABI mode needs no
+compiler, but nothing checks them at build time either.  So at import the
+library must be a version these declarations were written for, and the
+sizes of the structs declared here must equal the library's own
+(zr_struct_size); either failing is an ImportError that says which.
+tests/abi/test_cffi.py compiles CDEF's constants, struct layouts and
+function declarations against zrecord.h; contrib/python/tests/test_lib.py
+checks the error table and the import checks against real libraries.
 cffi releases the GIL around every call it makes in ABI mode, so a long
 gather lets other Python threads run.
 """
 import ctypes.util
 import errno
 import os
+import shutil
+import subprocess
 
 from cffi import FFI
 
-ffi = FFI()
-ffi.cdef("""
+from ._version import __version__
+
+CDEF = """
 enum {
     ZR_E_BUSY = -30800, ZR_E_EXISTS = -30801, ZR_E_NOSTORE = -30802,
     ZR_E_CORRUPT = -30803, ZR_E_SCHEMA = -30804, ZR_E_DTYPE = -30805,
     ZR_E_SHAPE = -30806, ZR_E_RANGE = -30807, ZR_E_EMPTY = -30808,
     ZR_E_TOOBIG = -30809, ZR_E_CODEC = -30810, ZR_E_NODICT = -30811,
-    ZR_E_NPY = -30812, ZR_E_TRUNCATED = -30813
+    ZR_E_NPY = -30812, ZR_E_TRUNCATED = -30813, ZR_E_CHANGED = -30814
 };
+unsigned zr_version(void);
+const char *zr_version_string(void);
+size_t zr_struct_size(const char *name);
+
 const char *zr_strerror(int err);
 const char *zr_errname(int err);
 int zr_errno(int err);
 const char *zr_errmsg(void);
 
 typedef struct zr_dtype {
-    char str[4];
+    char str[5];
     char kind;
     char order;
     uint32_t itemsize;
@@ -62,6 +75,7 @@ uint64_t zr_store_length(const zr_store *s);
 const zr_schema *zr_store_schema(const zr_store *s);
 zr_codec zr_store_codec(const zr_store *s);
 int zr_store_readonly(const zr_store *s);
+const char *zr_store_lock_warning(const zr_store *s);
 size_t zr_store_row_bytes(const zr_store *s);
 
 typedef struct zr_ragged_in {
@@ -86,7 +100,8 @@ int zr_ragged_parse(const void *rec, size_t len, size_t itemsize,
             size_t *payload_offset);
 
 int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count);
-int zr_store_compact(zr_store *s, void *progress, void *ctx);
+typedef void (*zr_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+int zr_store_compact(zr_store *s, zr_progress_fn progress, void *ctx);
 typedef struct zr_stats {
     uint64_t records;
     uint64_t live_bytes;
@@ -124,48 +139,124 @@ int zr_sampler_check(const zr_sampler *cfg);
 int zr_sampler_batch(const zr_sampler *cfg, uint64_t step, uint64_t *out);
 
 unsigned zr_pool_lanes(void);
-""")
+"""
+ffi = FFI()
+ffi.cdef(CDEF)
 
 MAX_NDIM = 32
 _SONAME = "libzrecord.so.0"
+# The libzrecord API CDEF declares: a library of this major version and at
+# least this minor (zrecord.h: minors only add) serves it.
+API_MAJOR, API_MINOR = 0, 1
 
 
 def _candidates():
-    """Where to look for libzrecord, most explicit first."""
+    """Where to look for libzrecord, most explicit first: $LOADERX_LIB
+    alone if set; else $top_builddir's and an in-tree build's library,
+    the one in pkg-config's libdir (a prefix the dynamic loader may not
+    search, found through PKG_CONFIG_PATH), then the dynamic loader's own
+    search (ldconfig's cache, LD_LIBRARY_PATH).  A generator: pkg-config
+    runs only when no build tree has the library."""
     explicit = os.environ.get("LOADERX_LIB")
     if explicit:
-        return [explicit]
-    found = []
+        yield explicit
+        return
     here = os.path.dirname(os.path.abspath(__file__))
-    builddirs = [os.environ.get("top_builddir"),
-             os.path.join(here, "..", "..", "..")]
-    for top in builddirs:
+    for top in (os.environ.get("top_builddir"),
+                os.path.join(here, "..", "..", "..")):
         if top:
-            path = os.path.join(top, "src", "lib", ".libs",
-                        "libzrecord.so")
+            path = os.path.join(top, "src", "lib", ".libs", "libzrecord.so")
             if os.path.exists(path):
-                found.append(os.path.normpath(path))
-    found.append(ctypes.util.find_library("zrecord") or _SONAME)
-    return found
+                yield os.path.normpath(path)
+    libdir = _pkg_config_libdir()
+    if libdir and os.path.exists(os.path.join(libdir, _SONAME)):
+        yield os.path.join(libdir, _SONAME)
+    yield ctypes.util.find_library("zrecord") or _SONAME
+
+
+def _pkg_config_libdir():
+    """libdir of an installed zrecord.pc, or None."""
+    if not shutil.which("pkg-config"):
+        return None
+    try:
+        out = subprocess.run(["pkg-config", "--variable=libdir", "zrecord"],
+                             capture_output=True, text=True, check=False,
+                             timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _struct_names():
+    """The structs CDEF declares with their members (not opaque ones)."""
+    names = []
+    for name in ffi.list_types()[0]:
+        t = ffi.typeof(name)
+        if t.kind == "struct" and t.fields is not None:
+            names.append(name)
+    return sorted(names)
+
+
+def _vet(lib, path):
+    """Raises ImportError unless lib is a libzrecord CDEF matches."""
+    want = "%d.%d or a later %d.x" % (API_MAJOR, API_MINOR, API_MAJOR)
+    try:
+        number = lib.zr_version()
+        text = ffi.string(lib.zr_version_string()).decode()
+    except AttributeError:
+        raise ImportError(
+            "loaderx %s: %s has no zr_version(): it is not libzrecord, or "
+            "one older than 0.1.0; loaderx needs libzrecord %s (set "
+            "LOADERX_LIB to its path)" % (__version__, path, want)) from None
+    major, minor = number // 10000, number // 100 % 100
+    if major != API_MAJOR or minor < API_MINOR:
+        raise ImportError(
+            "loaderx %s: %s is libzrecord %s; loaderx was written for "
+            "libzrecord %s (set LOADERX_LIB to a matching library)"
+            % (__version__, path, text, want))
+    wrong = []
+    for name in _struct_names():
+        theirs = lib.zr_struct_size(name.encode())
+        if theirs != ffi.sizeof(name):
+            wrong.append("%s is %d bytes in loaderx, %d in the library"
+                         % (name, ffi.sizeof(name), theirs))
+    if wrong:
+        raise ImportError(
+            "loaderx %s: its declarations do not match %s (libzrecord %s): "
+            "%s; loaderx/_lib.py has drifted from zrecord.h"
+            % (__version__, path, text, "; ".join(wrong)))
 
 
 def _load():
     tried = []
     for path in _candidates():
         try:
-            return ffi.dlopen(path), path
+            lib = ffi.dlopen(path)
         except OSError as e:
             tried.append("%s (%s)" % (path, e))
+            continue
+        _vet(lib, path)
+        return lib, path
     raise ImportError("loaderx: cannot load libzrecord; set LOADERX_LIB "
-              "to its path. Tried: " + "; ".join(tried))
+                      "to its path. Tried: " + "; ".join(tried))
 
 
 lib, LIB_PATH = _load()
 
 
+def library_version():
+    """The loaded libzrecord's version, "MAJOR.MINOR.PATCH"."""
+    return ffi.string(lib.zr_version_string()).decode()
+
+
 class StoreBusy(OSError):
     """Another handle (in this or another process) holds the store's
     lock."""
+
+
+class LockScopeWarning(UserWarning):
+    """The store is on a filesystem whose lock stays on this host (sshfs,
+    NFS with local locks): a writer on another host is not kept out."""
 
 
 def _message(code):

@@ -7,6 +7,9 @@ steps are in flight or waiting, and batches are delivered in step order.
 """
 import threading
 
+import numpy as np
+
+from .zrecord import RaggedStore
 from .zsampler import Sampler
 from ._closable import Closable
 
@@ -33,24 +36,43 @@ def _stream_length(streams):
 class DataLoader(Closable):
     """DataLoader(streams, batch_size=256, transform=None,
     mode=Sampler.Mode.IID, seed=0, workers=2, prefetch=None,
-    start_step=0, rank=0, world=1).
+    start_step=0, rank=0, world=1, ragged="list", pad=0, ring=None).
 
     An endless iterator of batches {name: values}: a dense stream's value
-    is a stacked (B, *item_shape) array, a ragged one's a list of arrays,
-    all streams at the same indices.  With rank/world each process gets
-    its contiguous slice of the global batch of world * batch_size.  The
-    step property is the next step to be delivered: a loader built with
-    start_step=loader.step continues exactly."""
+    is a stacked (B, *item_shape) array, a ragged one's is in the form
+    `ragged` names (RaggedStore.gather: "list" of arrays, "packed"
+    (data, offsets, shapes) or "padded" (data, lengths) with `pad`), all
+    streams at the same indices.  With rank/world each process gets its
+    contiguous slice of the global batch of world * batch_size.  The step
+    property is the next step to be delivered: a loader built with
+    start_step=loader.step continues exactly.
+
+    ring=N reuses the dense streams' batch arrays instead of allocating
+    (and page-faulting) fresh ones: a batch stays valid until the
+    consumer has taken N more, then its arrays may be overwritten (copy
+    what must live longer).  Default None: every batch is fresh."""
 
     def __init__(self, streams, batch_size=256, transform=None,
                  mode=Sampler.Mode.IID, seed=0, workers=2, prefetch=None,
-                 start_step=0, rank=0, world=1):
+                 start_step=0, rank=0, world=1, ragged="list", pad=0,
+                 ring=None):
         length = _stream_length(streams)
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.depth = prefetch if prefetch is not None else 2 * workers
         if self.depth < 1:
             raise ValueError("prefetch must be >= 1")
+        if ragged not in ("list", "packed", "padded"):
+            raise ValueError("ragged must be 'list', 'packed' or 'padded'")
+        if ring is not None and ring < 1:
+            raise ValueError("ring must be >= 1 (or None)")
+        self._ragged = {"form": ragged, "pad": pad}
+        # A step's batch uses slot step % slots; the worker filling step
+        # s runs only once the consumer has taken s - depth, so the
+        # batch that used the slot before (s - slots) has been followed
+        # by at least `ring` more.
+        self._slots = None if ring is None else self.depth + ring
+        self._bufs = {}
         self.streams = dict(streams)
         self.transform = transform
         self.sampler = Sampler(length, batch_size, mode, seed, rank, world,
@@ -71,9 +93,29 @@ class DataLoader(Closable):
     def step(self):
         return self._deliver
 
+    def _out(self, name, store, count, step):
+        """The ring's array for (stream, step), or None (no ring)."""
+        if self._slots is None:
+            return None
+        key = (name, step % self._slots)
+        shape = (count,) + store.item_shape
+        buf = self._bufs.get(key)
+        if buf is None or buf.shape != shape:
+            buf = self._bufs[key] = np.empty(shape, dtype=store.dtype)
+        return buf
+
+    def _gather(self, name, store, idx, step):
+        if isinstance(store, RaggedStore):
+            return store.gather(idx, **self._ragged)
+        if self._slots is not None:
+            return store.gather(idx, out=self._out(name, store, len(idx),
+                                                   step))
+        return store.gather(idx)
+
     def _make(self, step):
         idx = self.sampler.batch(step)
-        batch = {name: s.gather(idx) for name, s in self.streams.items()}
+        batch = {name: self._gather(name, s, idx, step)
+                 for name, s in self.streams.items()}
         return self.transform(batch) if self.transform else batch
 
     def _take(self):

@@ -8,11 +8,13 @@ import errno
 import operator
 import os
 import threading
+import warnings
 
 import numpy as np
 
 from . import _index
-from ._lib import MAX_NDIM, StoreBusy, check, error, ffi, lib
+from ._lib import (MAX_NDIM, LockScopeWarning, StoreBusy, check, error, ffi,
+                   lib)
 from ._sync import RWLock, Writer
 from ._closable import Closable
 
@@ -99,6 +101,10 @@ class _Store(Closable):
     def __init__(self, handle, path):
         self._h = handle
         self.path = os.fsdecode(path)
+        why = lib.zr_store_lock_warning(handle)
+        if why != ffi.NULL:
+            warnings.warn(ffi.string(why).decode(errors="replace"),
+                          LockScopeWarning, stacklevel=3)
         self._lock = RWLock()
         self._append_lock = threading.Lock()
         schema = lib.zr_store_schema(handle)
@@ -170,13 +176,14 @@ class _Store(Closable):
             out = self._gather(idx)
         return out[0] if scalar else out
 
-    def gather(self, indices):
+    def gather(self, indices, **form):
         """Records at indices (any uint64/int64 array in range) without
-        index normalization: the DataLoader's path."""
+        index normalization: the DataLoader's path.  DenseStore takes
+        out=, RaggedStore form= (see their gather)."""
         self._drain()
         with self._lock.shared():
             idx = np.ascontiguousarray(indices, dtype=np.uint64)
-            return self._gather(idx)
+            return self._gather(idx, **form)
 
     def _exclusive(self, fn, *args):
         self._drain()
@@ -248,8 +255,22 @@ class DenseStore(_Store):
         """Creates a new store (FileExistsError if path exists)."""
         return cls._create(path, dtype, item_shape, codec, dict_bytes)
 
-    def _gather(self, idx):
-        out = np.empty((len(idx),) + self.item_shape, dtype=self.dtype)
+    def gather(self, indices, out=None):
+        """A (B, *item_shape) array of the records at indices.  With out
+        (a C-contiguous, writeable array of that shape and the store's
+        dtype, say one of a ring the caller reuses), the records land in
+        it and it is returned: no allocation, no page faults."""
+        return super().gather(indices, out=out)
+
+    def _gather(self, idx, out=None):
+        shape = (len(idx),) + self.item_shape
+        if out is None:
+            out = np.empty(shape, dtype=self.dtype)
+        elif (not isinstance(out, np.ndarray) or out.shape != shape or
+              out.dtype != self.dtype or not out.flags.c_contiguous or
+              not out.flags.writeable):
+            raise ValueError("out must be a writeable C-contiguous %s "
+                             "array of shape %s" % (self.dtype, shape))
         if len(idx):
             check(lib.zr_store_gather(
                 self._h, ffi.from_buffer("uint64_t[]", idx), len(idx),
@@ -312,6 +333,41 @@ class _Chunk:
         return self.recs, n
 
 
+def _packed(recs, dtype):
+    """(data, offsets, shapes) of a list of records."""
+    ndims = {r.ndim for r in recs}
+    if len(ndims) > 1:
+        raise ValueError("packed form: the records' ndim differ (%s)"
+                         % sorted(ndims))
+    ndim = ndims.pop() if ndims else 1
+    sizes = np.array([r.size for r in recs], dtype=np.int64)
+    offsets = np.zeros(len(recs) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    data = np.empty(int(offsets[-1]), dtype=dtype)
+    for r, lo, hi in zip(recs, offsets, offsets[1:]):
+        data[lo:hi] = r.reshape(-1)
+    shapes = np.array([r.shape for r in recs], dtype=np.int64).reshape(
+        len(recs), ndim)
+    return data, offsets, shapes
+
+
+def _padded(recs, dtype, pad):
+    """(data, lengths): records padded along axis 0 to the longest."""
+    if any(r.ndim == 0 for r in recs):
+        raise ValueError("padded form: a 0-d record has no axis 0")
+    rests = {r.shape[1:] for r in recs}
+    if len(rests) > 1:
+        raise ValueError("padded form: the records' shapes differ beyond "
+                         "axis 0 (%s)" % sorted(rests))
+    rest = rests.pop() if rests else ()
+    lengths = np.array([r.shape[0] for r in recs], dtype=np.int64)
+    longest = int(lengths.max()) if len(recs) else 0
+    data = np.full((len(recs), longest) + rest, pad, dtype=dtype)
+    for k, r in enumerate(recs):
+        data[k, :len(r)] = r
+    return data, lengths
+
+
 class RaggedStore(_Store):
     """Variable-shape records: each keeps its own shape; a batch comes back
     as a list of arrays.  Appends run on a background writer thread."""
@@ -335,7 +391,33 @@ class RaggedStore(_Store):
     def _stop_writer(self):
         self._writer.stop()
 
-    def _gather(self, idx):
+    def gather(self, indices, form="list", pad=0):
+        """The records at indices, in one of three forms:
+
+        - "list": a list of arrays, each with its own shape;
+        - "packed": (data, offsets, shapes): every record's elements
+          flattened and concatenated into one 1-d array, offsets the
+          B+1 element boundaries (for 1-d records, the cu_seqlens of
+          variable-length attention) and shapes a (B, ndim) int64 array
+          (records of one ndim; ValueError otherwise);
+        - "padded": (data, lengths): a (B, max_len, *rest) array, record
+          k in data[k, :lengths[k]] and pad elsewhere (records whose
+          shapes differ only along axis 0; ValueError otherwise).
+
+        Either of the last two is what torch.from_numpy takes."""
+        return super().gather(indices, form=form, pad=pad)
+
+    def _gather(self, idx, form="list", pad=0):
+        if form not in ("list", "packed", "padded"):
+            raise ValueError("form must be 'list', 'packed' or 'padded'")
+        recs = self._gather_list(idx)
+        if form == "packed":
+            return _packed(recs, self.dtype)
+        if form == "padded":
+            return _padded(recs, self.dtype, pad)
+        return recs
+
+    def _gather_list(self, idx):
         n = len(idx)
         if not n:
             return []

@@ -216,3 +216,72 @@ def test_stream_checks(stores):
         DataLoader(st, batch_size=N + 1, mode="cyclic")
     with pytest.raises(ValueError):
         DataLoader(st, workers=0)
+
+
+def test_ragged_forms_and_torch_ready_arrays(stores):
+    """packed and padded give arrays (what torch.from_numpy takes) equal
+    to the list form's records."""
+    src, st = stores
+    with DataLoader(st, batch_size=16, seed=5, workers=2) as dl:
+        want = take(dl, 3)
+    with DataLoader(st, batch_size=16, seed=5, workers=2,
+                    ragged="packed") as dl:
+        for w, b in zip(want, take(dl, 3)):
+            data, offsets, shapes = b["token"]
+            assert isinstance(data, np.ndarray) and data.ndim == 1
+            assert offsets[0] == 0 and len(offsets) == 17
+            for k, t in enumerate(w["token"]):
+                assert tuple(shapes[k]) == t.shape
+                assert (data[offsets[k]:offsets[k + 1]] ==
+                        t.reshape(-1)).all()
+            assert np.array_equal(b["joint"], w["joint"])
+    with DataLoader(st, batch_size=16, seed=5, workers=2, ragged="padded",
+                    pad=-7) as dl:
+        for w, b in zip(want, take(dl, 3)):
+            data, lengths = b["token"]
+            longest = max(len(t) for t in w["token"])
+            assert data.shape[:2] == (16, longest)
+            for k, t in enumerate(w["token"]):
+                assert lengths[k] == len(t)
+                assert (data[k, :len(t)] == t).all()
+                assert (data[k, len(t):] == -7).all()
+    with pytest.raises(ValueError):
+        DataLoader(st, ragged="ragged")
+
+
+def test_ring_reuses_buffers_for_the_documented_lifetime(stores):
+    """ring=N: a batch stays intact until N more are taken; afterwards
+    the loader reuses its arrays (no fresh allocation per batch)."""
+    _, st = stores
+    with DataLoader(st, batch_size=8, seed=9, workers=2) as dl:
+        want = take(dl, 30)
+    ring = 2
+    with DataLoader(st, batch_size=8, seed=9, workers=2, prefetch=3,
+                    ring=ring) as dl:
+        held, ids = [], set()
+        for step in range(30):
+            b = next(dl)
+            held.append((step, b, b["joint"].copy()))
+            ids.add(id(b["joint"]))
+            for s, old, snap in held[-ring:]:
+                # taken fewer than ring batches ago: still intact
+                assert np.array_equal(old["joint"], snap), (s, step)
+            assert np.array_equal(b["joint"], want[step]["joint"])
+            assert same(b, want[step])
+        assert len(ids) <= dl.depth + ring
+    with pytest.raises(ValueError):
+        DataLoader(st, ring=0)
+
+
+def test_dense_gather_into_out(stores):
+    _, st = stores
+    idx = np.array([3, 1, 4, 1, 5], dtype=np.int64)
+    want = st["joint"].gather(idx)
+    out = np.zeros_like(want)
+    got = st["joint"].gather(idx, out=out)
+    assert got is out and np.array_equal(out, want)
+    for bad in (np.zeros((4,) + want.shape[1:], want.dtype),
+                np.zeros(want.shape, np.float64),
+                np.zeros(want.shape, want.dtype)[:, ::1][::-1]):
+        with pytest.raises(ValueError):
+            st["joint"].gather(idx, out=bad)

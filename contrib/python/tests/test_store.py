@@ -401,7 +401,7 @@ def test_error_table_matches_library():
     lib, ffi = _lib.lib, _lib.ffi
     for name in ("BUSY", "EXISTS", "NOSTORE", "CORRUPT", "SCHEMA", "DTYPE",
                  "SHAPE", "RANGE", "EMPTY", "TOOBIG", "CODEC", "NODICT",
-                 "NPY", "TRUNCATED"):
+                 "NPY", "TRUNCATED", "CHANGED"):
         code = getattr(lib, "ZR_E_" + name)
         assert ffi.string(lib.zr_errname(code)).decode() == "ZR_E_" + name
 

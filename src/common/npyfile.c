@@ -1,0 +1,223 @@
+/*
+ * npyfile.c - plans a NumPy file of records (see npyfile.h): every part's
+ * size from the schema and the record table, the .npz layout around them.
+ * Filling is in npyfill.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npyfile_impl.h"
+
+#define INDEX_NAME_MAX 20 /* digits of the largest k */
+
+int zr__nf_ragged(const zr_npyfile_stream *s)
+{
+	return zr_store_schema(s->zs)->ragged;
+}
+
+int zr__nf_dense_shape(const zr_npyfile *f, const zr_npyfile_stream *s,
+		       uint64_t shape[ZR_MAX_NDIM], uint32_t *ndim)
+{
+	const zr_schema *sc = zr_store_schema(s->zs);
+	int lead = f->form != ZR_NPYFILE_RECORD;
+
+	if (sc->ndim + lead > ZR_MAX_NDIM)
+		return ZR_E_SHAPE; /* a batch of rank-32 records has rank 33 */
+	shape[0] = f->count;
+	memcpy(shape + lead, sc->shape, sc->ndim * sizeof(*shape));
+	*ndim = sc->ndim + lead;
+	return 0;
+}
+
+/* size = a + b * c, or ZR_E_TOOBIG on overflow. */
+static int add_product(uint64_t *size, uint64_t a, uint64_t b, uint64_t c)
+{
+	if (c && b > (UINT64_MAX - a) / c)
+		return ZR_E_TOOBIG;
+	*size = a + b * c;
+	return 0;
+}
+
+static int dense_size(const zr_npyfile *f, const zr_npyfile_stream *s,
+		      uint64_t *size)
+{
+	uint64_t shape[ZR_MAX_NDIM];
+	uint32_t ndim;
+	const zr_schema *sc = zr_store_schema(s->zs);
+	int err = zr__nf_dense_shape(f, s, shape, &ndim);
+
+	if (err)
+		return err;
+	return add_product(size, zr_npy_header_len(&sc->dtype, ndim, shape),
+			   f->count, zr_store_row_bytes(s->zs));
+}
+
+int zr__nf_ragged_size(const zr_npyfile_stream *s, uint64_t logic,
+		       uint64_t *size, size_t *H)
+{
+	*H = zr_npy_ragged_header_len(&zr_store_schema(s->zs)->dtype, logic);
+	if (!*H)
+		return ZR_E_CORRUPT;
+	*size = *H + logic;
+	return 0;
+}
+
+/* The size of ragged record idx's .npy, from its table entry. */
+static int record_size(const zr_npyfile_stream *s, uint64_t idx,
+		       uint64_t *size)
+{
+	zr_loc loc;
+	size_t H;
+	int err = zr_store_loc(s->zs, idx, &loc);
+
+	return err ? err : zr__nf_ragged_size(s, loc.logic_length, size, &H);
+}
+
+int zr_npyfile_needs_records(int form, const zr_npyfile_stream *st,
+			     size_t nst)
+{
+	if (form == ZR_NPYFILE_RECORD)
+		return 1;
+	for (size_t i = 0; form == ZR_NPYFILE_NPZ && i < nst; i++)
+		if (zr__nf_ragged(&st[i]))
+			return 1;
+	return 0;
+}
+
+size_t zr__nf_stream_parts(const zr_npyfile *f, const zr_npyfile_stream *s)
+{
+	return zr__nf_ragged(s) ? f->count : 1;
+}
+
+/* Member count and an upper bound of the name bytes of an .npz. */
+static int count_members(const zr_npyfile *f, size_t *n, size_t *bytes)
+{
+	*n = *bytes = 0;
+	for (size_t i = 0; i < f->nst; i++) {
+		const char *name = f->st[i].name;
+		size_t parts = zr__nf_stream_parts(f, &f->st[i]);
+		size_t len = (name ? strlen(name) + 1 : 4) + INDEX_NAME_MAX +
+			     sizeof(".npy");
+
+		if (parts > ZR_NPZ_MEMBERS_MAX - *n)
+			return ZR_E_TOOBIG; /* before allocating for them */
+		*n += parts;
+		*bytes += parts * len;
+	}
+	return 0;
+}
+
+/* Names and sizes of one stream's members, from f->part[f->nparts]. */
+static int stream_members(zr_npyfile *f, const zr_npyfile_stream *s,
+			  char **names)
+{
+	const char *name = s->name;
+	int err = 0;
+
+	if (!zr__nf_ragged(s)) {
+		zr_npz_member *m = &f->part[f->nparts++];
+
+		m->name = *names;
+		*names += sprintf(*names, "%s.npy", name ? name : "arr_0") + 1;
+		return dense_size(f, s, &m->size);
+	}
+	for (uint64_t k = 0; k < f->count && !err; k++) {
+		zr_npz_member *m = &f->part[f->nparts++];
+
+		m->name = *names;
+		if (name)
+			*names += sprintf(*names, "%s/%llu.npy", name,
+					  (unsigned long long)k) + 1;
+		else
+			*names += sprintf(*names, "arr_%llu.npy",
+					  (unsigned long long)k) + 1;
+		err = record_size(s, f->idx[k], &m->size);
+	}
+	return err;
+}
+
+static int plan_npz(zr_npyfile *f)
+{
+	size_t n, bytes;
+	char *names;
+	int err = count_members(f, &n, &bytes);
+
+	if (err)
+		return err;
+	f->part = calloc(n ? n : 1, sizeof(*f->part));
+	f->names = names = malloc(bytes ? bytes : 1);
+	if (!f->part || !names)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nst && !err; i++)
+		err = stream_members(f, &f->st[i], &names);
+	return err ? err : zr_npz_layout(f->part, f->nparts, &f->total);
+}
+
+const zr_dtype *zr__nf_int64(void)
+{
+	static const zr_dtype i8 = { "<i8", 'i', '<', 8 };
+
+	return &i8;
+}
+
+/* Record idx[0]'s .npy; its table entry must exist and be valid. */
+static int record_file_size(const zr_npyfile *f, uint64_t *size)
+{
+	const zr_npyfile_stream *s = f->st;
+	zr_loc loc;
+	int err;
+
+	if (f->count != 1)
+		return -EINVAL;
+	if (zr__nf_ragged(s))
+		return record_size(s, f->idx[0], size);
+	err = zr_store_loc(s->zs, f->idx[0], &loc);
+	return err ? err : dense_size(f, s, size);
+}
+
+/* The one part of a .npy file, at offset 0. */
+static int plan_npy(zr_npyfile *f)
+{
+	f->nparts = 1;
+	if (f->form == ZR_NPYFILE_INDICES)
+		return add_product(&f->one.size,
+				   zr_npy_header_len(zr__nf_int64(), 1,
+						     &f->count), f->count, 8);
+	if (f->nst != 1)
+		return -EINVAL;
+	if (f->form == ZR_NPYFILE_RECORD)
+		return record_file_size(f, &f->one.size);
+	if (f->form != ZR_NPYFILE_STACK || zr__nf_ragged(f->st))
+		return -EINVAL;
+	return dense_size(f, f->st, &f->one.size);
+}
+
+int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,
+		    size_t nst, const uint64_t *idx, uint64_t count)
+{
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	f->form = form;
+	f->st = st;
+	f->nst = nst;
+	f->idx = idx;
+	f->count = count;
+	if (!idx && zr_npyfile_needs_records(form, st, nst))
+		return -EINVAL;
+	if (form == ZR_NPYFILE_NPZ)
+		return plan_npz(f);
+	err = plan_npy(f);
+	if (!err)
+		f->total = f->one.size;
+	return err;
+}
+
+void zr_npyfile_free(zr_npyfile *f)
+{
+	free(f->part);
+	free(f->names);
+	memset(f, 0, sizeof(*f));
+}

@@ -1,0 +1,84 @@
+/*
+ * npyfile.h - the one encoder of NumPy files made of store records: what
+ * `zrecord get` and `zrecord batch` write and what zrecordfs serves as
+ * records/I.npy and batch files.  Both use it, so the same records give
+ * the same bytes.
+ *
+ * A file is planned, then filled.  zr_npyfile_plan() computes the size and
+ * the place of every part from the store's schema and record table alone:
+ * no record is read or decoded, so the daemon can answer getattr with the
+ * exact size.  zr_npyfile_fill() then gathers the records straight into
+ * their places (each part's bytes depend only on its own records, so a
+ * later caller can fill parts separately).
+ *
+ * Header policy:
+ * - a dense array (one record, or records stacked as (B, *item_shape)) and
+ *   the indices (int64 (B,)) get np.save's header, byte for byte;
+ * - a ragged record's .npy (a file, or an .npz member) is H + L bytes, L
+ *   being the record's stored length (its 8 + 8*ndim byte shape prefix and
+ *   its payload) and H = zr_npy_ragged_header_len(dtype, L), a multiple of
+ *   64 that holds the header of any shape L bytes could carry.  Its header
+ *   is H + 8 + 8*ndim bytes, padded with spaces, so the size follows from
+ *   the table without decoding; the data start at a multiple of 8 (of 64
+ *   in np.save's files).  np.load and np.load(mmap_mode='r') read it.
+ * - an .npz is stored (not compressed), laid out by npz.h.
+ */
+#ifndef ZR_NPYFILE_H
+#define ZR_NPYFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npz.h"
+#include "zrecord.h"
+
+enum zr_npyfile_form {
+	ZR_NPYFILE_RECORD,  /* the one record idx[0] of streams[0]: its .npy */
+	ZR_NPYFILE_STACK,   /* dense streams[0]: (B, *item_shape) .npy       */
+	ZR_NPYFILE_NPZ,     /* every stream's members, in stream order        */
+	ZR_NPYFILE_INDICES, /* idx itself as an int64 (B,) .npy; no stream    */
+};
+
+/* A store and its name in an .npz: a dense stream NAME is one member
+ * NAME.npy of shape (B, *item_shape), a ragged one is members NAME/k.npy,
+ * k = 0 ... B-1.  With name NULL (a file of one stream) they are named as
+ * np.savez names its arguments: arr_0.npy, or arr_k.npy per record. */
+typedef struct zr_npyfile_stream {
+	zr_store *zs;
+	const char *name;
+} zr_npyfile_stream;
+
+typedef struct zr_npyfile {
+	int form;
+	const zr_npyfile_stream *st;	/* the caller's, as planned         */
+	size_t nst;
+	const uint64_t *idx;		/* the caller's; NULL: size only    */
+	uint64_t count;			/* B                                */
+	zr_npz_member *part;		/* NPZ: the members                 */
+	size_t nparts;
+	zr_npz_member one;		/* the part of a .npy, at offset 0  */
+	char *names;			/* storage of the member names      */
+	uint64_t total;			/* bytes of the file                */
+} zr_npyfile;
+
+/* Whether the size of such a file depends on which records it holds
+ * (an .npz with a ragged stream, a ragged record); if not, plan may be
+ * given idx NULL to compute only the size. */
+int zr_npyfile_needs_records(int form, const zr_npyfile_stream *st,
+			     size_t nst);
+
+/* Lays out the file of records idx[0..count) of the streams st[0..nst).
+ * st and idx must stay valid until zr_npyfile_free.  -EINVAL for a form
+ * the streams cannot take (a ragged STACK, a RECORD of count != 1);
+ * ZR_E_TOOBIG past what the format holds; ZR_E_RANGE, ZR_E_CORRUPT from
+ * the record table.  Free the plan even when this fails. */
+int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,
+		    size_t nst, const uint64_t *idx, uint64_t count);
+
+/* Writes the whole file into buf (f->total bytes).  -ESTALE if a record's
+ * stored length is no longer the planned one. */
+int zr_npyfile_fill(const zr_npyfile *f, void *buf);
+
+void zr_npyfile_free(zr_npyfile *f);
+
+#endif

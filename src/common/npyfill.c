@@ -1,0 +1,132 @@
+/*
+ * npyfill.c - fills a planned NumPy file (see npyfile.h): records are
+ * gathered straight into their planned places, then the headers and the
+ * .npz structure are written around them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npyfile_impl.h"
+
+/* A dense part at dst (size bytes): np.save's header, then the rows. */
+static int fill_dense(const zr_npyfile *f, const zr_npyfile_stream *s,
+		      char *dst, uint64_t size)
+{
+	const zr_dtype *dt = &zr_store_schema(s->zs)->dtype;
+	uint64_t shape[ZR_MAX_NDIM];
+	uint32_t ndim;
+	size_t h;
+	int err = zr__nf_dense_shape(f, s, shape, &ndim);
+
+	if (!err)
+		err = zr_npy_write_header(dt, ndim, shape, dst, size, &h);
+	return err ? err : zr_store_gather(s->zs, f->idx, f->count, dst + h,
+					   size - h, NULL);
+}
+
+/* Turns the ragged record at dst + H (logic bytes, shape prefix first)
+ * into a .npy at dst: the header is widened by the prefix's length so it
+ * ends where the payload starts. */
+static int ragged_header(const zr_dtype *dt, char *dst, size_t H,
+			 size_t logic)
+{
+	uint64_t shape[ZR_MAX_NDIM];
+	uint32_t ndim;
+	size_t poff;
+	int err = zr_ragged_parse(dst + H, logic, dt->itemsize, &ndim, shape,
+				  &poff);
+
+	return err ? err : zr_npy_write_header_fixed(dt, ndim, shape, H + poff,
+						     dst, H + poff);
+}
+
+/* Moves the records gathered packed at off[] from base to their parts m[]
+ * behind their headers, last first: each only moves forward, past the
+ * records still packed before it. */
+static int place_ragged(const zr_npyfile_stream *s, const zr_npz_member *m,
+			size_t n, const uint64_t *off, char *buf, char *base)
+{
+	const zr_dtype *dt = &zr_store_schema(s->zs)->dtype;
+	int err = 0;
+
+	for (size_t k = n; !err && k-- > 0;) {
+		uint64_t logic = off[k + 1] - off[k], size;
+		size_t H;
+
+		err = zr__nf_ragged_size(s, logic, &size, &H);
+		if (!err && size != m[k].size)
+			err = -ESTALE; /* the record changed since the plan */
+		if (err)
+			break;
+		memmove(buf + m[k].offset + H, base + off[k], logic);
+		err = ragged_header(dt, buf + m[k].offset, H, logic);
+	}
+	return err;
+}
+
+/* Ragged records idx[0..n) into their parts m[0..n), which follow each
+ * other in buf: gathered packed at the first part, then placed. */
+static int fill_ragged(const zr_npyfile_stream *s, const uint64_t *idx,
+		       size_t n, const zr_npz_member *m, char *buf)
+{
+	uint64_t *off = malloc((n + 1) * sizeof(*off));
+	char *base = buf + m[0].offset;
+	int err;
+
+	if (!off)
+		return -ENOMEM;
+	err = zr_store_gather(s->zs, idx, n, base, m[n - 1].offset +
+			      m[n - 1].size - m[0].offset, off);
+	if (!err)
+		err = place_ragged(s, m, n, off, buf, base);
+	free(off);
+	return err;
+}
+
+/* One stream's parts, from m on. */
+static int fill_stream(const zr_npyfile *f, const zr_npyfile_stream *s,
+		       const zr_npz_member *m, char *buf)
+{
+	if (zr__nf_ragged(s))
+		return fill_ragged(s, f->idx, f->count, m, buf);
+	return fill_dense(f, s, buf + m->offset, m->size);
+}
+
+static int fill_indices(const zr_npyfile *f, char *buf)
+{
+	size_t h;
+	int err = zr_npy_write_header(zr__nf_int64(), 1, &f->count, buf,
+				      f->total, &h);
+
+	for (uint64_t k = 0; !err && k < f->count; k++)
+		for (int b = 0; b < 8; b++)
+			buf[h + 8 * k + b] = (char)(f->idx[k] >> (8 * b));
+	return err;
+}
+
+static int fill_npz(const zr_npyfile *f, char *buf)
+{
+	const zr_npz_member *m = f->part;
+	int err = 0;
+
+	for (size_t i = 0; i < f->nst && !err; i++) {
+		err = fill_stream(f, &f->st[i], m, buf);
+		m += zr__nf_stream_parts(f, &f->st[i]);
+	}
+	return err ? err : zr_npz_finish(buf, f->total, f->part, f->nparts);
+}
+
+int zr_npyfile_fill(const zr_npyfile *f, void *buf)
+{
+	if (!f->idx || !buf)
+		return -EINVAL; /* planned for its size only */
+	switch (f->form) {
+	case ZR_NPYFILE_INDICES:
+		return fill_indices(f, buf);
+	case ZR_NPYFILE_NPZ:
+		return fill_npz(f, buf);
+	default:
+		return fill_stream(f, f->st, &f->one, buf);
+	}
+}

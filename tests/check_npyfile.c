@@ -1,0 +1,266 @@
+/*
+ * check_npyfile.c - the record encoder (src/common/npyfile.h) on real
+ * stores of every codec: the sizes it plans before any byte exists are the
+ * bytes it writes (every byte of the file written, none past it), each
+ * part parses as a .npy of exactly its planned size holding its record,
+ * and the forms a store cannot take are refused.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_suites.h"
+#include "check_util.h"
+#include "npyfile.h"
+
+#define GUARD 64
+#define NREC 12
+
+/* Ragged records of ranks 0 to 3 whose sizes cross 64-byte boundaries. */
+static void ragged_shape(size_t i, zr_ragged_in *r, uint64_t *shape)
+{
+	r->ndim = i % 4;
+	for (uint32_t d = 0; d < r->ndim; d++)
+		shape[d] = 1 + (i * 5 + d * 3) % 5;
+	r->shape = shape;
+}
+
+static zr_store *ragged_store(zr_codec codec, uint16_t *data)
+{
+	zr_schema sc = ck_schema("<u2", -1, NULL);
+	zr_store *s = ck_store(ck_dir, "r", &sc, codec);
+	zr_ragged_in in[NREC];
+	uint64_t shapes[NREC][3];
+	uint16_t *p = data;
+
+	for (size_t i = 0; i < NREC; i++) {
+		uint64_t e = 1;
+
+		ragged_shape(i, &in[i], shapes[i]);
+		for (uint32_t d = 0; d < in[i].ndim; d++)
+			e *= shapes[i][d];
+		ck_fill(p, e * 2, i);
+		in[i].data = p;
+		p += e;
+	}
+	ck_assert_int_eq(zr_store_append_ragged(s, in, NREC), 0);
+	return s;
+}
+
+static zr_store *dense_store(zr_codec codec)
+{
+	static const uint64_t shape[] = { 2, 3 };
+	zr_schema sc = ck_schema("<f4", 2, shape);
+	zr_store *s = ck_store(ck_dir, "d", &sc, codec);
+	char rows[NREC * 24];
+
+	ck_fill(rows, sizeof(rows), 5);
+	ck_assert_int_eq(zr_store_append_dense(s, rows, NREC), 0);
+	return s;
+}
+
+/* Fills f twice, over different bytes: both give the same file, so every
+ * byte of [0, total) was written, and the bytes past it were left alone. */
+static char *fill_checked(const zr_npyfile *f)
+{
+	char *a = malloc(f->total + GUARD), *b = malloc(f->total + GUARD);
+
+	memset(a, 0xaa, f->total + GUARD);
+	memset(b, 0x55, f->total + GUARD);
+	ck_assert_msg(zr_npyfile_fill(f, a) == 0, "fill: %s", zr_errmsg());
+	ck_assert_int_eq(zr_npyfile_fill(f, b), 0);
+	ck_assert_mem_eq(a, b, f->total);
+	for (size_t i = 0; i < GUARD; i++)
+		ck_assert_int_eq((unsigned char)a[f->total + i], 0xaa);
+	free(b);
+	return a;
+}
+
+/* The .npy at p is exactly size bytes and holds ndim axes. */
+static zr_npy_header check_npy(const char *p, uint64_t size, uint32_t ndim)
+{
+	zr_npy_header h;
+
+	ck_assert_int_eq(zr_npy_parse(p, size, &h, NULL), 0);
+	ck_assert_uint_eq(h.header_len + h.data_len, size);
+	ck_assert_uint_eq(h.ndim, ndim);
+	return h;
+}
+
+/* A ragged record's .npy: its record's shape and bytes, the header
+ * policy's size (H, a multiple of 64, plus the stored length). */
+static void check_ragged_part(zr_store *s, uint64_t idx, const char *p,
+			      uint64_t size)
+{
+	uint64_t shape[ZR_MAX_NDIM], rec[64], off[2];
+	uint32_t ndim;
+	zr_npy_header h;
+	zr_loc loc;
+
+	ck_assert_int_eq(zr_ragged_shape(s, idx, &ndim, shape), 0);
+	ck_assert_int_eq(zr_store_loc(s, idx, &loc), 0);
+	h = check_npy(p, size, ndim);
+	ck_assert_mem_eq(h.shape, shape, ndim * sizeof(*shape));
+	ck_assert_uint_eq((size - loc.logic_length) % 64, 0);
+	ck_assert_uint_eq(h.header_len % 8, 0);
+	ck_assert_uint_le(loc.logic_length, sizeof(rec));
+	ck_assert_int_eq(zr_store_gather(s, &idx, 1, rec, sizeof(rec), off),
+			 0);
+	ck_assert_mem_eq(p + h.header_len, (char *)rec + 8 + 8 * ndim,
+			 h.data_len);
+}
+
+static const uint64_t batch[] = { 7, 0, 3, 3, 11, 1, 2, 9 };
+#define NBATCH (sizeof(batch) / sizeof(batch[0]))
+
+START_TEST(test_ragged_files)
+{
+	uint16_t data[NREC * 400];
+	zr_store *s = ragged_store(ck_codecs[_i], data);
+	zr_npyfile_stream st = { s, NULL };
+	zr_npyfile f;
+	char *buf;
+
+	for (uint64_t i = 0; i < NREC; i++) {
+		ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_RECORD, &st, 1,
+						 &i, 1), 0);
+		buf = fill_checked(&f);
+		check_ragged_part(s, i, buf, f.total);
+		free(buf);
+		zr_npyfile_free(&f);
+	}
+	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_NPZ, &st, 1, batch,
+					 NBATCH), 0);
+	ck_assert_uint_eq(f.nparts, NBATCH);
+	buf = fill_checked(&f);
+	for (size_t k = 0; k < NBATCH; k++)
+		check_ragged_part(s, batch[k], buf + f.part[k].offset,
+				  f.part[k].size);
+	ck_assert_mem_eq(buf + f.total - 22, "PK\5\6", 4); /* end record */
+	free(buf);
+	zr_npyfile_free(&f);
+	zr_store_close(s);
+}
+END_TEST
+
+/* Plans form over the dense store: the size wanted, the same with no
+ * indices (the size does not depend on them), and a checked fill. */
+static char *dense_file(zr_npyfile *f, int form, const zr_npyfile_stream *st,
+			const uint64_t *idx, uint64_t n, uint64_t want)
+{
+	ck_assert_int_eq(zr_npyfile_plan(f, form, st, 1, NULL, n),
+			 form == ZR_NPYFILE_RECORD ? -EINVAL : 0);
+	ck_assert(form == ZR_NPYFILE_RECORD || f->total == want);
+	zr_npyfile_free(f);
+	ck_assert_int_eq(zr_npyfile_plan(f, form, st, 1, idx, n), 0);
+	ck_assert_uint_eq(f->total, want);
+	return fill_checked(f);
+}
+
+START_TEST(test_dense_files)
+{
+	zr_store *s = dense_store(ck_codecs[_i]);
+	zr_npyfile_stream st = { s, "x" };
+	char rows[NBATCH * 24], *buf;
+	zr_npy_header h;
+	zr_npyfile f;
+
+	ck_assert_int_eq(zr_store_gather(s, batch, NBATCH, rows, sizeof(rows),
+					 NULL), 0);
+	buf = dense_file(&f, ZR_NPYFILE_RECORD, &st, batch, 1, 128 + 24);
+	h = check_npy(buf, f.total, 2);
+	ck_assert_mem_eq(buf + h.header_len, rows, 24);
+	free(buf);
+	zr_npyfile_free(&f);
+	buf = dense_file(&f, ZR_NPYFILE_STACK, &st, batch, NBATCH,
+			 128 + sizeof(rows));
+	h = check_npy(buf, f.total, 3);
+	ck_assert_uint_eq(h.shape[0], NBATCH);
+	ck_assert_mem_eq(buf + h.header_len, rows, sizeof(rows));
+	free(buf);
+	zr_npyfile_free(&f);
+	buf = dense_file(&f, ZR_NPYFILE_INDICES, &st, batch, NBATCH,
+			 128 + 8 * NBATCH);
+	h = check_npy(buf, f.total, 1);
+	ck_assert_uint_eq(((unsigned char *)buf)[h.header_len + 8 * 4], 11);
+	free(buf);
+	zr_npyfile_free(&f);
+	/* one member x.npy: 30 + 5 local, 46 + 5 central, 22 end */
+	buf = dense_file(&f, ZR_NPYFILE_NPZ, &st, batch, NBATCH,
+			 128 + sizeof(rows) + 108);
+	ck_assert_str_eq(f.part[0].name, "x.npy");
+	check_npy(buf + f.part[0].offset, f.part[0].size, 3);
+	free(buf);
+	zr_npyfile_free(&f);
+	zr_store_close(s);
+}
+END_TEST
+
+START_TEST(test_streams_in_one_npz)
+{
+	uint16_t data[NREC * 400];
+	zr_store *r = ragged_store(ck_codecs[_i], data);
+	zr_store *d = dense_store(ck_codecs[_i]);
+	zr_npyfile_stream st[] = { { d, "img" }, { r, "tok" } };
+	zr_npyfile f;
+	char *buf;
+
+	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_NPZ, st, 2, batch, 3),
+			 0);
+	ck_assert_uint_eq(f.nparts, 4);
+	ck_assert_str_eq(f.part[0].name, "img.npy");
+	ck_assert_str_eq(f.part[3].name, "tok/2.npy");
+	buf = fill_checked(&f);
+	check_npy(buf + f.part[0].offset, f.part[0].size, 3);
+	for (size_t k = 0; k < 3; k++)
+		check_ragged_part(r, batch[k], buf + f.part[k + 1].offset,
+				  f.part[k + 1].size);
+	free(buf);
+	zr_npyfile_free(&f);
+	zr_store_close(d);
+	zr_store_close(r);
+}
+END_TEST
+
+START_TEST(test_refused_forms)
+{
+	uint16_t data[NREC * 400];
+	zr_store *s = ragged_store(ZR_CODEC_RAW, data);
+	zr_npyfile_stream st = { s, NULL };
+	uint64_t past = NREC;
+	zr_npyfile f;
+
+	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_STACK, &st, 1, batch,
+					 2), -EINVAL);
+	zr_npyfile_free(&f);
+	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_RECORD, &st, 1, batch,
+					 2), -EINVAL);
+	zr_npyfile_free(&f);
+	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_NPZ, &st, 1, NULL, 2),
+			 -EINVAL);
+	zr_npyfile_free(&f);
+	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_RECORD, &st, 1, &past,
+					 1), ZR_E_RANGE);
+	zr_npyfile_free(&f);
+	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_INDICES, &st, 1, NULL,
+					 2), 0);
+	ck_assert_int_eq(zr_npyfile_fill(&f, data), -EINVAL);
+	zr_npyfile_free(&f);
+	zr_store_close(s);
+}
+END_TEST
+
+Suite *suite_npyfile(void)
+{
+	Suite *s = suite_create("npyfile");
+	TCase *tc = tcase_create("npyfile");
+
+	tcase_add_checked_fixture(tc, ck_dir_setup, ck_dir_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_ragged_files, 0, 3);
+	tcase_add_loop_test(tc, test_dense_files, 0, 3);
+	tcase_add_loop_test(tc, test_streams_in_one_npz, 0, 3);
+	tcase_add_test(tc, test_refused_forms);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,123 @@
+"""One encoder (src/common/npyfile.h, statsjson.h): `zrecord get/batch/
+stats` and the mount's record, batch and stats files give the same bytes
+for the same records, whatever the codec and the sampler's arguments.
+Files are written by the real tools (`zrecord ... -o`, `cp`) and compared
+with `cmp`."""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from fsutil import make_store, zrecord
+
+DENSE = np.random.default_rng(3).integers(-9, 9, (50, 2, 3)).astype("<i8")
+# ranks 0 to 3, one or two bytes per element, sizes that cross 64 bytes
+RAGGED = [np.random.default_rng(i).integers(0, 255, size=(
+    (), (i % 7 + 1,), (i % 3 + 1, i % 5 + 1), (2, i % 4 + 1, 3))[i % 4])
+    .astype("<u2") for i in range(40)]
+
+# (seed, step, mode, batch size): the issue's default batch first
+BATCHES = [(7, 0, None, None), (0, 3, "iid", 5), (11, 2, "cyclic", 8),
+           (5, 9, "sequential", 3)]
+
+
+@pytest.fixture(params=["raw", "zstd"])
+def stores(request, src):
+    make_store(os.path.join(src, "dense"), "<i8", shape=(2, 3),
+               codec=request.param, rows=DENSE)
+    make_store(os.path.join(src, "ragged"), "<u2", ragged=True,
+               codec=request.param, records=RAGGED)
+    return src
+
+
+def cp(path, dst):
+    subprocess.run(["cp", path, str(dst)], check=True)
+    return dst
+
+
+def same_file(a, b):
+    return subprocess.run(["cmp", str(a), str(b)]).returncode == 0
+
+
+def batch_name(seed, step, mode, size, ext):
+    name = "%d-%d.%s" % (seed, step, ext)
+    return ["batch", name] if mode is None else ["batch", mode, str(size),
+                                                 name]
+
+
+def batch_args(seed, step, mode, size):
+    args = ["--seed", seed, "--step", step]
+    if mode is not None:
+        args += ["--mode", mode, "--batch-size", size]
+    return args
+
+
+def check_batches(m, src, tmp_path, store, ext, world_args=()):
+    for seed, step, mode, size in BATCHES:
+        for suffix, extra in ((ext, []), ("indices.npy", ["--indices"])):
+            mine = tmp_path / "cli.out"
+            zrecord("batch", os.path.join(src, store),
+                    *batch_args(seed, step, mode, size), *world_args,
+                    *extra, "-o", mine)
+            served = cp(m.path(store, *batch_name(seed, step, mode, size,
+                                                  suffix)),
+                        tmp_path / "mount.out")
+            assert same_file(mine, served), (store, seed, step, mode, size,
+                                             suffix, world_args)
+            np.load(mine)  # reads (a dense .npy, an .npz, the indices)
+
+
+def test_batches_and_records_are_the_same_bytes(stores, mount, tmp_path):
+    m = mount(stores, "ro")
+    check_batches(m, stores, tmp_path, "dense", "npy")
+    check_batches(m, stores, tmp_path, "ragged", "npz")
+    for store, want in (("dense", DENSE), ("ragged", RAGGED)):
+        for i in (0, 1, 2, 3, 37):
+            mine = tmp_path / "cli.npy"
+            zrecord("get", os.path.join(stores, store), i, "-o", mine)
+            served = cp(m.path(store, "records", "%d.npy" % i),
+                        tmp_path / "mount.npy")
+            assert same_file(mine, served), (store, i)
+            got = np.load(served)
+            assert got.shape == want[i].shape and (got == want[i]).all()
+            assert (np.load(served, mmap_mode="r") == want[i]).all()
+
+
+def test_ragged_npz_holds_the_sampled_records(stores, mount, tmp_path):
+    m = mount(stores, "ro")
+    served = cp(m.path("ragged", "batch", "iid", "6", "4-1.npz"),
+                tmp_path / "b.npz")
+    idx = np.load(m.path("ragged", "batch", "iid", "6", "4-1.indices.npy"))
+    with np.load(served) as z:
+        assert z.files == ["arr_%d" % k for k in range(6)]
+        for k, i in enumerate(idx):
+            assert z["arr_%d" % k].shape == RAGGED[i].shape
+            assert (z["arr_%d" % k] == RAGGED[i]).all()
+
+
+@pytest.mark.parametrize("rank", [0, 1, 2])
+def test_rank_slices_are_the_same_bytes(stores, mount, tmp_path, rank):
+    m = mount(stores, "ro", "rank=%d" % rank, "world=3")
+    world = ("--rank", rank, "--world", 3)
+    check_batches(m, stores, tmp_path, "dense", "npy", world)
+    check_batches(m, stores, tmp_path, "ragged", "npz", world)
+
+
+def test_stats_are_the_same_report(stores, mount):
+    m = mount(stores, "ro")
+    for store in ("dense", "ragged"):
+        mine = zrecord("stats", os.path.join(stores, store)).stdout
+        served = subprocess.run(["cat", m.path(store, "stats")], check=True,
+                                capture_output=True).stdout
+        assert mine == served
+        a, b = json.loads(mine), json.loads(served)
+        assert list(a.items()) == list(b.items())
+        keys = ["records", "live_bytes", "data_bytes", "reclaimable",
+                "codec", "ragged", "dtype"]
+        assert list(a) == keys + ([] if store == "ragged" else
+                                  ["item_shape"])
+        assert a["records"] == (len(RAGGED) if store == "ragged" else
+                                len(DENSE))
+        assert a["ragged"] is (store == "ragged")
