@@ -36,8 +36,8 @@
  *   STORE/meta.zr   static page + record table
  *   STORE/data.zr   payload stream: every record is one independent frame
  *   STORE/dict.zr   zstd dictionary, present iff codec == 2
- *   STORE/maintenance.zr  marker, present only while a delete or compact
- *                   rewrites the table (any content; see Durability)
+ *   STORE/maintenance.zr  journal, present only while a delete or compact
+ *                   runs or was interrupted (see Durability)
  *
  * meta.zr:
  *   OFFSET SIZE  MEANING
@@ -74,15 +74,29 @@
  * or a table entry that is not.  Sync runs concurrently with gathers and
  * with an append session (a commit that lands during a sync is left for
  * the next one); it waits for a delete or compact, and for another sync.
- * After a crash a store reopens at its last synced header.  Delete and compact
- * rewrite live table entries in place, so they are bracketed by the marker
- * file maintenance.zr: created and fsynced (with its folder) before the
- * first table write, removed after the final fsync.  A delete syncs (as
- * above) before it returns.  An open that finds the marker -- a delete or
- * compact was interrupted by a crash or an I/O error -- fails with
- * ZR_E_CORRUPT ("interrupted compact/delete: rebuild the store") rather
- * than serve a half-rewritten table; such a store must be rebuilt from the
- * source data (the seed's contract).
+ * After a crash a store reopens at its last synced header.  Create renames
+ * meta.zr into place last, so a create cut short leaves no store
+ * (ZR_E_NOSTORE), never a malformed one.
+ *
+ * Delete and compact are atomic across a crash, a kill, an I/O error or a
+ * power cut: the store reopens exactly as before or after the whole
+ * operation, with no rebuild, through the journal STORE/maintenance.zr
+ * (checksummed slots; a slot that is torn was never relied on).  Delete
+ * syncs, makes an undo slot durable (the header and the table entries it
+ * will overwrite), swaps, syncs, and removes the journal; an interrupted
+ * delete is rolled back.  Compact moves records down in batches of at
+ * most 1 MiB: a redo slot with the batch's original bytes and new places
+ * is made durable, then the copies, then the table entries (a record over
+ * 1 MiB goes the same way one 1 MiB chunk at a time); slots alternate
+ * between two places, so the journal stays under 2.1 MiB and a torn slot
+ * leaves the one before it.  An interrupted compact leaves a store with
+ * the same records, the batch in flight redone at open.  The header's new
+ * tail is written before data.zr shrinks.  A failed delete or compact
+ * recovers the same way at once.  Recovery runs at the first read-write
+ * open; a read-only open of a store that needs it fails with -EROFS
+ * ("interrupted delete or compact ... open the store read-write once"),
+ * never serving a half-rewritten table.  A journal with no valid slot is
+ * ignored (and removed by a read-write open).
  *
  * Locking.  A read-write handle holds a non-blocking exclusive flock() on
  * meta.zr for its lifetime; a read-only handle holds a shared one.  An open
@@ -387,16 +401,17 @@ ZR_API int zr_ragged_shape(zr_store *s, uint64_t idx, uint32_t *ndim,
 
 /* Deletes the given indices (any order, duplicates ignored) by swapping the
  * last live record into each hole, in descending index order, then syncs:
- * a delete that returned survives a crash.  ZR_E_RANGE (nothing changed) if
+ * a delete that returned survives a crash, and one interrupted is rolled
+ * back at the next open (see Durability).  ZR_E_RANGE (nothing changed) if
  * any index is >= length.  Needs write access to the store's folder (for
  * maintenance.zr). */
 ZR_API int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count);
 
 typedef void (*zr_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 /* Rewrites live records in physical order, in place, then truncates data.zr
- * and meta.zr and syncs.  progress may be NULL.  Not crash-safe, but
- * crash-detecting: after an interrupted compact the store refuses to open
- * (ZR_E_CORRUPT, maintenance.zr; see Durability) and must be rebuilt. */
+ * and meta.zr and syncs.  progress may be NULL.  Crash-safe with no free
+ * space beyond a journal of at most 2.1 MiB: an interrupted compact leaves
+ * the same records, readable (see Durability). */
 ZR_API int zr_store_compact(zr_store *s, zr_progress_fn progress, void *ctx);
 
 typedef struct zr_stats {

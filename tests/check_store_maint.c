@@ -445,6 +445,45 @@ START_TEST(test_busy_across_processes)
 }
 END_TEST
 
+/* A record whose new place overlaps its old bytes and spans several
+ * journal chunks (1 MiB each) moves whole, and the journal is gone. */
+START_TEST(test_compact_big_overlapping_move)
+{
+	zr_schema sc = ck_schema("|u1", -1, NULL);
+	zr_store *s = ck_store(ck_dir, "s", &sc, ZR_CODEC_RAW);
+	uint64_t lens[3] = { 4096, (3u << 20) + 5, 7 }, zero = 0, one = 1;
+	uint64_t total, off[2];
+	uint8_t *bufs[3], *got;
+	zr_ragged_in in[3];
+	zr_stats st;
+	char p[4096];
+
+	for (int k = 0; k < 3; k++) {
+		bufs[k] = malloc(lens[k]);
+		ck_fill(bufs[k], lens[k], (uint64_t)k + 11);
+		in[k] = (zr_ragged_in){ bufs[k], 1, &lens[k] };
+	}
+	ck_assert_int_eq(zr_store_append_ragged(s, in, 3), 0);
+	/* Swap-last: record 2 takes index 0, record 1 keeps index 1 and
+	 * must move down by 4 KiB over its own 3 MiB. */
+	ck_assert_int_eq(zr_store_delete(s, &zero, 1), 0);
+	ck_assert_int_eq(zr_store_compact(s, NULL, NULL), 0);
+	ck_path(p, sizeof(p), ck_dir, "s/maintenance.zr");
+	ck_assert_int_eq(access(p, F_OK), -1);
+	ck_assert_int_eq(zr_store_stats(s, &st), 0);
+	ck_assert_uint_eq(st.reclaimable, 0);
+	ck_assert_int_eq(zr_store_gather_size(s, &one, 1, &total), 0);
+	got = malloc(total);
+	ck_assert_int_eq(zr_store_gather(s, &one, 1, got, total, off), 0);
+	ck_assert_uint_eq(total, 16 + lens[1]);
+	ck_assert_mem_eq(got + 16, bufs[1], lens[1]);
+	ck_assert_int_eq(zr_store_close(s), 0);
+	for (int k = 0; k < 3; k++)
+		free(bufs[k]);
+	free(got);
+}
+END_TEST
+
 Suite *suite_store_maint(void)
 {
 	Suite *s = suite_create("store_maint");
@@ -456,6 +495,7 @@ Suite *suite_store_maint(void)
 	tcase_add_loop_test(tc, test_stats_follow_changes, 0, 3);
 	tcase_add_loop_test(tc, test_delete_everything, 0, 3);
 	tcase_add_test(tc, test_sync_writes_header);
+	tcase_add_test(tc, test_compact_big_overlapping_move);
 	tcase_add_loop_test(tc, test_verify, 0, 3);
 	tcase_add_test(tc, test_busy_across_processes);
 	tcase_add_loop_test(tc, test_gathers_race_maintenance, 0, 3);

@@ -10,7 +10,9 @@ EXTRA_DIST += tests/fuzz/corpus $(FUZZ_SRC) tests/rel/conftest.py \
 	tests/rel/zrformat.py tests/rel/mount_reader.py \
 	tests/rel/test_hostile.py tests/rel/test_diskfull.py \
 	tests/rel/test_concurrency.py tests/rel/test_access.py \
-	tests/rel/test_crash.py tests/rel/test_syncorder.py
+	tests/rel/test_crash.py tests/rel/test_syncorder.py \
+	tests/rel/crashstates.py tests/rel/test_crashstates.py \
+	tests/rel/crashmount.py tests/rel/test_crashmount.py
 
 FUZZ_SRC = tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h tests/rmtree.c \
 	tests/rmtree.h \
@@ -43,7 +45,7 @@ fuzz: $(FUZZ_BIN)/built
 		$(srcdir)/tests/fuzz/corpus $(FUZZ_SECONDS) tests/fuzz/work
 .PHONY: fuzz
 
-clean-local: clean-fuzz
+clean-local: clean-fuzz clean-crash-explore
 clean-fuzz:
 	rm -rf $(FUZZ_BIN) tests/fuzz/work
 .PHONY: clean-fuzz
@@ -57,3 +59,22 @@ tests_rel_stress_gather_LDADD = src/lib/libzrecord.la
 check_PROGRAMS += tests/rel/crash_writer
 tests_rel_crash_writer_SOURCES = tests/rel/crash_writer.c
 tests_rel_crash_writer_LDADD = src/lib/libzrecord.la
+# Drives the workloads of the crash-state explorer and checks the states it
+# builds (tests/rel/crashstates.py, test_crashstates.py).
+check_PROGRAMS += tests/rel/crash_workload
+tests_rel_crash_workload_SOURCES = tests/rel/crash_workload.c
+tests_rel_crash_workload_LDADD = src/lib/libzrecord.la
+
+# The long run of the crash-state explorer (the bounded one is part of
+# tests/rel.test): `make crash-explore CRASH_STATES=100000`, per workload.
+CRASH_STATES = 20000
+crash-explore: tests/rel/crash_workload tests/shim/libiotrace.la \
+		src/fs/zrecordfs
+	@rm -rf tests/rel/crash-explore && mkdir -p tests/rel/crash-explore
+	$(PYTHON3) $(srcdir)/tests/rel/crashstates.py $(abs_builddir) \
+		tests/rel/crash-explore --states $(CRASH_STATES)
+.PHONY: crash-explore
+
+clean-crash-explore:
+	rm -rf tests/rel/crash-explore
+.PHONY: clean-crash-explore

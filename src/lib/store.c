@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "journal.h"
 #include "store.h"
 
 /* Larger than any tier's dictionary; bounds what open will load. */
@@ -254,21 +255,22 @@ static int load_dict(zr_store *s)
 	return err;
 }
 
-/* An unfinished delete or compact left its marker: the table may be half
- * rewritten, so no byte of it can be trusted. */
-static int check_maint(zr_store *s)
+/* An interrupted delete or compact left its journal: finish it, then
+ * check the files again as the header now describes them. */
+static int recover(zr_store *s, uint64_t *len, uint64_t *tail)
 {
-	int fd, err = open_file(s, ZR__MAINT_FILE, O_RDONLY, &fd);
+	uint64_t l = *len, t = *tail;
+	int err = zr__journal_recover(s, &l, &t);
 
-	if (err == -ENOENT)
-		return 0;
-	if (err)
-		return zr__fail(err, "%s/" ZR__MAINT_FILE ": %s", s->path,
-				strerror(-err));
-	close(fd);
-	return zr__fail(ZR_E_CORRUPT, "%s: interrupted compact/delete ("
-			ZR__MAINT_FILE " is present): rebuild the store",
-			s->path);
+	if (err || (l == *len && t == *tail))
+		return err;
+	err = read_page(s, len, tail);
+	if (!err && *tail != t)
+		err = zr__fail(ZR_E_CORRUPT, "%s/meta.zr: header not as "
+			       "recovered", s->path);
+	close(s->fd[ZR__DATA]);
+	s->fd[ZR__DATA] = -1;
+	return err ? err : open_data(s, *tail);
 }
 
 int zr_store_open(const char *path, unsigned flags, zr_store **out)
@@ -285,11 +287,12 @@ int zr_store_open(const char *path, unsigned flags, zr_store **out)
 		return err;
 	err = open_meta(s);
 	if (!err)
-		err = check_maint(s);
-	if (!err)
 		err = read_page(s, &len, &tail);
 	if (!err)
 		err = open_data(s, tail);
+	/* Before the sizes are trusted: recovery may change the header. */
+	if (!err)
+		err = recover(s, &len, &tail);
 	if (!err)
 		err = load_dict(s);
 	if (!err)

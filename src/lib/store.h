@@ -20,8 +20,8 @@
 #define ZR__HEADER 32u           /* header bytes at the page start */
 #define ZR__LOC 16u              /* bytes of one RecordLoc         */
 #define ZR__RAGGED_HEAD_MAX (8u + 8u * ZR_MAX_NDIM)
-/* Present while a delete or compact rewrites the table in place; an open
- * that finds it refuses the store (see zrecord.h, Durability). */
+/* The journal of a delete or compact (journal.h); an open that finds it
+ * recovers the store (see zrecord.h, Durability). */
 #define ZR__MAINT_FILE "maintenance.zr"
 
 /* One read-only mapping of a file prefix.  Mappings are never unmapped
@@ -127,6 +127,9 @@ int zr__pwrite_all(int fd, const void *buf, size_t len, uint64_t off,
 		   const char *path, const char *file);
 int zr__pread_all(int fd, void *buf, size_t len, uint64_t off,
 		  const char *path, const char *file);
+
+/* fdatasync of meta.zr or data.zr, with a message naming the file. */
+int zr__flush(zr_store *s, int file);
 
 /* Makes the current mapping of file cover at least need bytes (remapping
  * and publishing a larger one if not).  Not for concurrent callers of the

@@ -1,7 +1,9 @@
 /*
  * store_create.c - making a new store: validate the schema and codec, lay
- * down meta.zr, data.zr and dict.zr durably, and leave nothing behind if
- * any step fails.
+ * down data.zr, dict.zr and then meta.zr durably, and leave nothing behind
+ * if any step fails.  meta.zr appears last and whole (written under a
+ * temporary name, then renamed), so a power cut during create leaves no
+ * store (ZR_E_NOSTORE) rather than a malformed one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +15,10 @@
 #include "error.h"
 #include "store.h"
 
-static const char *const store_files[] = { "meta.zr", "data.zr", "dict.zr" };
+#define META_NEW "meta.zr.new"
+
+static const char *const store_files[] = { "meta.zr", "data.zr", "dict.zr",
+					   META_NEW };
 
 /* mkdir -p of every folder above path. */
 static int mkdir_parents(const char *path)
@@ -116,15 +121,22 @@ static int check_args(const char *path, const zr_schema *schema,
 	return 0;
 }
 
+/* meta.zr is what makes a folder a store: it is renamed into place only
+ * once everything it needs is durable. */
 static int lay_down(const char *path, const uint8_t *page, zr_codec codec,
 		    const void *dict, size_t dict_len)
 {
-	int err = write_file(path, "meta.zr", page, ZR__PAGE);
+	char from[4096], to[4096];
+	int err = write_file(path, "data.zr", NULL, 0);
 
-	if (!err)
-		err = write_file(path, "data.zr", NULL, 0);
 	if (!err && codec == ZR_CODEC_ZSTD_DICT)
 		err = write_file(path, "dict.zr", dict, dict_len);
+	if (!err)
+		err = write_file(path, META_NEW, page, ZR__PAGE);
+	snprintf(from, sizeof(from), "%s/" META_NEW, path);
+	snprintf(to, sizeof(to), "%s/meta.zr", path);
+	if (!err && rename(from, to))
+		err = zr__fail(-errno, "%s: rename: %s", from, strerror(errno));
 	if (!err)
 		err = fsync_path(path, O_RDONLY | O_DIRECTORY);
 	return err;

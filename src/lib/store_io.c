@@ -67,6 +67,15 @@ int zr__pread_all(int fd, void *buf, size_t len, uint64_t off,
 	return 0;
 }
 
+int zr__flush(zr_store *s, int file)
+{
+	if (fdatasync(s->fd[file]))
+		return zr__fail(-errno, "%s/%s: fdatasync: %s", s->path,
+				file == ZR__META ? "meta.zr" : "data.zr",
+				strerror(errno));
+	return 0;
+}
+
 int zr__map_ensure(zr_store *s, int file, uint64_t need)
 {
 	struct zr__map *cur = atomic_load_explicit(&s->map[file],

@@ -1,9 +1,8 @@
 /*
  * store_maint.c - maintenance: swap-last delete, in-place compaction,
  * stats, sync and a full verify.  Delete and compact hold the store's
- * rwlock exclusively, so no gather sees a table being rewritten, and
- * bracket their table writes with the STORE/maintenance.zr marker, so a
- * crash in the middle is detected at the next open.
+ * rwlock exclusively, so no gather sees a table being rewritten; the
+ * journal (journal.h) makes each of them atomic across a crash.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,10 +13,10 @@
 
 #include "codec.h"
 #include "error.h"
+#include "journal.h"
 #include "pool.h"
 #include "store.h"
 
-#define ZR__BOUNCE (1u << 20)      /* compact's copy buffer */
 #define ZR__VERIFY_WINDOW 4096u    /* records verified per pool job */
 #define ZR__PROGRESS_EVERY 1024u
 
@@ -46,78 +45,6 @@ static int cmp_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static int sync_dir(zr_store *s)
-{
-	int fd = open(s->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
-
-	if (fd < 0 || fsync(fd))
-		err = zr__fail(-errno, "%s: fsync of the folder: %s", s->path,
-			       strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	return err;
-}
-
-static int maint_path(zr_store *s, char *buf, size_t cap)
-{
-	if ((size_t)snprintf(buf, cap, "%s/" ZR__MAINT_FILE, s->path) >= cap)
-		return zr__fail(-ENAMETOOLONG, "%s: path too long", s->path);
-	return 0;
-}
-
-/* Makes the marker durable before the first in-place table write: from
- * then on, until maint_end, the files alone may not be a consistent
- * store. */
-static int maint_begin(zr_store *s, const char *what)
-{
-	char path[4096];
-	int fd, err = maint_path(s, path, sizeof(path));
-
-	if (err)
-		return err;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return zr__fail(-errno, "%s: %s: %s", s->path, what,
-				strerror(errno));
-	err = zr__pwrite_all(fd, what, strlen(what), 0, s->path,
-			     ZR__MAINT_FILE);
-	if (!err && fsync(fd))
-		err = zr__fail(-errno, "%s/" ZR__MAINT_FILE ": fsync: %s",
-			       s->path, strerror(errno));
-	close(fd);
-	return err ? err : sync_dir(s);
-}
-
-/* Called only once the rewritten table and its header are durable. */
-static int maint_end(zr_store *s)
-{
-	char path[4096];
-	int err = maint_path(s, path, sizeof(path));
-
-	if (!err && unlink(path))
-		err = zr__fail(-errno, "%s/" ZR__MAINT_FILE ": remove: %s",
-			       s->path, strerror(errno));
-	return err ? err : sync_dir(s);
-}
-
-static int flush_data(zr_store *s)
-{
-	if (fdatasync(s->fd[ZR__DATA]))
-		return zr__fail(-errno, "%s/data.zr: fdatasync: %s", s->path,
-				strerror(errno));
-	return 0;
-}
-
-/* The record table: written with pwrite, it must be on disk before the
- * header that covers it. */
-static int flush_table(zr_store *s)
-{
-	if (fdatasync(s->fd[ZR__META]))
-		return zr__fail(-errno, "%s/meta.zr: fdatasync: %s", s->path,
-				strerror(errno));
-	return 0;
-}
-
 /* What sync does: everything the header will point at first (payloads,
  * then table entries), then the header, then the header itself.  The
  * header carries a snapshot taken before the flushes, so a commit that
@@ -128,10 +55,10 @@ static int flush_table(zr_store *s)
 static int sync_files(zr_store *s)
 {
 	uint64_t len = zr__length(s), tail = zr__tail(s);
-	int err = flush_data(s);
+	int err = zr__flush(s, ZR__DATA);
 
 	if (!err)
-		err = flush_table(s);
+		err = zr__flush(s, ZR__META);
 	/* Nothing new to publish: the header on disk is ours already, or
 	 * another writer's that this one must not overwrite. */
 	if (len == s->disk_len && tail == s->disk_tail)
@@ -192,6 +119,54 @@ static void forget_live(zr_store *s, const uint64_t *sorted, size_t count,
 	pthread_mutex_unlock(&s->live_lock);
 }
 
+/* Sorted descending: drops the repeats, returns how many are left. */
+static size_t dedup(uint64_t *sorted, size_t count)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < count; i++)
+		if (!n || sorted[i] != sorted[n - 1])
+			sorted[n++] = sorted[i];
+	return n;
+}
+
+/* A failed delete: the journal puts the table and header back, and the
+ * handle follows (if even that fails, the next open retries). */
+static void roll_back(zr_store *s)
+{
+	uint64_t len = zr__length(s), tail = zr__tail(s);
+
+	if (zr__journal_recover(s, &len, &tail))
+		return;
+	atomic_store_explicit(&s->length, len, memory_order_release);
+	pthread_mutex_lock(&s->live_lock);
+	s->live_known = 0;
+	pthread_mutex_unlock(&s->live_lock);
+}
+
+/* Syncs first, so that the header on disk is the state the undo slot
+ * restores; then the slot, the swaps, the new header, the end. */
+static int delete_locked(zr_store *s, uint64_t *sorted, size_t n)
+{
+	uint64_t len = zr__length(s);
+	int err = sync_files(s);
+
+	if (!err)
+		err = zr__journal_delete(s, len, zr__tail(s), sorted, n);
+	if (err)
+		return err;
+	forget_live(s, sorted, n, len);
+	err = swap_last(s, sorted, n, &len);
+	atomic_store_explicit(&s->length, len, memory_order_release);
+	if (!err)
+		err = sync_files(s);
+	if (!err)
+		err = zr__journal_end(s, NULL);
+	if (err)
+		roll_back(s);
+	return err;
+}
+
 int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count)
 {
 	uint64_t *sorted = NULL, len;
@@ -217,21 +192,7 @@ int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count)
 	if (!err && count) {
 		memcpy(sorted, idx, count * sizeof(*sorted));
 		qsort(sorted, count, sizeof(*sorted), cmp_desc);
-		err = maint_begin(s, "delete\n");
-	}
-	if (!err && count)
-		forget_live(s, sorted, count, len);
-	if (!err && count) {
-		/* Even a failed swap leaves a consistent prefix in memory: keep
-		 * it (the marker stays on disk, so the files are refused). */
-		err = swap_last(s, sorted, count, &len);
-		atomic_store_explicit(&s->length, len, memory_order_release);
-		/* The header follows the table at once, so a delete that has
-		 * returned survives a crash. */
-		if (!err)
-			err = sync_files(s);
-		if (!err)
-			err = maint_end(s);
+		err = delete_locked(s, sorted, dedup(sorted, count));
 	}
 	pthread_rwlock_unlock(&s->rw);
 	free(sorted);
@@ -274,32 +235,29 @@ static int collect(zr_store *s, uint64_t len, struct placed *p)
 	return 0;
 }
 
-/* Moves one record down to dst (dst < src; copying forward is safe). */
-static int move_down(zr_store *s, uint8_t *bounce, const struct placed *p,
-		     uint64_t dst)
+/* Moves the records p[0..n) that fit one journal slot down to *front,
+ * in one batch; how many (> 0) or an error.  r has room for n. */
+static int64_t move_batch(zr_store *s, uint8_t *bounce, struct zr__jmove *j,
+			  const struct placed *p, uint64_t n,
+			  struct zr__jrec *r, uint64_t *front)
 {
-	uint8_t off[8];
-	int err = 0;
+	uint64_t k = 0, bytes = 0;
+	int err;
 
-	for (uint64_t done = 0; !err && done < p->phys; done += ZR__BOUNCE) {
-		size_t n = p->phys - done < ZR__BOUNCE ? p->phys - done
-						       : ZR__BOUNCE;
-
-		err = zr__pread_all(s->fd[ZR__DATA], bounce, n, p->off + done,
-				    s->path, "data.zr");
-		if (!err)
-			err = zr__pwrite_all(s->fd[ZR__DATA], bounce, n,
-					     dst + done, s->path, "data.zr");
+	while (k < n && zr__journal_batch_fits(k + 1, bytes + p[k].phys)) {
+		r[k] = (struct zr__jrec){ p[k].idx, p[k].off, p[k].phys };
+		bytes += p[k++].phys;
 	}
-	zr__put64(off, dst);
-	return err ? err : zr__pwrite_all(s->fd[ZR__META], off, 8,
-					  zr__loc_pos(p->idx), s->path,
-					  "meta.zr");
+	err = zr__journal_batch(s, j, r, (size_t)k, *front, bounce);
+	*front += bytes;
+	return err ? err : (int64_t)k;
 }
 
+/* The header is written (by the one sync path) before the files shrink:
+ * a header on disk never names a tail past the end of data.zr. */
 static int finish_compact(zr_store *s, uint64_t front, uint64_t len)
 {
-	int err = 0;
+	int err;
 
 	/* Packed densely: the live records are exactly [0, front). */
 	pthread_mutex_lock(&s->live_lock);
@@ -307,43 +265,82 @@ static int finish_compact(zr_store *s, uint64_t front, uint64_t len)
 	s->live_known = 1;
 	pthread_mutex_unlock(&s->live_lock);
 	atomic_store_explicit(&s->tail, front, memory_order_release);
-	/* Shrink first, then the one sync path (fdatasync also makes a size
-	 * change durable), so the header is written last here too. */
-	if (ftruncate(s->fd[ZR__DATA], (off_t)front))
+	err = sync_files(s);
+	if (!err && ftruncate(s->fd[ZR__DATA], (off_t)front))
 		err = zr__fail(-errno, "%s/data.zr: truncate: %s", s->path,
 			       strerror(errno));
 	if (!err && ftruncate(s->fd[ZR__META], (off_t)zr__loc_pos(len)))
 		err = zr__fail(-errno, "%s/meta.zr: truncate: %s", s->path,
 			       strerror(errno));
-	return err ? err : sync_files(s);
+	if (!err)
+		err = zr__flush(s, ZR__DATA);
+	return err ? err : zr__flush(s, ZR__META);
+}
+
+/* One step from record p[0]: in place already, a record too large for a
+ * batch (moved chunk by chunk), or a batch.  How many records it placed,
+ * or an error. */
+static int64_t compact_step(zr_store *s, uint8_t *bounce, struct zr__jmove *j,
+			    const struct placed *p, uint64_t n,
+			    struct zr__jrec *r, uint64_t *front)
+{
+	int err = 0;
+
+	if (p->off == *front || !zr__journal_batch_fits(1, p->phys)) {
+		if (p->off != *front)
+			err = zr__journal_move(s, j, p->idx, p->off, *front,
+					       p->phys, 0, bounce);
+		*front += p->phys;
+		return err ? err : 1;
+	}
+	return move_batch(s, bounce, j, p, n, r, front);
 }
 
 static int compact_locked(zr_store *s, zr_progress_fn progress, void *ctx)
 {
-	uint64_t len = zr__length(s), front = 0;
+	uint64_t len = zr__length(s), front = 0, done = 0, told = 0;
 	struct placed *p = malloc((len ? len : 1) * sizeof(*p));
-	uint8_t *bounce = malloc(ZR__BOUNCE);
+	struct zr__jrec *r = malloc((len ? len : 1) * sizeof(*r));
+	uint8_t *bounce = malloc(ZR__J_CHUNK);
+	struct zr__jmove j = { -1, 0 };
 	int err = 0;
 
-	if (!p || !bounce || len > SIZE_MAX / sizeof(*p))
+	if (!p || !r || !bounce || len > SIZE_MAX / sizeof(*p))
 		err = zr__fail(-ENOMEM, "%s: no memory to compact", s->path);
+	/* The header on disk must cover every record a slot may name: a
+	 * redo at open checks them against it. */
+	if (!err)
+		err = sync_files(s);
 	if (!err)
 		err = collect(s, len, p);
-	if (!err)
-		err = maint_begin(s, "compact\n");
-	for (uint64_t i = 0; !err && i < len; i++) {
-		if (p[i].off != front)
-			err = move_down(s, bounce, &p[i], front);
-		front += p[i].phys;
-		if (progress && ((i + 1) % ZR__PROGRESS_EVERY == 0 ||
-				 i + 1 == len))
-			progress(ctx, i + 1, len);
+	while (!err && done < len) {
+		int64_t k = compact_step(s, bounce, &j, p + done, len - done,
+					 r, &front);
+
+		err = k < 0 ? (int)k : 0;
+		done += k > 0 ? (uint64_t)k : 0;
+		if (progress && (done - told >= ZR__PROGRESS_EVERY ||
+				 done == len)) {
+			progress(ctx, done, len);
+			told = done;
+		}
 	}
+	if (!err && j.seq)
+		err = zr__journal_idle(s, &j);
 	if (!err)
 		err = finish_compact(s, front, len);
-	if (!err)
-		err = maint_end(s);
+	/* A move cut short by an error: finish it from its journal. */
+	if (err && j.seq) {
+		uint64_t l = len, t = zr__tail(s);
+
+		zr__journal_recover(s, &l, &t);
+	} else if (!err && j.seq) {
+		err = zr__journal_end(s, &j);
+	}
+	if (j.fd >= 0)
+		close(j.fd);
 	free(bounce);
+	free(r);
 	free(p);
 	return err;
 }

@@ -21,6 +21,12 @@
  * Calls on descriptors the shim never saw opened are logged with PATH
  * from /proc/self/fd, so inherited descriptors are covered too.
  *
+ * ZR_IOTRACE_BYTES=/path/to/bytes (with ZR_IOTRACE) also keeps what was
+ * written, so that every state a power cut could leave can be rebuilt
+ * (tests/rel/crashstates.py): each line gets a seventh field, for a write
+ * the offset in that file of its bytes (RESULT bytes, appended there), for
+ * an open its flags in decimal (O_TRUNC matters), else "-".
+ *
  * ZR_IOTRACE_FLUSH_DELAY_MS=N (with or without ZR_IOTRACE) delays every
  * fsync and fdatasync by N ms: a slow disk.
  */
@@ -68,6 +74,11 @@ static struct {
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static int trace_fd = -1;
+/* The written bytes (ZR_IOTRACE_BYTES): a write's bytes and its line are
+ * made under one lock, so lines stay in the order of their bytes. */
+static pthread_mutex_t bytes_lock = PTHREAD_MUTEX_INITIALIZER;
+static int bytes_fd = -2; /* -2: not opened yet, -1: not wanted */
+static int capturing; /* set once, before any call is traced */
 
 static void *next(const char *name)
 {
@@ -93,6 +104,7 @@ static void resolve(void)
 	real.renameat2 = next("renameat2");
 	real.unlink = next("unlink");
 	real.unlinkat = next("unlinkat");
+	capturing = getenv("ZR_IOTRACE") && getenv("ZR_IOTRACE_BYTES");
 }
 
 static void init(void)
@@ -125,7 +137,46 @@ static int trace_get(void)
 
 static int is_trace_fd(int fd)
 {
-	return fd >= 0 && fd == __atomic_load_n(&trace_fd, __ATOMIC_RELAXED);
+	return fd >= 0 && (fd == __atomic_load_n(&trace_fd, __ATOMIC_RELAXED) ||
+			   fd == __atomic_load_n(&bytes_fd, __ATOMIC_RELAXED));
+}
+
+/* Under bytes_lock: the bytes descriptor, opened on first use. */
+static int bytes_get(void)
+{
+	const char *path = getenv("ZR_IOTRACE_BYTES");
+
+	if (bytes_fd == -2)
+		bytes_fd = path && *path && getenv("ZR_IOTRACE")
+				   ? real.open(path, O_WRONLY | O_CREAT |
+						     O_APPEND | O_CLOEXEC, 0644)
+				   : -1;
+	return bytes_fd;
+}
+
+#define BYTES_IOV 64
+
+/* Under bytes_lock: appends iov's first len bytes with one writev (an
+ * O_APPEND write is placed whole, so several traced processes can share
+ * the file); their offset there, or -1 (the seventh field is then "-" and
+ * the rebuild refuses the trace). */
+static long long bytes_put(const struct iovec *iov, int cnt, size_t len)
+{
+	struct iovec v[BYTES_IOV];
+	size_t want = len;
+	int fd = bytes_get(), n = 0;
+	off_t end;
+
+	for (int i = 0; i < cnt && len && n < BYTES_IOV; i++, n++) {
+		v[n] = iov[i];
+		if (v[n].iov_len > len)
+			v[n].iov_len = len;
+		len -= v[n].iov_len;
+	}
+	if (fd < 0 || len || real.writev(fd, v, n) != (ssize_t)want)
+		return -1;
+	end = lseek(fd, 0, SEEK_CUR);
+	return end < 0 ? -1 : (long long)end - (long long)want;
 }
 
 /* Appends src to dst[*n..cap) with the escapes of the header comment. */
@@ -188,10 +239,11 @@ static void num(char *dst, size_t *n, size_t cap, long long v, int known)
 		*n += (size_t)k;
 }
 
-/* Logs one call; result is the return value (errno taken for -1). */
-static void emit(const char *op, const char *path, long long off,
-		 int off_known, long long len, int len_known, long long result,
-		 int err)
+/* Logs one call; result is the return value (errno taken for -1);
+ * extra is the seventh field, written only when capturing. */
+static void emit_x(const char *op, const char *path, long long off,
+		   int off_known, long long len, int len_known,
+		   long long result, int err, long long extra, int extra_known)
 {
 	char line[LINE_MAX_LEN];
 	size_t n = 0;
@@ -206,10 +258,19 @@ static void emit(const char *op, const char *path, long long off,
 	num(line, &n, sizeof(line), len, len_known);
 	num(line, &n, sizeof(line), result < 0 ? -(long long)err : result, 1);
 	num(line, &n, sizeof(line), (long long)getpid(), 1);
+	if (capturing)
+		num(line, &n, sizeof(line), extra, extra_known);
 	line[n++] = '\n';
 	/* One write per line: O_APPEND places it whole. */
 	if (real.write(fd, line, n) < 0)
 		return;
+}
+
+static void emit(const char *op, const char *path, long long off,
+		 int off_known, long long len, int len_known, long long result,
+		 int err)
+{
+	emit_x(op, path, off, off_known, len, len_known, result, err, 0, 0);
 }
 
 static void emit_fd(const char *op, int fd, long long off, int off_known,
@@ -221,6 +282,26 @@ static void emit_fd(const char *op, int fd, long long off, int off_known,
 		return;
 	fd_path(fd, path, sizeof(path));
 	emit(op, path, off, off_known, len, len_known, result, err);
+	errno = err;
+}
+
+/* Logs a write of iov (rc bytes of len done) with, when capturing, its
+ * bytes; the lock keeps the bytes file in the order of the lines. */
+static void emit_write(int fd, long long off, int known,
+		       const struct iovec *iov,
+		       int cnt, long long len, ssize_t rc, int err)
+{
+	char path[PATH_MAX];
+	long long at = -1;
+
+	if (is_trace_fd(fd))
+		return;
+	fd_path(fd, path, sizeof(path));
+	pthread_mutex_lock(&bytes_lock);
+	if (capturing && rc > 0)
+		at = bytes_put(iov, cnt, (size_t)rc);
+	emit_x("write", path, off, known, len, 1, rc, err, at, at >= 0);
+	pthread_mutex_unlock(&bytes_lock);
 	errno = err;
 }
 
@@ -244,7 +325,7 @@ static int do_open(int dirfd, const char *path, int flags, mode_t mode)
 		fd_path(fd, name, sizeof(name));
 	else
 		at_path(dirfd, path, name, sizeof(name));
-	emit("open", name, 0, 0, 0, 0, fd, err);
+	emit_x("open", name, 0, 0, 0, 0, fd, err, flags, 1);
 	errno = err;
 	return fd;
 }
@@ -350,7 +431,8 @@ EXPORT ssize_t write(int fd, const void *buf, size_t len)
 	if (is_trace_fd(fd))
 		return rc;
 	off = start_of(fd, rc, &known);
-	emit_fd("write", fd, off, known, (long long)len, 1, rc, err);
+	emit_write(fd, off, known, &(struct iovec){ (void *)buf, len }, 1,
+		   (long long)len, rc, err);
 	return rc;
 }
 
@@ -364,8 +446,8 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	rc = real.writev(fd, iov, cnt);
 	err = errno;
 	off = start_of(fd, rc, &known);
-	emit_fd("write", fd, off, known, (long long)iov_len(iov, cnt), 1, rc,
-		err);
+	emit_write(fd, off, known, iov, cnt, (long long)iov_len(iov, cnt), rc,
+		   err);
 	return rc;
 }
 
@@ -375,7 +457,8 @@ EXPORT ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
 
 	init();
 	rc = real.pwrite(fd, buf, len, off);
-	emit_fd("write", fd, off, 1, (long long)len, 1, rc, errno);
+	emit_write(fd, off, 1, &(struct iovec){ (void *)buf, len }, 1,
+		   (long long)len, rc, errno);
 	return rc;
 }
 
@@ -390,8 +473,8 @@ EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 
 	init();
 	rc = real.pwritev(fd, iov, cnt, off);
-	emit_fd("write", fd, off, 1, (long long)iov_len(iov, cnt), 1, rc,
-		errno);
+	emit_write(fd, off, 1, iov, cnt, (long long)iov_len(iov, cnt), rc,
+		   errno);
 	return rc;
 }
 
@@ -412,8 +495,8 @@ EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off,
 	err = errno;
 	if (off == -1)
 		start = start_of(fd, rc, &known);
-	emit_fd("write", fd, start, known, (long long)iov_len(iov, cnt), 1,
-		rc, err);
+	emit_write(fd, start, known, iov, cnt, (long long)iov_len(iov, cnt),
+		   rc, err);
 	return rc;
 }
 
