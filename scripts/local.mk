@@ -16,3 +16,7 @@ EXTRA_DIST += scripts/build-deb.sh \
 # make check builds them too (tests/deb.test; normal builds only).
 dist_noinst_SCRIPTS += tests/deb.test
 TESTS += tests/deb.test
+
+# Many hosts on a throwaway GlusterFS volume (README "Many hosts"): the demo
+# and the benchmark, run by hand (root, FUSE, GlusterFS), never by make check.
+EXTRA_DIST += scripts/cluster-demo.sh
