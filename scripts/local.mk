@@ -19,4 +19,4 @@ TESTS += tests/deb.test
 
 # Many hosts on a throwaway GlusterFS volume (README "Many hosts"): the demo
 # and the benchmark, run by hand (root, FUSE, GlusterFS), never by make check.
-EXTRA_DIST += scripts/cluster-demo.sh
+EXTRA_DIST += scripts/cluster-demo.sh scripts/bench_cluster.py
