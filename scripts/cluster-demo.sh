@@ -16,8 +16,9 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
-[ -x "$build/src/fs/zrecordfs" ] && [ -x "$build/src/cli/zrecord" ] || {
-    echo "cluster-demo: build first (scripts/build.sh $build)" >&2; exit 2; }
+if [ ! -x "$build/src/fs/zrecordfs" ] || [ ! -x "$build/src/cli/zrecord" ]; then
+    echo "cluster-demo: build first (scripts/build.sh $build)" >&2; exit 2
+fi
 command -v glusterd >/dev/null || {
     echo "cluster-demo: glusterd missing: run scripts/deps.sh" >&2; exit 2; }
 export top_builddir="$build" top_srcdir="$top"
