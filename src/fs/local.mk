@@ -53,6 +53,7 @@ EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_tools.py tests/fs/test_stalls.py tests/fs/test_media.py \
 	tests/fs/test_messages.py \
 	tests/fs/test_copies.py tests/fs/test_refusals.py \
-	tests/fs/test_shell.py tests/fs/test_encoder.py tests/fs/test_ragged_forms.py tests/fs/test_png.py \
+	tests/fs/test_shell.py tests/fs/test_encoder.py tests/fs/test_png.py \
+	tests/fs/test_ragged_forms.py \
 	tests/fs/test_batch_cache.py
 TESTS += tests/fs.test
