@@ -141,3 +141,16 @@ def test_records_that_cannot_take_the_form_refuse_it(stores, mount,
                     "--step", 0, "--mode", "sequential", "--batch-size", 4,
                     "--form", "bogus", check=False)
         assert r.returncode != 0
+
+
+def test_padded_over_max_batch_bytes_is_efbig(src, mount):
+    """The padded size is known only from the shapes: checked once they
+    are read, after the cheap bound let the name through."""
+    recs = [np.arange(10000, dtype="<i4")] + [np.arange(1, dtype="<i4")] * 15
+    make_store(os.path.join(src, "long"), "<i4", ragged=True, records=recs)
+    m = mount(src, "ro", "max_batch_bytes=64K")
+    batch = m.path("long", "batch", "sequential", "16")
+    assert lookup_errno(os.path.join(batch, "0-0.padded.npz")) == errno.EFBIG
+    with np.load(os.path.join(batch, "0-0.packed.npz")) as z:
+        assert np.array_equal(z["data"], np.concatenate(recs))
+    np.load(os.path.join(batch, "0-0.npz")).close()
