@@ -6,6 +6,7 @@
  * "padded", pad=0).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,8 +24,8 @@ static int product(const uint64_t *shape, uint32_t n, uint64_t *elems)
 	return 0;
 }
 
-/* Reads every record's shape into f->shapes; -EINVAL if they cannot take
- * the form. */
+/* Reads every record's shape into f->shapes (rndim values each: B * ndim,
+ * not B * ZR_MAX_NDIM); -EINVAL if they cannot take the form. */
 static int read_shapes(zr_npyfile *f)
 {
 	const zr_npyfile_stream *s = f->st;
@@ -32,24 +33,26 @@ static int read_shapes(zr_npyfile *f)
 	uint32_t ndim;
 	int padded = f->form == ZR_NPYFILE_PADDED;
 
-	f->shapes = malloc((f->count ? f->count : 1) * ZR_MAX_NDIM *
-			   sizeof(*f->shapes));
-	if (!f->shapes)
-		return -ENOMEM;
+	if (f->count > SIZE_MAX / sizeof(*f->shapes) / ZR_MAX_NDIM)
+		return ZR_E_TOOBIG;
 	for (uint64_t k = 0; k < f->count; k++) {
-		uint64_t *mine = f->shapes + k * ZR_MAX_NDIM;
 		int err = zr_ragged_shape(s->zs, f->idx[k], &ndim, shape);
 
 		if (err)
 			return err;
-		if (k == 0)
+		if (k == 0) {
 			f->rndim = ndim;
+			f->shapes = malloc(f->count * (ndim ? ndim : 1) *
+					   sizeof(*f->shapes));
+			if (!f->shapes)
+				return -ENOMEM;
+		}
 		if (ndim != f->rndim || (padded && !ndim))
 			return -EINVAL;
 		if (padded && k && memcmp(shape + 1, f->shapes + 1,
 					  (ndim - 1) * sizeof(*shape)))
 			return -EINVAL; /* differ beyond axis 0 */
-		memcpy(mine, shape, ndim * sizeof(*shape));
+		memcpy(f->shapes + k * ndim, shape, ndim * sizeof(*shape));
 		if (padded && shape[0] > f->longest)
 			f->longest = shape[0];
 	}
@@ -124,7 +127,7 @@ int zr__nf_plan_flat(zr_npyfile *f)
 		return -EINVAL;
 	err = read_shapes(f);
 	for (uint64_t k = 0; !err && k < f->count; k++) {
-		const uint64_t *sh = f->shapes + k * ZR_MAX_NDIM;
+		const uint64_t *sh = f->shapes + k * f->rndim;
 
 		err = is_packed ? product(sh, f->rndim, &e) : 0;
 		if (!err && (is_packed ? e > UINT64_MAX - f->elems : 0))
@@ -171,7 +174,7 @@ static int fill_meta(const zr_npyfile *f, size_t i, char *buf)
 				      m->size, &h);
 
 	for (uint64_t k = 0; !err && k < f->count; k++) {
-		const uint64_t *sh = f->shapes + k * ZR_MAX_NDIM;
+		const uint64_t *sh = f->shapes + k * f->rndim;
 		uint64_t e;
 
 		if (f->form == ZR_NPYFILE_PADDED) {
@@ -215,7 +218,7 @@ static int place(const zr_npyfile *f, const char *tmp, const uint64_t *off,
 		if (err)
 			return err;
 		if (ndim != f->rndim ||
-		    memcmp(shape, f->shapes + k * ZR_MAX_NDIM,
+		    memcmp(shape, f->shapes + k * f->rndim,
 			   ndim * sizeof(*shape)))
 			return -ESTALE;
 		if (f->form == ZR_NPYFILE_PADDED) {
