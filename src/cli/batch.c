@@ -17,6 +17,7 @@ typedef struct batch_args {
 	zr_sampler cfg;
 	uint64_t step;
 	int have_seed, have_step, indices;
+	int form; /* --form: an enum zr_npyfile_form, or -1 */
 } batch_args;
 
 /* Numeric option values: u64, or u32 when narrow is set. */
@@ -65,6 +66,17 @@ static int option(batch_args *a, int c)
 	case 'o':
 		a->out = optarg;
 		break;
+	case 'f':
+		if (!strcmp(optarg, "npz"))
+			a->form = ZR_NPYFILE_NPZ;
+		else if (!strcmp(optarg, "packed"))
+			a->form = ZR_NPYFILE_PACKED;
+		else if (!strcmp(optarg, "padded"))
+			a->form = ZR_NPYFILE_PADDED;
+		else
+			rc = zr_cli_usage(&zr_cli_batch, "unknown form '%s': "
+					  "want npz, packed or padded", optarg);
+		break;
 	default:
 		rc = zr_cli_getopt_exit(c);
 	}
@@ -82,6 +94,7 @@ static int parse_args(int argc, char **argv, batch_args *a)
 		{ "world", required_argument, NULL, 'w' },
 		{ "indices", no_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "form", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -89,6 +102,7 @@ static int parse_args(int argc, char **argv, batch_args *a)
 
 	memset(a, 0, sizeof(*a));
 	a->cfg.mode = ZR_SAMPLER_IID;
+	a->form = -1;
 	a->cfg.batch_size = DEFAULT_BATCH;
 	while ((c = zr_cli_getopt(&zr_cli_batch, argc, argv, "ho:", opts)) !=
 	       -1) {
@@ -103,15 +117,34 @@ static int parse_args(int argc, char **argv, batch_args *a)
 	if (!a->have_seed || !a->have_step)
 		return zr_cli_usage(&zr_cli_batch, "--seed and --step are "
 				    "required");
+	if (a->form >= 0 && a->indices)
+		return zr_cli_usage(&zr_cli_batch, "--form and --indices "
+				    "exclude each other");
 	return -1;
+}
+
+/* The file's form: --indices, --form (ragged stores only) or the
+ * store's default. */
+static int form_of(const batch_args *a, zr_store *s)
+{
+	if (a->indices)
+		return ZR_NPYFILE_INDICES;
+	if (a->form < 0)
+		return zr_cli_several_form(s);
+	if (!zr_store_schema(s)->ragged)
+		return -1;
+	return a->form;
 }
 
 static int draw(const batch_args *a, zr_store *s)
 {
 	zr_sampler cfg = a->cfg;
 	uint64_t *idx = NULL;
-	int rc;
+	int rc, form = form_of(a, s);
 
+	if (form < 0)
+		return zr_cli_usage(&zr_cli_batch, "--form: '%s' is a dense "
+				    "store (its batch is one .npy)", a->store);
 	cfg.length = zr_store_length(s);
 	rc = zr_sampler_check(&cfg);
 	if (rc < 0)
@@ -125,10 +158,8 @@ static int draw(const batch_args *a, zr_store *s)
 	if (rc < 0)
 		rc = zr_cli_lib_error(a->store, "batch", rc);
 	else
-		rc = zr_cli_write_records(s, a->indices ? ZR_NPYFILE_INDICES :
-					  zr_cli_several_form(s), idx,
-					  cfg.batch_size, a->out, a->store,
-					  "batch");
+		rc = zr_cli_write_records(s, form, idx, cfg.batch_size, a->out,
+					  a->store, "batch");
 	free(idx);
 	return rc;
 }
@@ -155,7 +186,8 @@ const zr_cli_cmd zr_cli_batch = {
 	.synopsis = "STORE --seed S --step T\n"
 		    "           [--mode sequential|iid|cyclic] "
 		    "[--batch-size B]\n"
-		    "           [--rank R --world W] [--indices] [-o OUT]",
+		    "           [--rank R --world W] [--indices | --form F]"
+		    " [-o OUT]",
 	.help =
 	"Writes the batch the sampler draws for (seed, step): a dense store\n"
 	"gives one .npy of shape (B, *item_shape), a ragged store an .npz\n"
@@ -172,5 +204,9 @@ const zr_cli_cmd zr_cli_batch = {
 	"  --world W         number of ranks (default 1)\n"
 	"  --indices         write the batch's record indices as an int64\n"
 	"                    .npy of shape (B,) instead of the records\n"
+	"  --form F          a ragged store's batch as npz (default: one\n"
+	"                    member per record), packed (data, offsets,\n"
+	"                    shapes) or padded (data, lengths): the mount's\n"
+	"                    SEED-STEP.npz, .packed.npz, .padded.npz\n"
 	"  -o, --output OUT  write to the file OUT (\"-\": stdout)\n",
 };

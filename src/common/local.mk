@@ -7,7 +7,7 @@ noinst_LTLIBRARIES += src/common/libzrcommon.la
 src_common_libzrcommon_la_SOURCES = \
 	src/common/npystream.c src/common/npystream.h \
 	src/common/npz.c src/common/npz.h \
-	src/common/npyfile.c src/common/npyfill.c src/common/npyfile.h \
+	src/common/npyfile.c src/common/npyfill.c src/common/npyflat.c src/common/npyfile.h \
 	src/common/npyfile_impl.h \
 	src/common/statsjson.c src/common/statsjson.h \
 	src/common/png.c src/common/png.h \

@@ -31,8 +31,7 @@ int zr__nf_dense_shape(const zr_npyfile *f, const zr_npyfile_stream *s,
 	return 0;
 }
 
-/* size = a + b * c, or ZR_E_TOOBIG on overflow. */
-static int add_product(uint64_t *size, uint64_t a, uint64_t b, uint64_t c)
+int zr__nf_add_product(uint64_t *size, uint64_t a, uint64_t b, uint64_t c)
 {
 	if (c && b > (UINT64_MAX - a) / c)
 		return ZR_E_TOOBIG;
@@ -50,7 +49,7 @@ static int dense_size(const zr_npyfile *f, const zr_npyfile_stream *s,
 
 	if (err)
 		return err;
-	return add_product(size, zr_npy_header_len(&sc->dtype, ndim, shape),
+	return zr__nf_add_product(size, zr_npy_header_len(&sc->dtype, ndim, shape),
 			   f->count, zr_store_row_bytes(s->zs));
 }
 
@@ -78,7 +77,8 @@ static int record_size(const zr_npyfile_stream *s, uint64_t idx,
 int zr_npyfile_needs_records(int form, const zr_npyfile_stream *st,
 			     size_t nst)
 {
-	if (form == ZR_NPYFILE_RECORD)
+	if (form == ZR_NPYFILE_RECORD || form == ZR_NPYFILE_PACKED ||
+	    form == ZR_NPYFILE_PADDED)
 		return 1;
 	for (size_t i = 0; form == ZR_NPYFILE_NPZ && i < nst; i++)
 		if (zr__nf_ragged(&st[i]))
@@ -182,7 +182,7 @@ static int plan_npy(zr_npyfile *f)
 {
 	f->nparts = 1;
 	if (f->form == ZR_NPYFILE_INDICES)
-		return add_product(&f->one.size,
+		return zr__nf_add_product(&f->one.size,
 				   zr_npy_header_len(zr__nf_int64(), 1,
 						     &f->count), f->count, 8);
 	if (f->nst != 1)
@@ -209,6 +209,8 @@ int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,
 		return -EINVAL;
 	if (form == ZR_NPYFILE_NPZ)
 		return plan_npz(f);
+	if (form == ZR_NPYFILE_PACKED || form == ZR_NPYFILE_PADDED)
+		return zr__nf_plan_flat(f);
 	err = plan_npy(f);
 	if (!err)
 		f->total = f->one.size;
@@ -219,5 +221,6 @@ void zr_npyfile_free(zr_npyfile *f)
 {
 	free(f->part);
 	free(f->names);
+	free(f->shapes);
 	memset(f, 0, sizeof(*f));
 }

@@ -37,6 +37,16 @@ enum zr_npyfile_form {
 	ZR_NPYFILE_STACK,   /* dense streams[0]: (B, *item_shape) .npy       */
 	ZR_NPYFILE_NPZ,     /* every stream's members, in stream order        */
 	ZR_NPYFILE_INDICES, /* idx itself as an int64 (B,) .npy; no stream    */
+	/* One ragged stream's records as an .npz of a few members (npyflat.c):
+	 * PACKED: data.npy (1-d, every record flattened, concatenated),
+	 * offsets.npy (int64 (B+1,) element boundaries) and shapes.npy (int64
+	 * (B, ndim)); the records must share their ndim.  PADDED: data.npy
+	 * ((B, max_len, *rest), records padded along axis 0 with zero bytes)
+	 * and lengths.npy (int64 (B,)); the records must have ndim >= 1 and
+	 * equal shapes beyond axis 0.  Else plan gives -EINVAL.  The size
+	 * depends on the records' shapes: plan reads them (zr_ragged_shape). */
+	ZR_NPYFILE_PACKED,
+	ZR_NPYFILE_PADDED,
 };
 
 /* A store and its name in an .npz: a dense stream NAME is one member
@@ -59,6 +69,11 @@ typedef struct zr_npyfile {
 	zr_npz_member one;		/* the part of a .npy, at offset 0  */
 	char *names;			/* storage of the member names      */
 	uint64_t total;			/* bytes of the file                */
+	/* PACKED, PADDED: the records' shapes, as planned */
+	uint32_t rndim;			/* ndim of every record             */
+	uint64_t *shapes;		/* count * rndim                    */
+	uint64_t longest;		/* PADDED: max_len                  */
+	uint64_t elems;			/* elements of data.npy             */
 } zr_npyfile;
 
 /* Whether the size of such a file depends on which records it holds

@@ -126,6 +126,9 @@ int zr_npyfile_fill(const zr_npyfile *f, void *buf)
 		return fill_indices(f, buf);
 	case ZR_NPYFILE_NPZ:
 		return fill_npz(f, buf);
+	case ZR_NPYFILE_PACKED:
+	case ZR_NPYFILE_PADDED:
+		return zr__nf_fill_flat(f, buf);
 	default:
 		return fill_stream(f, f->st, &f->one, buf);
 	}

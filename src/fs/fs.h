@@ -61,6 +61,8 @@ enum zr__form {
 	ZR__F_NPZ,	/* ragged store or dataset: one member per record */
 	ZR__F_IDX,	/* the batch's int64 indices                      */
 	ZR__F_PNG,	/* records/I.png: a uint8 image record as a PNG   */
+	ZR__F_PACKED,	/* ragged store: .packed.npz (data, offsets, shapes) */
+	ZR__F_PADDED,	/* ragged store: .padded.npz (data, lengths)      */
 };
 
 /* One store served by the mount, open from mount to unmount. */

@@ -100,6 +100,10 @@ static int form_of(const struct zr__node *n)
 		return ZR_NPYFILE_INDICES;
 	case ZR__F_NPY:
 		return ZR_NPYFILE_STACK;
+	case ZR__F_PACKED:
+		return ZR_NPYFILE_PACKED;
+	case ZR__F_PADDED:
+		return ZR_NPYFILE_PADDED;
 	default:
 		return ZR_NPYFILE_NPZ;
 	}
@@ -176,7 +180,11 @@ int zr__plan_make(struct zr__fs *fs, const struct zr__node *n,
 }
 
 /* What any batch of n's shape holds at least: its indices, and per record
- * a dense row or a ragged record's 8-byte prefix; and its .npz members. */
+ * a dense row or a ragged record's 8-byte prefix; and its .npz members.
+ * A .packed.npz or .padded.npz holds at least its int64 offsets or
+ * lengths, 8 bytes per record, in 2 or 3 members: its exact size needs the
+ * records' shapes, so zr__plan_make checks max_batch_bytes again (EFBIG)
+ * once it has read them. */
 static int batch_bound(struct zr__fs *fs, const struct zr__node *n)
 {
 	struct zr__fstore *const *st;

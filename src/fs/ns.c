@@ -325,6 +325,10 @@ static int parse_batch_name(const struct zr__node *dir, const char *name,
 
 	if (ends_with(name, len, ".indices.npy", &stem))
 		t->form = ZR__F_IDX;
+	else if (npz && dir->st && ends_with(name, len, ".packed.npz", &stem))
+		t->form = ZR__F_PACKED;
+	else if (npz && dir->st && ends_with(name, len, ".padded.npz", &stem))
+		t->form = ZR__F_PADDED;
 	else if (!npz && ends_with(name, len, ".npy", &stem))
 		t->form = ZR__F_NPY;
 	else if (npz && ends_with(name, len, ".npz", &stem))

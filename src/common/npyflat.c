@@ -1,0 +1,264 @@
+/*
+ * npyflat.c - the PACKED and PADDED forms of a ragged batch (see
+ * npyfile.h): an .npz of a few np.save members, laid out from the records'
+ * shapes (read without decoding their payloads), filled from one gather.
+ * Their content is that of loaderx's RaggedStore.gather(form="packed" |
+ * "padded", pad=0).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npyfile_impl.h"
+
+/* elems = product(shape[0..n)), or ZR_E_TOOBIG. */
+static int product(const uint64_t *shape, uint32_t n, uint64_t *elems)
+{
+	*elems = 1;
+	for (uint32_t i = 0; i < n; i++) {
+		if (shape[i] && *elems > UINT64_MAX / shape[i])
+			return ZR_E_TOOBIG;
+		*elems *= shape[i];
+	}
+	return 0;
+}
+
+/* Reads every record's shape into f->shapes (rndim values each: B * ndim,
+ * not B * ZR_MAX_NDIM); -EINVAL if they cannot take the form. */
+static int read_shapes(zr_npyfile *f)
+{
+	const zr_npyfile_stream *s = f->st;
+	uint64_t shape[ZR_MAX_NDIM];
+	uint32_t ndim;
+	int padded = f->form == ZR_NPYFILE_PADDED;
+
+	if (f->count > SIZE_MAX / sizeof(*f->shapes) / ZR_MAX_NDIM)
+		return ZR_E_TOOBIG;
+	for (uint64_t k = 0; k < f->count; k++) {
+		int err = zr_ragged_shape(s->zs, f->idx[k], &ndim, shape);
+
+		if (err)
+			return err;
+		if (k == 0) {
+			f->rndim = ndim;
+			f->shapes = malloc(f->count * (ndim ? ndim : 1) *
+					   sizeof(*f->shapes));
+			if (!f->shapes)
+				return -ENOMEM;
+		}
+		if (ndim != f->rndim || (padded && !ndim))
+			return -EINVAL;
+		if (padded && k && memcmp(shape + 1, f->shapes + 1,
+					  (ndim - 1) * sizeof(*shape)))
+			return -EINVAL; /* differ beyond axis 0 */
+		memcpy(f->shapes + k * ndim, shape, ndim * sizeof(*shape));
+		if (padded && shape[0] > f->longest)
+			f->longest = shape[0];
+	}
+	return 0;
+}
+
+/* The shape of data.npy. */
+static uint32_t data_shape(const zr_npyfile *f, uint64_t *shape)
+{
+	if (f->form == ZR_NPYFILE_PACKED) {
+		shape[0] = f->elems;
+		return 1;
+	}
+	shape[0] = f->count;
+	shape[1] = f->longest;
+	if (f->count)
+		memcpy(shape + 2, f->shapes + 1,
+		       (f->rndim - 1) * sizeof(*shape));
+	return f->count ? f->rndim + 1 : 2;
+}
+
+/* The shape of the second and third members. */
+static uint32_t meta_shape(const zr_npyfile *f, size_t i, uint64_t *shape)
+{
+	if (f->form == ZR_NPYFILE_PADDED) {
+		shape[0] = f->count; /* lengths */
+		return 1;
+	}
+	if (i == 1) {
+		shape[0] = f->count + 1; /* offsets */
+		return 1;
+	}
+	shape[0] = f->count; /* shapes */
+	shape[1] = f->rndim;
+	return 2;
+}
+
+static int member_sizes(zr_npyfile *f)
+{
+	const zr_dtype *dt = &zr_store_schema(f->st->zs)->dtype;
+	uint64_t shape[ZR_MAX_NDIM + 1], n;
+	uint32_t ndim = data_shape(f, shape);
+	int err;
+
+	if (ndim > ZR_MAX_NDIM)
+		return ZR_E_SHAPE;
+	err = zr__nf_add_product(&f->part[0].size,
+				 zr_npy_header_len(dt, ndim, shape), f->elems,
+				 dt->itemsize);
+	for (size_t i = 1; !err && i < f->nparts; i++) {
+		ndim = meta_shape(f, i, shape);
+		err = product(shape, ndim, &n);
+		if (!err)
+			err = zr__nf_add_product(&f->part[i].size,
+						 zr_npy_header_len(
+						     zr__nf_int64(), ndim,
+						     shape), n, 8);
+	}
+	return err;
+}
+
+int zr__nf_plan_flat(zr_npyfile *f)
+{
+	static const char *packed[] = { "data.npy", "offsets.npy",
+					"shapes.npy" };
+	static const char *padded[] = { "data.npy", "lengths.npy" };
+	int is_packed = f->form == ZR_NPYFILE_PACKED;
+	uint64_t e, rest;
+	int err;
+
+	if (f->nst != 1 || !zr__nf_ragged(f->st))
+		return -EINVAL;
+	err = read_shapes(f);
+	for (uint64_t k = 0; !err && k < f->count; k++) {
+		const uint64_t *sh = f->shapes + k * f->rndim;
+
+		err = is_packed ? product(sh, f->rndim, &e) : 0;
+		if (!err && (is_packed ? e > UINT64_MAX - f->elems : 0))
+			err = ZR_E_TOOBIG;
+		if (!err && is_packed)
+			f->elems += e;
+	}
+	if (!err && !is_packed && f->count) {
+		err = product(f->shapes + 1, f->rndim - 1, &rest);
+		if (!err)
+			err = zr__nf_add_product(&e, 0, f->count, f->longest);
+		if (!err)
+			err = zr__nf_add_product(&f->elems, 0, e, rest);
+	}
+	if (err)
+		return err;
+	f->nparts = is_packed ? 3 : 2;
+	f->part = calloc(f->nparts, sizeof(*f->part));
+	if (!f->part)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nparts; i++)
+		f->part[i].name = is_packed ? packed[i] : padded[i];
+	err = member_sizes(f);
+	return err ? err : zr_npz_layout(f->part, f->nparts, &f->total);
+}
+
+/* -- filling ------------------------------------------------------------ */
+
+static void put_i64(char *dst, uint64_t v)
+{
+	for (int b = 0; b < 8; b++)
+		dst[b] = (char)(v >> (8 * b));
+}
+
+/* An int64 member: np.save's header, then the values from val(f, j). */
+static int fill_meta(const zr_npyfile *f, size_t i, char *buf)
+{
+	const zr_npz_member *m = &f->part[i];
+	uint64_t shape[2], pos = 0;
+	uint32_t ndim = meta_shape(f, i, shape);
+	char *dst = buf + m->offset;
+	size_t h;
+	int err = zr_npy_write_header(zr__nf_int64(), ndim, shape, dst,
+				      m->size, &h);
+
+	for (uint64_t k = 0; !err && k < f->count; k++) {
+		const uint64_t *sh = f->shapes + k * f->rndim;
+		uint64_t e;
+
+		if (f->form == ZR_NPYFILE_PADDED) {
+			put_i64(dst + h + 8 * k, sh[0]);
+		} else if (i == 1) {
+			put_i64(dst + h + 8 * k, pos);
+			product(sh, f->rndim, &e);
+			pos += e;
+		} else {
+			for (uint32_t d = 0; d < f->rndim; d++)
+				put_i64(dst + h + 8 * (k * f->rndim + d),
+					sh[d]);
+		}
+	}
+	if (!err && f->form == ZR_NPYFILE_PACKED && i == 1)
+		put_i64(dst + h + 8 * f->count, pos);
+	return err;
+}
+
+/* Copies the gathered records (off[] in tmp) into data.npy's array at
+ * dst: packed one after the other, or row k of a zeroed (B, longest, ...)
+ * array.  -ESTALE if a record's shape is no longer the planned one. */
+static int place(const zr_npyfile *f, const char *tmp, const uint64_t *off,
+		 char *dst)
+{
+	size_t isz = zr_store_schema(f->st->zs)->dtype.itemsize;
+	uint64_t rowbytes = 0, pos = 0;
+
+	if (f->form == ZR_NPYFILE_PADDED) {
+		product(f->shapes + 1, f->rndim - 1, &rowbytes);
+		rowbytes *= isz;
+		memset(dst, 0, f->elems * isz);
+	}
+	for (uint64_t k = 0; k < f->count; k++) {
+		uint64_t shape[ZR_MAX_NDIM];
+		uint32_t ndim;
+		size_t poff, len = off[k + 1] - off[k];
+		int err = zr_ragged_parse(tmp + off[k], len, isz, &ndim, shape,
+					  &poff);
+
+		if (err)
+			return err;
+		if (ndim != f->rndim ||
+		    memcmp(shape, f->shapes + k * f->rndim,
+			   ndim * sizeof(*shape)))
+			return -ESTALE;
+		if (f->form == ZR_NPYFILE_PADDED) {
+			memcpy(dst + k * f->longest * rowbytes,
+			       tmp + off[k] + poff, len - poff);
+		} else {
+			memcpy(dst + pos, tmp + off[k] + poff, len - poff);
+			pos += len - poff;
+		}
+	}
+	return 0;
+}
+
+int zr__nf_fill_flat(const zr_npyfile *f, char *buf)
+{
+	const zr_dtype *dt = &zr_store_schema(f->st->zs)->dtype;
+	const zr_npz_member *m = &f->part[0];
+	uint64_t shape[ZR_MAX_NDIM + 1], need, *off;
+	uint32_t ndim = data_shape(f, shape);
+	char *tmp = NULL;
+	size_t h;
+	int err = zr_npy_write_header(dt, ndim, shape, buf + m->offset,
+				      m->size, &h);
+
+	if (!err)
+		err = zr_store_gather_size(f->st->zs, f->idx, f->count, &need);
+	if (err)
+		return err;
+	off = malloc((f->count + 1) * sizeof(*off));
+	tmp = malloc(need ? need : 1);
+	if (!off || !tmp)
+		err = -ENOMEM;
+	if (!err)
+		err = zr_store_gather(f->st->zs, f->idx, f->count, tmp, need,
+				      off);
+	if (!err)
+		err = place(f, tmp, off, buf + m->offset + h);
+	free(tmp);
+	free(off);
+	for (size_t i = 1; !err && i < f->nparts; i++)
+		err = fill_meta(f, i, buf);
+	return err ? err : zr_npz_finish(buf, f->total, f->part, f->nparts);
+}

@@ -1,0 +1,156 @@
+"""Ragged batches in one read (issue 13): a ragged store's
+batch/SEED-STEP.packed.npz (data, offsets, shapes) and .padded.npz (data,
+lengths) hold what loaderx's RaggedStore.gather(idx, form="packed" |
+"padded", pad=0) returns, the same bytes as `zrecord batch --form`, and a
+store whose records cannot take the form refuses the name with EINVAL."""
+import errno
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from fsutil import make_store, zrecord
+
+sys.path.insert(0, os.path.join(os.environ.get("top_srcdir", "../.."),
+                                "contrib", "python"))
+from loaderx.zrecord import RaggedStore  # noqa: E402
+
+RNG = np.random.default_rng(13)
+TOKENS = [RNG.integers(-2**31, 2**31 - 1, size=(RNG.integers(1, 40),))
+          .astype("<i4") for _ in range(30)]
+# varying H only: both forms; varying H and W: packed only
+IMAGES_H = [RNG.integers(0, 255, size=(RNG.integers(1, 9), 5, 3))
+            .astype("u1") for _ in range(20)]
+IMAGES_HW = [RNG.integers(0, 255, size=(RNG.integers(1, 9),
+                                        RNG.integers(1, 7), 3))
+             .astype("u1") for _ in range(20)]
+MIXED_NDIM = [np.arange(4, dtype="<i4"), np.arange(6, dtype="<i4")
+              .reshape(2, 3)] * 5
+
+BATCHES = [(7, 0, None, None), (0, 3, "iid", 5), (11, 2, "cyclic", 8),
+           (5, 9, "sequential", 3)]
+
+
+@pytest.fixture(params=["raw", "zstd"])
+def stores(request, src):
+    for name, dtype, recs in (("tokens", "<i4", TOKENS),
+                              ("images_h", "u1", IMAGES_H),
+                              ("images_hw", "u1", IMAGES_HW),
+                              ("mixed", "<i4", MIXED_NDIM)):
+        make_store(os.path.join(src, name), dtype, ragged=True,
+                   codec=request.param, records=recs)
+    return src
+
+
+def batch_parts(seed, step, mode, size, ext):
+    name = "%d-%d.%s" % (seed, step, ext)
+    return ["batch", name] if mode is None else ["batch", mode, str(size),
+                                                 name]
+
+
+def batch_args(seed, step, mode, size):
+    args = ["--seed", seed, "--step", step]
+    if mode is not None:
+        args += ["--mode", mode, "--batch-size", size]
+    return args
+
+
+def cmp(a, b):
+    return subprocess.run(["cmp", str(a), str(b)]).returncode == 0
+
+
+def check_form(m, src, tmp_path, store, form, batches=BATCHES):
+    with RaggedStore.open(os.path.join(src, store), readonly=True) as rs:
+        for seed, step, mode, size in batches:
+            served = m.path(store, *batch_parts(seed, step, mode, size,
+                                                form + ".npz"))
+            idx = np.load(m.path(store, *batch_parts(
+                seed, step, mode, size, "indices.npy")))
+            want = rs.gather(idx, form=form, pad=0)
+            with np.load(served) as z:
+                names = ["data", "offsets", "shapes"] if form == "packed" \
+                    else ["data", "lengths"]
+                assert sorted(z.files) == sorted(names)
+                for name, w in zip(names, want):
+                    got = z[name]
+                    assert got.dtype == w.dtype, (store, form, name)
+                    assert got.shape == w.shape, (store, form, name)
+                    assert np.array_equal(got, w), (store, form, name)
+            mine = tmp_path / "cli.npz"
+            zrecord("batch", os.path.join(src, store),
+                    *batch_args(seed, step, mode, size), "--form", form,
+                    "-o", mine)
+            assert cmp(mine, served), (store, form, seed, step)
+
+
+def test_forms_match_loaderx_and_the_cli(stores, mount, tmp_path):
+    m = mount(stores, "ro")
+    check_form(m, stores, tmp_path, "tokens", "packed")
+    check_form(m, stores, tmp_path, "tokens", "padded")
+    check_form(m, stores, tmp_path, "images_h", "packed")
+    check_form(m, stores, tmp_path, "images_h", "padded")
+    check_form(m, stores, tmp_path, "images_hw", "packed")
+    # --form npz is the default batch file
+    mine = tmp_path / "cli.npz"
+    zrecord("batch", os.path.join(stores, "tokens"), "--seed", 7,
+            "--step", 0, "--form", "npz", "-o", mine)
+    assert cmp(mine, m.path("tokens", "batch", "7-0.npz"))
+
+
+def test_tokens_offsets_are_cu_seqlens(stores, mount):
+    m = mount(stores, "ro")
+    with np.load(m.path("tokens", "batch", "sequential", "4",
+                        "0-1.packed.npz")) as z:
+        lens = [len(t) for t in TOKENS[4:8]]
+        assert z["offsets"].tolist() == [0] + np.cumsum(lens).tolist()
+        assert z["shapes"].tolist() == [[n] for n in lens]
+        assert np.array_equal(z["data"], np.concatenate(TOKENS[4:8]))
+
+
+def lookup_errno(path):
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.errno
+    return 0
+
+
+def test_records_that_cannot_take_the_form_refuse_it(stores, mount,
+                                                     tmp_path):
+    m = mount(stores, "ro")
+    batch = m.path("mixed", "batch", "sequential", "4")
+    assert lookup_errno(os.path.join(batch, "0-0.packed.npz")) == \
+        errno.EINVAL
+    assert lookup_errno(os.path.join(batch, "0-0.padded.npz")) == \
+        errno.EINVAL
+    # one record only: one ndim, the form is served
+    one = m.path("mixed", "batch", "sequential", "1")
+    assert lookup_errno(os.path.join(one, "0-0.packed.npz")) == 0
+    hw = m.path("images_hw", "batch", "sequential", "20", "0-0.padded.npz")
+    assert lookup_errno(hw) == errno.EINVAL
+    assert lookup_errno(m.path("images_hw", "batch", "sequential", "20",
+                               "0-0.packed.npz")) == 0
+    for form in ("packed", "padded"):
+        r = zrecord("batch", os.path.join(stores, "mixed"), "--seed", 0,
+                    "--step", 0, "--mode", "sequential", "--batch-size", 4,
+                    "--form", form, "-o", tmp_path / "x.npz", check=False)
+        assert r.returncode != 0
+        r = zrecord("batch", os.path.join(stores, "mixed"), "--seed", 0,
+                    "--step", 0, "--mode", "sequential", "--batch-size", 4,
+                    "--form", "bogus", check=False)
+        assert r.returncode != 0
+
+
+def test_padded_over_max_batch_bytes_is_efbig(src, mount):
+    """The padded size is known only from the shapes: checked once they
+    are read, after the cheap bound let the name through."""
+    recs = [np.arange(10000, dtype="<i4")] + [np.arange(1, dtype="<i4")] * 15
+    make_store(os.path.join(src, "long"), "<i4", ragged=True, records=recs)
+    m = mount(src, "ro", "max_batch_bytes=64K")
+    batch = m.path("long", "batch", "sequential", "16")
+    assert lookup_errno(os.path.join(batch, "0-0.padded.npz")) == errno.EFBIG
+    with np.load(os.path.join(batch, "0-0.packed.npz")) as z:
+        assert np.array_equal(z["data"], np.concatenate(recs))
+    np.load(os.path.join(batch, "0-0.npz")).close()
