@@ -18,9 +18,11 @@ trap 'rm -rf "$work"' EXIT
 src=$work/zrecordfs-$version
 
 # Copy the sources (not build trees or generated files); an unpacked
-# release tarball (make distcheck) has no git, and holds only sources.
+# release tarball (make distcheck) is no git checkout of its own (it may
+# sit inside one), and holds only sources.
 mkdir "$src"
-if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+if [ "$(git -C "$top" rev-parse --show-toplevel 2>/dev/null)" = \
+	"$(cd "$top" && pwd -P)" ]; then
 	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
 		xargs -0 tar -cf - --no-recursion) | (cd "$src" && tar -xf -)
 else
