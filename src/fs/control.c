@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "files.h"
-#include "ns.h"
 #include "ops.h"
 #include "statsjson.h"
 #include "stlock.h"

@@ -277,6 +277,7 @@ static int apply(struct zr__fs *fs, struct zr__fstore *st, uint64_t *idx,
 	qsort(idx, n, sizeof(*idx), zr__cmp_u64);
 	zr__st_wrlock(st);
 	zr__record_prefill(fs, st, idx, n);
+	zr__batch_prefill(fs, st);
 	err = zr_store_delete(st->zs, idx, n);
 	length = zr_store_length(st->zs);
 	/* even a failed delete may have moved some records */

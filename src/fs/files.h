@@ -69,7 +69,7 @@ void zr__fh_lose(struct zr__fs *fs, const struct zr__fstore *st);
  * answer gathers the whole file (ZR__E_PARK while a delete or compact of
  * one of its stores runs).  A delete of st first makes the open handles
  * that read st and have not gathered yet gather (caller holds st's write
- * lock); zr__record_prefill calls it. */
+ * lock), as it does for record handles (delete.c calls both). */
 int zr__batch_open(struct zr__fs *fs, struct zr__fh *fh);
 int zr__batch_read(fuse_req_t req, struct zr__fs *fs, struct zr__fh *fh,
 		   size_t size, off_t off);

@@ -121,7 +121,6 @@ void zr__record_prefill(struct zr__fs *fs, struct zr__fstore *st,
 	struct zr__fh **open;
 	size_t count;
 
-	zr__batch_prefill(fs, st);
 	if (zr__fh_collect(fs, st, ZR__K_RECORD, &open, &count))
 		return; /* no memory: those handles fail their reads (EIO) */
 	for (size_t i = 0; i < count; i++) {

@@ -152,3 +152,19 @@ def expected_after_delete(items, deleted):
         items[i] = items[-1]
         items.pop()
     return items
+
+
+def batch_path(seed, step, mode, size, ext):
+    """A batch file's path parts below a store: batch/SEED-STEP.EXT, or
+    batch/MODE/SIZE/SEED-STEP.EXT when mode is given."""
+    name = "%d-%d.%s" % (seed, step, ext)
+    return ["batch", name] if mode is None else ["batch", mode, str(size),
+                                                 name]
+
+
+def batch_args(seed, step, mode, size):
+    """The `zrecord batch` flags of the same batch."""
+    args = ["--seed", seed, "--step", step]
+    if mode is not None:
+        args += ["--mode", mode, "--batch-size", size]
+    return args

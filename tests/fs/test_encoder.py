@@ -10,7 +10,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from fsutil import make_store, zrecord
+from fsutil import batch_args, batch_path, make_store, zrecord
 
 DENSE = np.random.default_rng(3).integers(-9, 9, (50, 2, 3)).astype("<i8")
 # ranks 0 to 3, one or two bytes per element, sizes that cross 64 bytes
@@ -41,19 +41,6 @@ def same_file(a, b):
     return subprocess.run(["cmp", str(a), str(b)]).returncode == 0
 
 
-def batch_name(seed, step, mode, size, ext):
-    name = "%d-%d.%s" % (seed, step, ext)
-    return ["batch", name] if mode is None else ["batch", mode, str(size),
-                                                 name]
-
-
-def batch_args(seed, step, mode, size):
-    args = ["--seed", seed, "--step", step]
-    if mode is not None:
-        args += ["--mode", mode, "--batch-size", size]
-    return args
-
-
 def check_batches(m, src, tmp_path, store, ext, world_args=()):
     for seed, step, mode, size in BATCHES:
         for suffix, extra in ((ext, []), ("indices.npy", ["--indices"])):
@@ -61,7 +48,7 @@ def check_batches(m, src, tmp_path, store, ext, world_args=()):
             zrecord("batch", os.path.join(src, store),
                     *batch_args(seed, step, mode, size), *world_args,
                     *extra, "-o", mine)
-            served = cp(m.path(store, *batch_name(seed, step, mode, size,
+            served = cp(m.path(store, *batch_path(seed, step, mode, size,
                                                   suffix)),
                         tmp_path / "mount.out")
             assert same_file(mine, served), (store, seed, step, mode, size,

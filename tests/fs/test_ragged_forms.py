@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from fsutil import make_store, zrecord
+from fsutil import batch_args, batch_path, make_store, zrecord
 
 sys.path.insert(0, os.path.join(os.environ.get("top_srcdir", "../.."),
                                 "contrib", "python"))
@@ -44,19 +44,6 @@ def stores(request, src):
     return src
 
 
-def batch_parts(seed, step, mode, size, ext):
-    name = "%d-%d.%s" % (seed, step, ext)
-    return ["batch", name] if mode is None else ["batch", mode, str(size),
-                                                 name]
-
-
-def batch_args(seed, step, mode, size):
-    args = ["--seed", seed, "--step", step]
-    if mode is not None:
-        args += ["--mode", mode, "--batch-size", size]
-    return args
-
-
 def cmp(a, b):
     return subprocess.run(["cmp", str(a), str(b)]).returncode == 0
 
@@ -64,9 +51,9 @@ def cmp(a, b):
 def check_form(m, src, tmp_path, store, form, batches=BATCHES):
     with RaggedStore.open(os.path.join(src, store), readonly=True) as rs:
         for seed, step, mode, size in batches:
-            served = m.path(store, *batch_parts(seed, step, mode, size,
+            served = m.path(store, *batch_path(seed, step, mode, size,
                                                 form + ".npz"))
-            idx = np.load(m.path(store, *batch_parts(
+            idx = np.load(m.path(store, *batch_path(
                 seed, step, mode, size, "indices.npy")))
             want = rs.gather(idx, form=form, pad=0)
             with np.load(served) as z:
