@@ -98,9 +98,22 @@
  * never serving a half-rewritten table.  A journal with no valid slot is
  * ignored (and removed by a read-write open).
  *
- * Locking.  A read-write handle holds a non-blocking exclusive flock() on
- * meta.zr for its lifetime; a read-only handle holds a shared one.  An open
- * that conflicts fails at once with ZR_E_BUSY (also within one process).
+ * Locking.  Every lock is a non-blocking flock() held for the handle's
+ * lifetime; an open that conflicts fails at once with ZR_E_BUSY (also
+ * within one process).  There are three kinds of handle:
+ *   writer (read-write)            data.zr exclusive + meta.zr shared
+ *   reader (ZR_OPEN_RDONLY)        meta.zr shared + data.zr shared
+ *   follower (RDONLY|FOLLOW)       meta.zr shared
+ * So a store has at most one writer; a reader serves one snapshot and
+ * keeps writers out; a writer and any number of followers share the store,
+ * the followers taking up its synced records with zr_store_refresh.  Delete
+ * and compact (and an open that must recover an interrupted one) make the
+ * writer's meta.zr lock exclusive for their span, so they fail with
+ * ZR_E_BUSY while a follower is open.  A seed process holds meta.zr
+ * exclusively for its lifetime, so it still excludes, and is excluded by,
+ * each of the three.  flock() converts a lock by dropping it first: should
+ * a process that takes meta.zr alone (the seed) slip into that gap, the
+ * writer's later mutating calls fail with ZR_E_BUSY.
  * A writer also checks, before each append session, delete and compact,
  * and before a sync writes a new header, that meta.zr's header is still
  * the one it last read or wrote (read past the client's page cache) and
@@ -296,7 +309,11 @@ ZR_API int zr_codec_parse(const char *s, zr_codec *out);
 ZR_API const char *zr_codec_name(zr_codec codec);
 
 enum {
-	ZR_OPEN_RDONLY = 1 /* shared lock; every mutating call gives -EROFS */
+	ZR_OPEN_RDONLY = 1, /* shared lock; every mutating call gives -EROFS */
+	/* With ZR_OPEN_RDONLY: a follower, which lets one writer in beside
+	 * it and sees its synced appends after zr_store_refresh (see
+	 * Locking).  Without ZR_OPEN_RDONLY: -EINVAL. */
+	ZR_OPEN_FOLLOW = 2
 };
 
 /* Creates a new store at path (which must not exist; missing parent folders
@@ -311,6 +328,15 @@ ZR_API int zr_store_create(const char *path, const zr_schema *schema,
  * header, schema, file sizes and dictionary; ZR_E_BUSY if the lock
  * conflicts. */
 ZR_API int zr_store_open(const char *path, unsigned flags, zr_store **out);
+/* A follower takes up the records the writer beside it has synced since
+ * the last call: zr_store_length grows to the length in the header on
+ * disk once meta.zr and data.zr hold what it names (the header is flushed
+ * first, so no record is served before it is durable).  A header the
+ * files do not cover yet (a client cache's delay) is left for a later
+ * call.  Gathers may run meanwhile and see the old or the new length.
+ * ZR_E_CHANGED if the header shrank (the lock did not reach the writer);
+ * the view is unchanged on any error.  Other handles: 0, nothing to do. */
+ZR_API int zr_store_refresh(zr_store *s);
 /* Syncs (read-write handles), releases the lock and frees.  NULL is a no-op.
  * Returns the sync's result; the handle is freed either way. */
 ZR_API int zr_store_close(zr_store *s);

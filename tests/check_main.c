@@ -16,6 +16,7 @@ int main(void)
 		suite_npyfile,
 		suite_version,
 		suite_store_guard,
+		suite_store_follow,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -22,5 +22,6 @@ Suite *suite_store_sigbus(void);
 Suite *suite_npyfile(void);
 Suite *suite_version(void);
 Suite *suite_store_guard(void);
+Suite *suite_store_follow(void);
 
 #endif

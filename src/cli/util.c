@@ -32,8 +32,13 @@ int zr_cli_error(const char *store, const char *cmd, int err,
 	return ZR_CLI_FAIL;
 }
 
+static int busy_error(const char *path, const char *cmd, unsigned waited);
+
+/* A busy store names who holds it, whichever call found it busy. */
 int zr_cli_lib_error(const char *store, const char *cmd, int err)
 {
+	if (err == ZR_E_BUSY)
+		return busy_error(store, cmd, 0);
 	return zr_cli_error(store, cmd, err, zr_errmsg());
 }
 
@@ -215,30 +220,48 @@ int zr_cli_check_range(const char *store, const char *cmd, zr_store *s,
 	return ZR_CLI_OK;
 }
 
+/* Which lock an holder has says what it is (zrecord.h, Locking): data.zr
+ * exclusive is a writer, data.zr shared a reader, meta.zr alone a
+ * follower (shared) or a process that keeps every handle out. */
+static const char *holder_kind(int on_data, int write)
+{
+	if (on_data)
+		return write ? "for writing (a read-write zrecordfs mount or "
+			       "a writer: unmount or stop it, or mount with -o "
+			       "ro to share the store with readers; zrecordfs "
+			       "-o follow reads beside a writer)" :
+			       "for reading (a read-only mount or a reader "
+			       "keeps writers out: unmount it, or mount with "
+			       "-o follow to let one writer in)";
+	return write ? "alone (a process that keeps every handle out)" :
+		       "as a follower (a -o follow mount or a follow=True "
+		       "reader: delete and compact need it gone)";
+}
+
 /* "store busy" once, with who holds the lock and what to do about it
  * (zr_strerror() and the library's message both say "store busy"). */
-static int busy_error(const char *path, const char *cmd)
+static int busy_error(const char *path, const char *cmd, unsigned waited)
 {
-	char meta[PATH_MAX], comm[64], msg[PATH_MAX];
+	char file[PATH_MAX], comm[64], msg[PATH_MAX];
 	pid_t pid;
-	int write;
+	int write = 0, on_data = 1;
 
-	snprintf(meta, sizeof(meta), "%s/meta.zr", path);
-	pid = zr_lock_holder(meta, comm, sizeof(comm), &write);
+	snprintf(file, sizeof(file), "%s/data.zr", path);
+	pid = zr_lock_holder(file, comm, sizeof(comm), &write);
+	if (!pid) {
+		on_data = 0;
+		snprintf(file, sizeof(file), "%s/meta.zr", path);
+		pid = zr_lock_holder(file, comm, sizeof(comm), &write);
+	}
 	if (pid)
-		snprintf(msg, sizeof(msg), "process %d (%s) holds its lock",
-			 (int)pid, comm);
+		snprintf(msg, sizeof(msg), "process %d (%s) holds its lock %s",
+			 (int)pid, comm, holder_kind(on_data, write));
 	else
-		snprintf(msg, sizeof(msg), "another process holds its lock");
-	snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", write ?
-		 " for writing (a read-write zrecordfs mount or a writer: "
-		 "unmount or stop it, or mount with -o ro to share the store "
-		 "with readers)" :
-		 " for reading (a read-only mount or a reader: writing needs "
-		 "it gone)");
-	if (wait_ms)
+		snprintf(msg, sizeof(msg), "another process holds its lock "
+			 "(on another host, or in another mount namespace)");
+	if (waited)
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
-			 "; still held after waiting %u s", wait_ms / 1000);
+			 "; still held after waiting %u s", waited / 1000);
 	/* zr_strerror() says "another handle holds its lock": too vague */
 	fprintf(stderr, "zrecord: %s: %s: store busy: %s\n", path, cmd, msg);
 	return ZR_CLI_FAIL;
@@ -276,7 +299,7 @@ int zr_cli_open(const char *path, unsigned flags, const char *cmd,
 	zr_retry(try_open, &t, wait_ms);
 	rc = t.rc;
 	if (rc == ZR_E_BUSY)
-		return busy_error(path, cmd);
+		return busy_error(path, cmd, wait_ms);
 	if (rc < 0)
 		return zr_cli_lib_error(path, cmd, rc);
 	zr_cli_warn_lock(*out);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "lockholder.h"
 
@@ -25,8 +26,10 @@ static pid_t find_in_proc_locks(const struct stat *st, int *write)
 		if (strstr(line, "->") || sscanf(line, "%*s FLOCK %*s %15s %d "
 		    "%x:%x:%lu", kind, &pid, &maj, &min, &ino) != 5)
 			continue;
+		/* Our own lock is never the one in the way: a writer's
+		 * delete that a follower refuses holds data.zr itself. */
 		if (ino == st->st_ino && maj == major(st->st_dev) &&
-		    min == minor(st->st_dev)) {
+		    min == minor(st->st_dev) && pid != getpid()) {
 			*write = !strcmp(kind, "WRITE");
 			break;
 		}

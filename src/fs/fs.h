@@ -146,6 +146,7 @@ struct zr__fs {
 	 * releasing them, so shutdown frees what is left. */
 	pthread_mutex_t fh_mu;
 	struct zr__fh *fhs;
+	struct zr__follower *follower; /* -o follow (follow.c) */
 };
 
 /* An open file: per-kind state.  The kernel's open holds one reference

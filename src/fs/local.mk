@@ -9,7 +9,8 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/append.c \
 	src/fs/delete.c src/fs/caller.c \
 	src/fs/elog.c src/fs/elog.h src/fs/stlock.c src/fs/stlock.h \
-	src/fs/dlog.c src/fs/dlog.h src/fs/mntlock.c src/fs/mntlock.h
+	src/fs/dlog.c src/fs/dlog.h src/fs/mntlock.c src/fs/mntlock.h \
+	src/fs/follow.c src/fs/follow.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 src_fs_zrecordfs_LDADD = src/lib/libzrecord.la src/common/libzrcommon.la \
@@ -55,5 +56,5 @@ EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_copies.py tests/fs/test_refusals.py \
 	tests/fs/test_shell.py tests/fs/test_encoder.py tests/fs/test_png.py \
 	tests/fs/test_ragged_forms.py \
-	tests/fs/test_batch_cache.py
+	tests/fs/test_batch_cache.py tests/fs/test_follow.py
 TESTS += tests/fs.test

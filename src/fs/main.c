@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "follow.h"
 #include "fs.h"
 #include "mntlock.h"
 #include "ns.h"
@@ -158,9 +159,14 @@ static int serve_locked(struct zr__fs *fs, int notify)
 		goto out_session;
 	if (fuse_session_mount(fs->se, fs->opts.mountpoint))
 		goto out_signals;
+	if (zr__follow_start(fs)) {
+		fprintf(stderr, "zrecordfs: cannot start the follow thread\n");
+		goto out_mounted;
+	}
 	if (notify >= 0)
 		detach(notify);
 	err = run_loop(fs);
+	zr__follow_stop(fs);
 	/* libfuse reports the signal that ended the loop as a positive
 	 * number: SIGTERM/SIGINT/SIGHUP are a clean shutdown. */
 	ret = err < 0 ? 1 : 0;
@@ -174,6 +180,8 @@ static int serve_locked(struct zr__fs *fs, int notify)
 	fuse_session_destroy(fs->se);
 	zr__ns_free(fs);
 	return ret;
+out_mounted:
+	fuse_session_unmount(fs->se);
 out_signals:
 	fuse_remove_signal_handlers(fs->se);
 out_session:

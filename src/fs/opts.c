@@ -21,6 +21,7 @@ enum {
 	KEY_MAXBATCH,
 	KEY_RO,
 	KEY_DIRECT,
+	KEY_FOLLOW,
 	KEY_FSNAME,
 	KEY_SUBTYPE,
 };
@@ -69,6 +70,8 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("max_batch_bytes=", KEY_MAXBATCH),
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("direct_batches", KEY_DIRECT),
+	FUSE_OPT_KEY("follow", KEY_FOLLOW),
+	FUSE_OPT_KEY("follow=", KEY_FOLLOW),
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
 	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
 	FUSE_OPT_END
@@ -99,6 +102,10 @@ static void usage(const char *prog)
 	       "    -o direct_batches      batch files bypass the page cache "
 	       "(direct_io):\n"
 	       "                           faster single reads, no mmap\n"
+	       "    -o follow[=SECONDS]    read-only, and show what a writer "
+	       "elsewhere syncs:\n"
+	       "                           stores are refreshed every SECONDS "
+	       "(default 1)\n"
 	       "    -o max_threads=N       threads serving requests (default "
 	       "10)\n"
 	       "\n"
@@ -218,6 +225,31 @@ static int own_option(struct parse_ctx *c, const char *arg, int key)
 	return -1;
 }
 
+/* follow[=SECONDS]: a read-only mount (libfuse is told so too) that
+ * refreshes its stores every SECONDS, 0.01 to 3600, default 1. */
+static int follow_option(struct parse_ctx *c, const char *arg,
+			 struct fuse_args *outargs)
+{
+	const char *val = strchr(arg, '=');
+	double v = 1;
+	char *end;
+
+	if (val) {
+		errno = 0;
+		v = strtod(val + 1, &end);
+		if (val[1] < '0' || val[1] > '9' || errno || *end ||
+		    !(v >= 0.01 && v <= 3600)) {
+			fprintf(stderr, "zrecordfs: bad option '%s' (follow="
+				"SECONDS takes 0.01 to 3600)\n", arg);
+			c->bad = 1;
+			return -1;
+		}
+	}
+	c->o->follow_ms = (unsigned)(v * 1000 + 0.5);
+	c->o->ro = 1;
+	return fuse_opt_add_arg(outargs, "-oro") ? -1 : 0;
+}
+
 static int bad_option(struct parse_ctx *c, const char *arg,
 		      const char *why)
 {
@@ -311,6 +343,8 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_DIRECT:
 		c->o->direct_batches = 1;
 		return 0;
+	case KEY_FOLLOW:
+		return follow_option(c, arg, outargs);
 	case KEY_FSNAME:
 		c->fsname = 1;
 		return 1;

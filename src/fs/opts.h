@@ -23,6 +23,7 @@ struct zr__opts {
 	unsigned max_threads;	/* -o max_threads: the session's threads  */
 	uint64_t max_batch;	/* -o max_batch_bytes: one batch file     */
 	int direct_batches;	/* -o direct_batches: past the page cache */
+	unsigned follow_ms;	/* -o follow: refresh interval, 0: off    */
 	zr_sampler_mode mode;	/* default sampler of batch/ files        */
 	uint64_t bsize;		/* default batch size                     */
 	uint32_t rank, world;

@@ -72,11 +72,15 @@ static int open_store(struct zr__fs *fs, const char *abs, const char *rel,
 
 	if (!st || !(st->path = strdup(*rel ? rel : ".")))
 		goto nomem;
-	err = zr_store_open(abs, fs->opts.ro ? ZR_OPEN_RDONLY : 0, &st->zs);
+	err = zr_store_open(abs, (fs->opts.ro ? ZR_OPEN_RDONLY : 0) |
+			    (fs->opts.follow_ms ? ZR_OPEN_FOLLOW : 0), &st->zs);
 	if (err) {
 		if (err == ZR_E_BUSY)
-			fprintf(stderr, "zrecordfs: store busy: %s (another "
-				"mount or writer holds its lock)\n", abs);
+			fprintf(stderr, "zrecordfs: store busy: %s (%s)\n", abs,
+				fs->opts.ro && !fs->opts.follow_ms ?
+				"a writer holds its lock; -o follow reads "
+				"beside it" : "another mount or writer holds "
+				"its lock");
 		else
 			fprintf(stderr, "zrecordfs: cannot open store %s: %s\n",
 				abs, *zr_errmsg() ? zr_errmsg() :

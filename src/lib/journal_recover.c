@@ -233,6 +233,9 @@ int zr__journal_recover(zr_store *s, uint64_t *len, uint64_t *tail)
 		err = zr__fail(-EROFS, "%s: an interrupted delete or compact "
 			       "must be recovered (" ZR__MAINT_FILE "): open "
 			       "the store read-write once", s->path);
+	/* Followers may have opened since this writer: they must go. */
+	if (!err)
+		err = zr__lock_exclusive(s, "recovery");
 	if (!err)
 		err = apply(s, &sl, len, tail);
 	free(b);

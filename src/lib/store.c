@@ -60,6 +60,7 @@ static int store_alloc(const char *path, unsigned flags, zr_store **out)
 	}
 	s->fd[0] = s->fd[1] = -1;
 	s->readonly = (flags & ZR_OPEN_RDONLY) != 0;
+	s->follow = (flags & ZR_OPEN_FOLLOW) != 0;
 	pthread_mutex_init(&s->map_lock, NULL);
 	pthread_mutex_init(&s->live_lock, NULL);
 	pthread_mutex_init(&s->sync_lock, NULL);
@@ -82,10 +83,12 @@ static int open_file(zr_store *s, const char *name, int flags, int *fd)
 	return 0;
 }
 
-static int open_meta(zr_store *s)
+/* Both files, then the role's locks (store_lock.c), and only then is
+ * anything read: the previous holder's writes are done. */
+static int open_files(zr_store *s)
 {
-	int err = open_file(s, "meta.zr", s->readonly ? O_RDONLY : O_RDWR,
-			    &s->fd[ZR__META]);
+	int mode = s->readonly ? O_RDONLY : O_RDWR;
+	int err = open_file(s, "meta.zr", mode, &s->fd[ZR__META]);
 
 	if (err == -ENOENT || err == -ENOTDIR)
 		return zr__fail(ZR_E_NOSTORE, "%s: no store (no meta.zr)",
@@ -93,18 +96,16 @@ static int open_meta(zr_store *s)
 	if (err)
 		return zr__fail(err, "%s/meta.zr: %s", s->path,
 				strerror(-err));
-	if (flock(s->fd[ZR__META],
-		  (s->readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) {
-		/* Only now: the previous holder's writes are done. */
-		zr__guard_init(s);
-		zr__scope_init(s);
-		return zr__refresh(s, ZR__META);
-	}
-	if (errno == EWOULDBLOCK)
-		return zr__fail(ZR_E_BUSY, "%s: store busy: another handle "
-				"holds its lock", s->path);
-	return zr__fail(-errno, "%s/meta.zr: flock: %s", s->path,
-			strerror(errno));
+	err = open_file(s, "data.zr", mode, &s->fd[ZR__DATA]);
+	if (err)
+		return zr__fail(err == -ENOENT ? ZR_E_CORRUPT : err,
+				"%s/data.zr: %s", s->path, strerror(-err));
+	err = zr__lock_open(s);
+	if (err)
+		return err;
+	zr__guard_init(s);
+	zr__scope_init(s);
+	return zr__refresh(s, ZR__META);
 }
 
 static int file_size(zr_store *s, int fd, const char *name, uint64_t *out)
@@ -187,16 +188,11 @@ static int read_page(zr_store *s, uint64_t *len, uint64_t *tail)
 	return 0;
 }
 
-static int open_data(zr_store *s, uint64_t tail)
+static int check_data(zr_store *s, uint64_t tail)
 {
 	uint64_t size;
-	int err = open_file(s, "data.zr", s->readonly ? O_RDONLY : O_RDWR,
-			    &s->fd[ZR__DATA]);
+	int err = zr__refresh(s, ZR__DATA);
 
-	if (err)
-		return zr__fail(err == -ENOENT ? ZR_E_CORRUPT : err,
-				"%s/data.zr: %s", s->path, strerror(-err));
-	err = zr__refresh(s, ZR__DATA);
 	if (!err)
 		err = zr__file_size(s, ZR__DATA, &size);
 	if (err)
@@ -268,9 +264,7 @@ static int recover(zr_store *s, uint64_t *len, uint64_t *tail)
 	if (!err && *tail != t)
 		err = zr__fail(ZR_E_CORRUPT, "%s/meta.zr: header not as "
 			       "recovered", s->path);
-	close(s->fd[ZR__DATA]);
-	s->fd[ZR__DATA] = -1;
-	return err ? err : open_data(s, *tail);
+	return err ? err : check_data(s, *tail);
 }
 
 int zr_store_open(const char *path, unsigned flags, zr_store **out)
@@ -280,16 +274,20 @@ int zr_store_open(const char *path, unsigned flags, zr_store **out)
 	int err;
 
 	zr__clear();
-	if (!path || !*path || !out || (flags & ~(unsigned)ZR_OPEN_RDONLY))
+	if (!path || !*path || !out ||
+	    (flags & ~(unsigned)(ZR_OPEN_RDONLY | ZR_OPEN_FOLLOW)))
 		return zr__fail(-EINVAL, "zr_store_open: bad arguments");
+	if ((flags & ZR_OPEN_FOLLOW) && !(flags & ZR_OPEN_RDONLY))
+		return zr__fail(-EINVAL, "zr_store_open: ZR_OPEN_FOLLOW needs "
+				"ZR_OPEN_RDONLY");
 	err = store_alloc(path, flags, &s);
 	if (err)
 		return err;
-	err = open_meta(s);
+	err = open_files(s);
 	if (!err)
 		err = read_page(s, &len, &tail);
 	if (!err)
-		err = open_data(s, tail);
+		err = check_data(s, tail);
 	/* Before the sizes are trusted: recovery may change the header. */
 	if (!err)
 		err = recover(s, &len, &tail);
@@ -299,6 +297,10 @@ int zr_store_open(const char *path, unsigned flags, zr_store **out)
 		err = zr__map_ensure(s, ZR__META, zr__loc_pos(len));
 	if (!err)
 		err = zr__map_ensure(s, ZR__DATA, tail);
+	/* Recovery is done: let followers in. */
+	zr__lock_share(s);
+	if (!err)
+		err = zr__lock_held(s, "open");
 	if (err) {
 		store_free(s);
 		return err;

@@ -41,6 +41,9 @@ struct zr_store {
 	char *path;             /* folder, for messages */
 	int fd[2];              /* meta.zr, data.zr */
 	int readonly;
+	int follow;             /* ZR_OPEN_FOLLOW: zr_store_refresh grows it */
+	int meta_ex;            /* holds meta.zr exclusively (store_lock.c) */
+	int lock_lost;          /* a lock conversion lost meta.zr */
 	zr_codec codec;
 	zr_schema schema;
 	size_t row_bytes;       /* dense row width, 0 for ragged */
@@ -236,7 +239,22 @@ void zr__guard_wrote(zr_store *s, uint64_t len, uint64_t tail);
  * this host (store_scope.c). */
 void zr__scope_init(zr_store *s);
 
-/* Fails with -EROFS on a read-only handle (name is the call). */
+/* The flocks (store_lock.c).  lock_open takes the handle's role's locks
+ * (a writer's with meta.zr exclusive when it can); lock_exclusive makes
+ * meta.zr exclusive for a delete, compact or recovery (ZR_E_BUSY while a
+ * follower holds it) and lock_share makes it shared again; lock_held
+ * fails with ZR_E_BUSY once a conversion lost the lock. */
+int zr__lock_open(zr_store *s);
+int zr__lock_exclusive(zr_store *s, const char *what);
+void zr__lock_share(zr_store *s);
+int zr__lock_held(const zr_store *s, const char *what);
+
+/* The header's length and tail as the server has them (past the client's
+ * page cache on a filesystem with client caches). */
+int zr__header_read(zr_store *s, uint64_t *len, uint64_t *tail);
+
+/* Fails with -EROFS on a read-only handle (name is the call), ZR_E_BUSY
+ * once the handle lost its lock. */
 int zr__writable(const zr_store *s, const char *name);
 
 #endif

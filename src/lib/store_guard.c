@@ -79,29 +79,44 @@ int zr__file_size(zr_store *s, int file, uint64_t *out)
 	return 0;
 }
 
-/* The header as the server has it.  On a filesystem with client caches
- * the page is read through its own O_DIRECT descriptor: the handle's
- * descriptor may be served from the kernel's page cache, which a FUSE
- * filesystem such as sshfs never invalidates while the file is open. */
-static int read_header(zr_store *s, uint8_t b[16])
+/* O_DIRECT wants an aligned buffer: read the whole first page. */
+static int read_direct(zr_store *s, int fd, uint8_t b[16])
+{
+	uint8_t *page = aligned_alloc(ZR__PAGE, ZR__PAGE);
+	int err = page ? zr__pread_all(fd, page, ZR__PAGE, 0, s->path,
+				       "meta.zr")
+		       : zr__fail(-ENOMEM, "%s: no memory", s->path);
+
+	if (!err)
+		memcpy(b, page, 16);
+	free(page);
+	return err;
+}
+
+/* On a filesystem with client caches the page is read through its own
+ * O_DIRECT descriptor: the handle's descriptor may be served from the
+ * kernel's page cache, which a FUSE filesystem such as sshfs never
+ * invalidates while the file is open. */
+int zr__header_read(zr_store *s, uint64_t *len, uint64_t *tail)
 {
 	char p[4096];
-	uint8_t *page;
+	uint8_t b[16];
 	int fd = -1, err;
 
 	if (s->cached &&
 	    (size_t)snprintf(p, sizeof(p), "%s/meta.zr", s->path) < sizeof(p))
 		fd = open(p, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	if (fd < 0) /* no O_DIRECT there: the handle's descriptor */
-		return zr__pread_all(s->fd[ZR__META], b, 16, 0, s->path,
-				     "meta.zr");
-	page = aligned_alloc(ZR__PAGE, ZR__PAGE);
-	err = page ? zr__pread_all(fd, page, ZR__PAGE, 0, s->path, "meta.zr")
-		   : zr__fail(-ENOMEM, "%s: no memory", s->path);
-	if (!err)
-		memcpy(b, page, 16);
-	free(page);
-	close(fd);
+	if (fd < 0) { /* no O_DIRECT there: the handle's descriptor */
+		err = zr__pread_all(s->fd[ZR__META], b, 16, 0, s->path,
+				    "meta.zr");
+	} else {
+		err = read_direct(s, fd, b);
+		close(fd);
+	}
+	if (!err) {
+		*len = zr__get64(b);
+		*tail = zr__get64(b + 8);
+	}
 	return err;
 }
 
@@ -115,19 +130,18 @@ static int changed(zr_store *s, const char *what, const char *why)
 
 int zr__guard_check(zr_store *s, const char *what)
 {
-	uint8_t b[16];
-	uint64_t size;
+	uint64_t size, len, tail;
 	int err = zr__refresh(s, ZR__META);
 
 	if (!err)
 		err = zr__refresh(s, ZR__DATA);
 	if (!err)
-		err = read_header(s, b);
+		err = zr__header_read(s, &len, &tail);
 	if (!err)
 		err = zr__file_size(s, ZR__DATA, &size);
 	if (err)
 		return err;
-	if (zr__get64(b) != s->disk_len || zr__get64(b + 8) != s->disk_tail)
+	if (len != s->disk_len || tail != s->disk_tail)
 		return changed(s, what, "its header moved");
 	if (size > s->data_seen)
 		return changed(s, what, "data.zr grew");

@@ -401,5 +401,5 @@ int zr__writable(const zr_store *s, const char *name)
 	if (s->readonly)
 		return zr__fail(-EROFS, "%s: %s on a read-only handle",
 				s->path, name);
-	return 0;
+	return zr__lock_held(s, name);
 }

@@ -20,7 +20,14 @@
 #define ZR__VERIFY_WINDOW 4096u    /* records verified per pool job */
 #define ZR__PROGRESS_EVERY 1024u
 
-/* Takes the exclusive lock unless an append session is open. */
+static void unlock_exclusive(zr_store *s)
+{
+	zr__lock_share(s);
+	pthread_rwlock_unlock(&s->rw);
+}
+
+/* Takes the exclusive locks, in the process and on meta.zr (no follower
+ * may read a table being rewritten), unless an append session is open. */
 static int lock_exclusive(zr_store *s, const char *name)
 {
 	int err = zr__writable(s, name);
@@ -32,9 +39,11 @@ static int lock_exclusive(zr_store *s, const char *name)
 		err = zr__fail(-EBUSY, "%s: %s while an append session is "
 			       "open", s->path, name);
 	else
+		err = zr__lock_exclusive(s, name);
+	if (!err)
 		err = zr__guard_check(s, name);
 	if (err)
-		pthread_rwlock_unlock(&s->rw);
+		unlock_exclusive(s);
 	return err;
 }
 
@@ -194,7 +203,7 @@ int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count)
 		qsort(sorted, count, sizeof(*sorted), cmp_desc);
 		err = delete_locked(s, sorted, dedup(sorted, count));
 	}
-	pthread_rwlock_unlock(&s->rw);
+	unlock_exclusive(s);
 	free(sorted);
 	return err;
 }
@@ -354,7 +363,7 @@ int zr_store_compact(zr_store *s, zr_progress_fn progress, void *ctx)
 	if (err)
 		return err;
 	err = compact_locked(s, progress, ctx);
-	pthread_rwlock_unlock(&s->rw);
+	unlock_exclusive(s);
 	return err;
 }
 

@@ -156,7 +156,8 @@ def test_huge_declared_ragged_record_reserves_only_what_arrives(zr, ragged):
 
 def test_store_busy_names_the_holder_once(zr, dense):
     store, _ = dense
-    with open(os.path.join(store, "meta.zr"), "rb") as f:
+    # the locks of a writer, a reader, a follower, a seed process
+    with open(os.path.join(store, "data.zr"), "rb") as f:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         err = zr.fails(1, "get", store, "0")
         assert err.count("store busy") == 1 and err.count("\n") == 1, err
@@ -166,3 +167,11 @@ def test_store_busy_names_the_holder_once(zr, dense):
         fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
         err = zr.fails(1, "sync", store)
         assert "holds its lock for reading" in err, err
+    with open(os.path.join(store, "meta.zr"), "rb") as f:
+        fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        err = zr.fails(1, "delete", store, "0")
+        assert "holds its lock as a follower" in err, err
+        fcntl.flock(f, fcntl.LOCK_UN)
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        err = zr.fails(1, "get", store, "0")
+        assert "holds its lock alone" in err, err

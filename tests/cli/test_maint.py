@@ -135,11 +135,27 @@ def test_exclusive_lock_makes_every_command_busy(zr, locked, tmp_path):
     assert zr.stats(store)["records"] == 40
 
 
-def test_shared_lock_allows_readers_only(zr, locked, tmp_path):
+def test_reader_lock_allows_readers_only(zr, dense, tmp_path):
+    """data.zr shared is a read-only handle's lock: no writer gets in."""
+    store, _ = dense
+    with open(store / "data.zr", "rb") as f:
+        fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        assert zr.stats(store)["records"] == 40
+        zr.ok("get", store, 1)
+        x = write_npys(tmp_path / "x.npy", np.zeros((1, 3, 5), "<f4"))
+        assert "busy" in zr.fails(1, "append", store, x)
+        assert "busy" in zr.fails(1, "delete", store, 0)
+    assert zr.stats(store)["records"] == 40
+
+
+def test_follower_lock_keeps_only_maintenance_out(zr, locked, tmp_path):
+    """meta.zr shared alone is a follower's lock: readers and one writer
+    share the store with it, delete and compact wait for it."""
     store, fd = locked
     fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    assert zr.stats(store)["records"] == 40
     zr.ok("get", store, 1)
-    f = write_npys(tmp_path / "x.npy", np.zeros((1, 3, 5), "<f4"))
-    assert "busy" in zr.fails(1, "append", store, f)
-    assert "busy" in zr.fails(1, "delete", store, 0)
+    x = write_npys(tmp_path / "x.npy", np.zeros((1, 3, 5), "<f4"))
+    zr.ok("append", store, x)
+    assert "as a follower" in zr.fails(1, "delete", store, 0)
+    assert "as a follower" in zr.fails(1, "compact", store)
+    assert zr.stats(store)["records"] == 41

@@ -11,14 +11,14 @@ from conftest import write_npys
 
 WRITERS = ["append", "delete", "compact", "sync"]
 
-# Holds a shared lock on $1/meta.zr until `echo >&3` (fd 3 is a pipe opened
+# Holds a shared lock on $1/data.zr (as a read-only handle does) until `echo >&3` (fd 3 is a pipe opened
 # for both reading and writing; the holder prints "locked" once it has the
 # lock), then runs the rest of the script.
 HOLD = r'''
 set -u
 store=$1 zr=$2 x=$3
 exec 3<> <(:)
-flock -s "$store/meta.zr" sh -c 'echo locked; read _ <&3' > "$store.out" &
+flock -s "$store/data.zr" sh -c 'echo locked; read _ <&3' > "$store.out" &
 holder=$!
 until grep -q locked "$store.out" 2>/dev/null; do sleep 0.01; done
 '''

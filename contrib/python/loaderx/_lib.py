@@ -64,7 +64,7 @@ typedef enum zr_codec {
 } zr_codec;
 int zr_codec_parse(const char *s, zr_codec *out);
 const char *zr_codec_name(zr_codec codec);
-enum { ZR_OPEN_RDONLY = 1 };
+enum { ZR_OPEN_RDONLY = 1, ZR_OPEN_FOLLOW = 2 };
 
 int zr_store_create(const char *path, const zr_schema *schema,
             zr_codec codec, const void *dict, size_t dict_len,
@@ -75,6 +75,7 @@ uint64_t zr_store_length(const zr_store *s);
 const zr_schema *zr_store_schema(const zr_store *s);
 zr_codec zr_store_codec(const zr_store *s);
 int zr_store_readonly(const zr_store *s);
+int zr_store_refresh(zr_store *s);
 const char *zr_store_lock_warning(const zr_store *s);
 size_t zr_store_row_bytes(const zr_store *s);
 

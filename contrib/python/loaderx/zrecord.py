@@ -136,12 +136,16 @@ class _Store(Closable):
         return cls(out[0], cpath)
 
     @classmethod
-    def open(cls, path, readonly=False):
+    def open(cls, path, readonly=False, follow=False):
         """Opens an existing store of this contract (FileNotFoundError if
-        there is none, StoreBusy if another handle holds it)."""
+        there is none, StoreBusy if another handle holds it).  follow=True
+        (read-only) shares the store with one writer, possibly on another
+        host, and takes up its synced records at refresh()."""
         cpath = os.fsencode(path)
         out = ffi.new("zr_store **")
-        flags = lib.ZR_OPEN_RDONLY if readonly else 0
+        flags = lib.ZR_OPEN_RDONLY if readonly or follow else 0
+        if follow:
+            flags |= lib.ZR_OPEN_FOLLOW
         check(lib.zr_store_open(cpath, flags, out), cpath)
         if lib.zr_store_schema(out[0]).ragged != cls._RAGGED:
             lib.zr_store_close(out[0])
@@ -162,6 +166,16 @@ class _Store(Closable):
         self._handle()
         if self.readonly:
             raise OSError(errno.EROFS, "store opened read-only", self.path)
+
+    def refresh(self):
+        """A follower (open(..., follow=True)) takes up the records its
+        writer has synced since and returns the new length; other stores
+        return their length.  OSError (ZR_E_CHANGED) if the store shrank."""
+        self._drain()
+        with self._lock.shared():
+            h = self._handle()
+            check(lib.zr_store_refresh(h), self.path)
+            return lib.zr_store_length(h)
 
     def __len__(self):
         self._drain()
