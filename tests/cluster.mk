@@ -10,7 +10,8 @@ dist_noinst_SCRIPTS += tests/cluster.test
 EXTRA_DIST += tests/cluster.mk tests/cluster/gluster.py \
 	tests/cluster/conftest.py tests/cluster/test_slices.py \
 	tests/cluster/test_locks.py tests/cluster/test_writers.py \
-	tests/cluster/sshfs.py tests/cluster/test_sshfs.py
+	tests/cluster/sshfs.py tests/cluster/test_sshfs.py \
+	tests/cluster/test_follow.py
 
 check-cluster: all
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \

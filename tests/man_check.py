@@ -210,7 +210,8 @@ def check_zrecord(mandoc, srcdir, zrecord):
 
 def fs_option_lines(text):
     """Flags and -o names at the start of indented option lines:
-    "    -o rank=R,world=W   ..." gives -o, rank, world."""
+    "    -o rank=R,world=W   ..." gives -o, rank, world, and
+    "    -o follow[=SECONDS] ..." gives -o, follow."""
     out = set()
     for ln in text.splitlines():
         if not re.match(r"\s+-", ln):
@@ -221,7 +222,9 @@ def fs_option_lines(text):
                 out.add(word)
                 after_o = word == "-o"
             elif after_o:
-                out |= {part.split("=")[0] for part in word.split(",")}
+                # name=V and name[=V] both give name
+                out |= {re.split(r"[[=]", part)[0]
+                        for part in word.split(",")}
                 after_o = False
             else:
                 break

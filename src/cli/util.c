@@ -256,9 +256,10 @@ static int busy_error(const char *path, const char *cmd, unsigned waited)
 	if (pid)
 		snprintf(msg, sizeof(msg), "process %d (%s) holds its lock %s",
 			 (int)pid, comm, holder_kind(on_data, write));
-	else
+	else /* the library's reason, which at least names the role */
 		snprintf(msg, sizeof(msg), "another process holds its lock "
-			 "(on another host, or in another mount namespace)");
+			 "(on another host, or in another mount namespace): %s",
+			 zr_errmsg());
 	if (waited)
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
 			 "; still held after waiting %u s", waited / 1000);
