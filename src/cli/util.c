@@ -238,6 +238,14 @@ static const char *holder_kind(int on_data, int write)
 		       "reader: delete and compact need it gone)";
 }
 
+/* What the library said after its "store busy: ". */
+static const char *lib_reason(void)
+{
+	const char *m = zr_errmsg(), *r = strstr(m, "store busy: ");
+
+	return r ? r + strlen("store busy: ") : m;
+}
+
 /* "store busy" once, with who holds the lock and what to do about it
  * (zr_strerror() and the library's message both say "store busy"). */
 static int busy_error(const char *path, const char *cmd, unsigned waited)
@@ -257,9 +265,8 @@ static int busy_error(const char *path, const char *cmd, unsigned waited)
 		snprintf(msg, sizeof(msg), "process %d (%s) holds its lock %s",
 			 (int)pid, comm, holder_kind(on_data, write));
 	else /* the library's reason, which at least names the role */
-		snprintf(msg, sizeof(msg), "another process holds its lock "
-			 "(on another host, or in another mount namespace): %s",
-			 zr_errmsg());
+		snprintf(msg, sizeof(msg), "%s (a process on another host, or "
+			 "in another mount namespace)", lib_reason());
 	if (waited)
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
 			 "; still held after waiting %u s", waited / 1000);
