@@ -24,6 +24,22 @@
  * on the caller's stack).  The same Dekker pattern pairs `sleepers` with
  * `gen` so that no wakeup is lost.
  *
+ * Paying for itself: the caller cannot return before every chunk is done,
+ * so a worker that the scheduler takes off its CPU while it holds a chunk
+ * stalls the caller for a time slice (on a 2-core machine with two
+ * busy-loop processes the caller waited 0.6-0.9 ms per 4 ms token batch
+ * on average, up to 20 ms), and a worker that wakes late adds nothing.
+ * So every pooled job is judged: its wall time against the caller's own
+ * time per item times n (what running it inline would have cost).  A
+ * kind of job (its function, and n and grain to the nearest power of two)
+ * whose pooled run did not save ZR__POOL_MARGIN runs inline for the next
+ * 1, 2, 4 .. ZR__POOL_BACKOFF_MAX calls, then tries the pool again; and
+ * its caller sleeps at once instead of spinning while the last pooled run
+ * had to sleep (its spin would only keep a CPU from the worker it waits
+ * for).  Small batches (a 256 x 2 KiB raw gather, about 30 us inline)
+ * therefore run inline, and so does everything on a machine whose CPUs
+ * are taken; a zstd batch on a quiet machine keeps the pool.
+ *
  * Lock order: pool.lock, then a job's err_lock (never the reverse; err_lock
  * is only taken by a lane that holds nothing else).
  */
@@ -48,6 +64,17 @@
 #define ZR__POOL_SPIN_NS 50000
 /* Spins between two looks at the clock. */
 #define ZR__POOL_SPIN_CHECK 64
+/* A pooled run pays when it takes at most this share (in 1/16) of the
+ * inline estimate: the estimate is noisy, and a gain under ~10% is not
+ * worth waking threads that other processes could use. */
+#define ZR__POOL_MARGIN 14
+/* The longest run of inline calls before a kind of job tries the pool
+ * again: a few ms of batches, so a machine that becomes quiet is
+ * noticed soon. */
+#define ZR__POOL_BACKOFF_MAX 64
+/* Kinds of job remembered (a direct-mapped table; a collision only
+ * shares a verdict). */
+#define ZR__POOL_KINDS 16
 
 struct job {
 	zr__pool_fn fn;
@@ -76,6 +103,17 @@ static struct {
 	.work_cv = PTHREAD_COND_INITIALIZER,
 	.done_cv = PTHREAD_COND_INITIALIZER,
 };
+
+/* The verdict on one kind of job.  Only its atomics are shared: callers of
+ * one kind may race on them, which at worst costs one wrong verdict. */
+struct kind {
+	atomic_uintptr_t key;
+	atomic_uint skip;     /* calls left to run inline */
+	atomic_uint backoff;  /* the last skip granted; 0 while the pool pays */
+	atomic_int sleep_now; /* the last pooled run's caller had to sleep */
+};
+
+static struct kind kinds[ZR__POOL_KINDS];
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
@@ -123,18 +161,21 @@ static int spin_until(int (*done)(const void *), const void *arg)
 	}
 }
 
-static void lane_work(struct job *j, unsigned lane)
+/* Works chunks until none is left; returns the items this lane did. */
+static size_t lane_work(struct job *j, unsigned lane)
 {
+	size_t done = 0;
+
 	for (;;) {
 		size_t b, e;
 		int err;
 
 		if (atomic_load_explicit(&j->failed, memory_order_relaxed))
-			return;
+			return done;
 		b = atomic_fetch_add_explicit(&j->next, j->chunk,
 					      memory_order_relaxed);
 		if (b >= j->n)
-			return;
+			return done;
 		e = j->n - b < j->chunk ? j->n : b + j->chunk;
 		err = j->fn(j->ctx, b, e, lane);
 		if (err) {
@@ -142,8 +183,9 @@ static void lane_work(struct job *j, unsigned lane)
 			zr__error_capture(&j->error, err);
 			pthread_mutex_unlock(&j->err_lock);
 			atomic_store(&j->failed, 1);
-			return;
+			return done;
 		}
+		done += e - b;
 	}
 }
 
@@ -307,22 +349,96 @@ static int none_running(const void *unused)
 	return atomic_load(&pool.running) == 0;
 }
 
-/* Stops new workers from joining j and waits for those inside. */
-static void job_close(void)
+/* Stops new workers from joining j and waits for those inside, spinning
+ * first if spin; returns whether it had to sleep. */
+static int job_close(int spin)
 {
 	atomic_store(&pool.job, NULL);
-	if (spin_until(none_running, NULL))
-		return;
+	if (spin ? spin_until(none_running, NULL) : none_running(NULL))
+		return 0;
 	pthread_mutex_lock(&pool.lock);
 	while (atomic_load(&pool.running))
 		pthread_cond_wait(&pool.done_cv, &pool.lock);
 	pthread_mutex_unlock(&pool.lock);
+	return 1;
+}
+
+static unsigned ilog2(size_t v)
+{
+	return v ? (unsigned)(sizeof(v) * 8 - 1) - (unsigned)__builtin_clzl(v)
+		 : 0;
+}
+
+static uintptr_t kind_key(zr__pool_fn fn, size_t n, size_t grain)
+{
+	return (uintptr_t)fn ^ ((uintptr_t)ilog2(n) << 1) ^
+	       ((uintptr_t)ilog2(grain) << 7) ^ 1;
+}
+
+static struct kind *kind_of(uintptr_t key)
+{
+	struct kind *k = &kinds[(key ^ key >> 5 ^ key >> 13) %
+				ZR__POOL_KINDS];
+
+	if (atomic_load_explicit(&k->key, memory_order_relaxed) != key) {
+		atomic_store_explicit(&k->key, key, memory_order_relaxed);
+		atomic_store_explicit(&k->skip, 0, memory_order_relaxed);
+		atomic_store_explicit(&k->backoff, 0, memory_order_relaxed);
+		atomic_store_explicit(&k->sleep_now, 0, memory_order_relaxed);
+	}
+	return k;
+}
+
+/* Whether this call of kind k runs inline (uses up one skip). */
+static int kind_skips(struct kind *k)
+{
+	unsigned left = atomic_load_explicit(&k->skip, memory_order_relaxed);
+
+	while (left && !atomic_compare_exchange_weak_explicit(
+			&k->skip, &left, left - 1, memory_order_relaxed,
+			memory_order_relaxed))
+		;
+	return left != 0;
+}
+
+unsigned zr__pool_backoff(unsigned backoff, uint64_t inline_ns,
+			  uint64_t pooled_ns)
+{
+	if (pooled_ns * 16 <= inline_ns * ZR__POOL_MARGIN)
+		return 0;
+	if (!backoff)
+		return 1;
+	return backoff >= ZR__POOL_BACKOFF_MAX / 2 ? ZR__POOL_BACKOFF_MAX
+						   : backoff * 2;
+}
+
+/* Records the verdict on a pooled run of n items that took pooled_ns,
+ * mine of which the caller did in mine_ns. */
+static void kind_judge(struct kind *k, size_t n, size_t mine,
+		       uint64_t mine_ns, uint64_t pooled_ns, int slept)
+{
+	unsigned b;
+
+	atomic_store_explicit(&k->sleep_now, slept, memory_order_relaxed);
+	if (!mine)
+		return; /* the workers did it all: no estimate, and no loss */
+	b = zr__pool_backoff(atomic_load_explicit(&k->backoff,
+						  memory_order_relaxed),
+			     (uint64_t)((double)mine_ns * (double)n /
+					(double)mine),
+			     pooled_ns);
+	atomic_store_explicit(&k->backoff, b, memory_order_relaxed);
+	atomic_store_explicit(&k->skip, b, memory_order_relaxed);
 }
 
 int zr__pool_run(zr__pool_fn fn, void *ctx, size_t n, size_t grain)
 {
 	unsigned lanes = zr__pool_lanes();
 	struct job j = { .fn = fn, .ctx = ctx, .n = n };
+	struct kind *k;
+	uint64_t t0, t1;
+	size_t mine;
+	int slept;
 
 	if (n == 0)
 		return 0;
@@ -330,18 +446,25 @@ int zr__pool_run(zr__pool_fn fn, void *ctx, size_t n, size_t grain)
 		grain = 1;
 	if (lanes == 1 || pool.workers == 0 || n <= grain || in_lane)
 		return fn(ctx, 0, n, 0);
+	k = kind_of(kind_key(fn, n, grain));
+	if (kind_skips(k))
+		return fn(ctx, 0, n, 0);
 	j.chunk = chunk_size(n, grain, lanes);
 	atomic_init(&j.next, 0);
 	atomic_init(&j.failed, 0);
 	pthread_mutex_init(&j.err_lock, NULL);
+	t0 = now_ns();
 	if (!job_open(&j)) {
 		pthread_mutex_destroy(&j.err_lock);
 		return fn(ctx, 0, n, 0);
 	}
 	in_lane = 1;
-	lane_work(&j, 0);
+	mine = lane_work(&j, 0);
 	in_lane = 0;
-	job_close();
+	t1 = now_ns();
+	slept = job_close(!atomic_load_explicit(&k->sleep_now,
+						memory_order_relaxed));
+	kind_judge(k, n, mine, t1 - t0, now_ns() - t0, slept);
 	pthread_mutex_destroy(&j.err_lock);
 	if (j.error.err)
 		return zr__error_replay(&j.error);
