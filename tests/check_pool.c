@@ -168,15 +168,15 @@ END_TEST
 
 START_TEST(test_backoff_verdict)
 {
-	/* Pays: at most 14/16 of the inline estimate. */
-	ck_assert_uint_eq(zr__pool_backoff(0, 1600, 1400), 0);
+	/* Pays: at most 15/16 of the inline estimate. */
+	ck_assert_uint_eq(zr__pool_backoff(0, 1600, 1500), 0);
 	ck_assert_uint_eq(zr__pool_backoff(8, 1600, 100), 0);
-	/* Does not pay: 1, then doubling up to the cap of 64. */
-	ck_assert_uint_eq(zr__pool_backoff(0, 1600, 1401), 1);
+	/* Does not pay: 1, then doubling up to the cap of 16. */
+	ck_assert_uint_eq(zr__pool_backoff(0, 1600, 1501), 1);
 	ck_assert_uint_eq(zr__pool_backoff(1, 1000, 5000), 2);
-	ck_assert_uint_eq(zr__pool_backoff(16, 1000, 1000), 32);
-	ck_assert_uint_eq(zr__pool_backoff(32, 1000, 1000), 64);
-	ck_assert_uint_eq(zr__pool_backoff(64, 1000, 1000), 64);
+	ck_assert_uint_eq(zr__pool_backoff(4, 1000, 1000), 8);
+	ck_assert_uint_eq(zr__pool_backoff(8, 1000, 1000), 16);
+	ck_assert_uint_eq(zr__pool_backoff(16, 1000, 1000), 16);
 }
 END_TEST
 

@@ -26,19 +26,22 @@
  *
  * Paying for itself: the caller cannot return before every chunk is done,
  * so a worker that the scheduler takes off its CPU while it holds a chunk
- * stalls the caller for a time slice (on a 2-core machine with two
- * busy-loop processes the caller waited 0.6-0.9 ms per 4 ms token batch
- * on average, up to 20 ms), and a worker that wakes late adds nothing.
- * So every pooled job is judged: its wall time against the caller's own
- * time per item times n (what running it inline would have cost).  A
- * kind of job (its function, and n and grain to the nearest power of two)
- * whose pooled run did not save ZR__POOL_MARGIN runs inline for the next
- * 1, 2, 4 .. ZR__POOL_BACKOFF_MAX calls, then tries the pool again; and
- * its caller sleeps at once instead of spinning while the last pooled run
- * had to sleep (its spin would only keep a CPU from the worker it waits
- * for).  Small batches (a 256 x 2 KiB raw gather, about 30 us inline)
- * therefore run inline, and so does everything on a machine whose CPUs
- * are taken; a zstd batch on a quiet machine keeps the pool.
+ * stalls the caller until it runs again (on 2 cores with two busy-loop
+ * processes the caller waited 0.6-0.9 ms on average per 4 ms zstd token
+ * batch in job_close, up to 20 ms, against 75 us quiet), a worker that
+ * wakes late adds nothing, and a small batch costs more to hand out than
+ * to do.  So every pooled job is judged: its wall time against the
+ * caller's own time per item times n (what running it inline would have
+ * cost).  A kind of job (its function, and n and grain to the nearest
+ * power of two) whose pooled run did not save 1/16 of that runs inline
+ * for the next 1, 2, 4 .. ZR__POOL_BACKOFF_MAX calls, then tries the pool
+ * again.  Measured on 2 cores shared with other jobs: of back-to-back
+ * 256 x 2 KiB raw token gathers (30-40 us each, about what waking a
+ * worker costs) 72% ran inline, 90% with two busy-loop processes; of
+ * zstd ones (2.5 ms) 42% ran inline, 68% with the busy loops.  A waiting
+ * caller keeps its short spin even under load: it yields to whatever
+ * shares its CPU, and sleeping at once would add its own wakeup to the
+ * stall (tried: no better than inline under load).
  *
  * Lock order: pool.lock, then a job's err_lock (never the reverse; err_lock
  * is only taken by a lane that holds nothing else).
@@ -65,13 +68,13 @@
 /* Spins between two looks at the clock. */
 #define ZR__POOL_SPIN_CHECK 64
 /* A pooled run pays when it takes at most this share (in 1/16) of the
- * inline estimate: the estimate is noisy, and a gain under ~10% is not
- * worth waking threads that other processes could use. */
-#define ZR__POOL_MARGIN 14
+ * inline estimate: a gain under ~6% is within the estimate's noise and
+ * not worth waking threads that other processes could use. */
+#define ZR__POOL_MARGIN 15
 /* The longest run of inline calls before a kind of job tries the pool
- * again: a few ms of batches, so a machine that becomes quiet is
- * noticed soon. */
-#define ZR__POOL_BACKOFF_MAX 64
+ * again: a probe that loses costs one slow batch in 17 at most, and a
+ * machine that becomes quiet is noticed within a few batches. */
+#define ZR__POOL_BACKOFF_MAX 16
 /* Kinds of job remembered (a direct-mapped table; a collision only
  * shares a verdict). */
 #define ZR__POOL_KINDS 16
@@ -110,7 +113,6 @@ struct kind {
 	atomic_uintptr_t key;
 	atomic_uint skip;     /* calls left to run inline */
 	atomic_uint backoff;  /* the last skip granted; 0 while the pool pays */
-	atomic_int sleep_now; /* the last pooled run's caller had to sleep */
 };
 
 static struct kind kinds[ZR__POOL_KINDS];
@@ -349,18 +351,16 @@ static int none_running(const void *unused)
 	return atomic_load(&pool.running) == 0;
 }
 
-/* Stops new workers from joining j and waits for those inside, spinning
- * first if spin; returns whether it had to sleep. */
-static int job_close(int spin)
+/* Stops new workers from joining j and waits for those inside. */
+static void job_close(void)
 {
 	atomic_store(&pool.job, NULL);
-	if (spin ? spin_until(none_running, NULL) : none_running(NULL))
-		return 0;
+	if (spin_until(none_running, NULL))
+		return;
 	pthread_mutex_lock(&pool.lock);
 	while (atomic_load(&pool.running))
 		pthread_cond_wait(&pool.done_cv, &pool.lock);
 	pthread_mutex_unlock(&pool.lock);
-	return 1;
 }
 
 static unsigned ilog2(size_t v)
@@ -384,7 +384,6 @@ static struct kind *kind_of(uintptr_t key)
 		atomic_store_explicit(&k->key, key, memory_order_relaxed);
 		atomic_store_explicit(&k->skip, 0, memory_order_relaxed);
 		atomic_store_explicit(&k->backoff, 0, memory_order_relaxed);
-		atomic_store_explicit(&k->sleep_now, 0, memory_order_relaxed);
 	}
 	return k;
 }
@@ -415,11 +414,10 @@ unsigned zr__pool_backoff(unsigned backoff, uint64_t inline_ns,
 /* Records the verdict on a pooled run of n items that took pooled_ns,
  * mine of which the caller did in mine_ns. */
 static void kind_judge(struct kind *k, size_t n, size_t mine,
-		       uint64_t mine_ns, uint64_t pooled_ns, int slept)
+		       uint64_t mine_ns, uint64_t pooled_ns)
 {
 	unsigned b;
 
-	atomic_store_explicit(&k->sleep_now, slept, memory_order_relaxed);
 	if (!mine)
 		return; /* the workers did it all: no estimate, and no loss */
 	b = zr__pool_backoff(atomic_load_explicit(&k->backoff,
@@ -438,7 +436,6 @@ int zr__pool_run(zr__pool_fn fn, void *ctx, size_t n, size_t grain)
 	struct kind *k;
 	uint64_t t0, t1;
 	size_t mine;
-	int slept;
 
 	if (n == 0)
 		return 0;
@@ -462,9 +459,8 @@ int zr__pool_run(zr__pool_fn fn, void *ctx, size_t n, size_t grain)
 	mine = lane_work(&j, 0);
 	in_lane = 0;
 	t1 = now_ns();
-	slept = job_close(!atomic_load_explicit(&k->sleep_now,
-						memory_order_relaxed));
-	kind_judge(k, n, mine, t1 - t0, now_ns() - t0, slept);
+	job_close();
+	kind_judge(k, n, mine, t1 - t0, now_ns() - t0);
 	pthread_mutex_destroy(&j.err_lock);
 	if (j.error.err)
 		return zr__error_replay(&j.error);
