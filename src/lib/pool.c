@@ -33,15 +33,15 @@
  * to do.  So every pooled job is judged: its wall time against the
  * caller's own time per item times n (what running it inline would have
  * cost).  A kind of job (its function, and n and grain to the nearest
- * power of two) whose pooled run did not save 1/16 of that runs inline
+ * power of two) whose pooled run was not faster than that runs inline
  * for the next 1, 2, 4 .. ZR__POOL_BACKOFF_MAX calls, then tries the pool
  * again.  Measured on 2 cores shared with other jobs: of back-to-back
- * 256 x 2 KiB raw token gathers (30-40 us each, about what waking a
- * worker costs) 72% ran inline, 90% with two busy-loop processes; of
- * zstd ones (2.5 ms) 42% ran inline, 68% with the busy loops.  A waiting
- * caller keeps its short spin even under load: it yields to whatever
- * shares its CPU, and sleeping at once would add its own wakeup to the
- * stall (tried: no better than inline under load).
+ * 256 x 2 KiB raw token gathers (30-40 us each, about what handing out
+ * work to a worker costs) 67-90% ran inline, 93% with two busy-loop
+ * processes; of zstd ones (2.5 ms) about half ran inline, 55-66% with
+ * the busy loops.  A waiting caller keeps its short spin even under
+ * load: it yields to whatever shares its CPU, and sleeping at once would
+ * add its own wakeup to the stall (tried: no better than inline).
  *
  * Lock order: pool.lock, then a job's err_lock (never the reverse; err_lock
  * is only taken by a lane that holds nothing else).
@@ -67,10 +67,11 @@
 #define ZR__POOL_SPIN_NS 50000
 /* Spins between two looks at the clock. */
 #define ZR__POOL_SPIN_CHECK 64
-/* A pooled run pays when it takes at most this share (in 1/16) of the
- * inline estimate: a gain under ~6% is within the estimate's noise and
- * not worth waking threads that other processes could use. */
-#define ZR__POOL_MARGIN 15
+/* A pooled run pays when it takes less than this share (in 1/16) of the
+ * inline estimate: when it was faster at all.  Asking for more (15/16 and
+ * 14/16 were tried) sent marginal batches inline on a busy machine, where
+ * the estimate is noisy and the pool was still ahead on average. */
+#define ZR__POOL_MARGIN 16
 /* The longest run of inline calls before a kind of job tries the pool
  * again: a probe that loses costs one slow batch in 17 at most, and a
  * machine that becomes quiet is noticed within a few batches. */
@@ -403,7 +404,7 @@ static int kind_skips(struct kind *k)
 unsigned zr__pool_backoff(unsigned backoff, uint64_t inline_ns,
 			  uint64_t pooled_ns)
 {
-	if (pooled_ns * 16 <= inline_ns * ZR__POOL_MARGIN)
+	if (pooled_ns * 16 < inline_ns * ZR__POOL_MARGIN)
 		return 0;
 	if (!backoff)
 		return 1;

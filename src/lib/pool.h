@@ -26,7 +26,7 @@ int zr__pool_run(zr__pool_fn fn, void *ctx, size_t n, size_t grain);
 
 /* The pool's verdict on a kind of job after a pooled run that took
  * pooled_ns where inline_ns was expected, given the last verdict backoff:
- * 0 if the pool paid, else how many calls of that kind to run inline
+ * 0 if the pool was faster, else how many calls of that kind to run inline
  * (1, then doubling up to a cap).  Pure; exposed for the tests. */
 unsigned zr__pool_backoff(unsigned backoff, uint64_t inline_ns,
 			  uint64_t pooled_ns);
