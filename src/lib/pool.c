@@ -370,6 +370,8 @@ static unsigned ilog2(size_t v)
 		 : 0;
 }
 
+/* Bit 0 is set (functions are aligned, so it is free): no key equals the
+ * 0 of a slot never used. */
 static uintptr_t kind_key(zr__pool_fn fn, size_t n, size_t grain)
 {
 	return (uintptr_t)fn ^ ((uintptr_t)ilog2(n) << 1) ^
