@@ -617,7 +617,12 @@ ZR_API int zr_npy_write_header_fixed(const zr_dtype *dtype, uint32_t ndim,
 /* Lanes a batch fans out to: one calling thread plus the pool's workers.
  * Workers default to three quarters of the CPUs this process may use (at
  * least 1); ZR_THREADS=<n> in the environment sets the worker count (0 =
- * caller only).  The pool starts on first use and is shared process-wide. */
+ * caller only).  The pool starts on first use and is shared process-wide.
+ * A batch runs on the calling thread alone when another batch holds the
+ * pool, when it is too small to split, or when the last pooled batch of
+ * its kind was not faster than the caller alone would have been (a small
+ * batch, or a machine whose CPUs other processes keep busy); such a kind
+ * tries the pool again after 1, 2, 4 .. 16 calls. */
 ZR_API unsigned zr_pool_lanes(void);
 
 #ifdef __cplusplus

@@ -5,14 +5,23 @@ torch baselines a user would otherwise reach for:
 
   sampler   Sampler.next() vs numpy.random.default_rng().integers,
             IID over a 1M index space, batch 256 / 1024 / 8192
-  gather    DenseStore random batch gather (raw and zstd) vs NumPy fancy
-            indexing of an mmap'd .npy: image (2,500 x uint8 (3,224,224))
-            and token (200,000 x int32[512]) workloads, batch 256
-  loader    DataLoader vs torch.utils.data.DataLoader over an mmap'd .npy
-            (image workload + int64 labels), batch 256, 2 workers:
-            batches/s, then peak PSS of the process tree in a separate
-            steady-state pass
+  gather    DenseStore random batch gather from Python (raw fresh and
+            with out= reused, zstd with out=) vs NumPy fancy indexing of
+            an mmap'd .npy (and np.take with out=): image (2,500 x uint8
+            (3,224,224)) and token (200,000 x int32[512]) workloads,
+            batch 256; medians of per-batch times taken in interleaved
+            rounds, once quiet and once while the script keeps one
+            busy-loop process running
+  loader    DataLoader (ring=1; raw and zstd stores; 1 and 2 prefetch
+            threads) vs torch's best here, a batched Dataset over the
+            mmap'd .npy with 0 workers (image workload + int64 labels,
+            batch 256): median batches/s of 5 rounds of 50 and the peak
+            PSS of the process tree in the same pass; for zstd, the decode
+            ceiling of the same frames (single-thread ZSTD_decompress
+            through ctypes, times the pool's lanes) measured in the same
+            child just before and after the loader
 
+Every table prints its ratios to the baseline measured in the same run.
 Not a test: numbers depend on the box.  Run from the source tree with the
 library built (top_builddir=BUILD, or LOADERX_LIB=path/libzrecord.so):
 
@@ -33,6 +42,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "contrib", "python"))
 
+from loaderx._lib import lib  # noqa: E402
 from loaderx.dataloader import DataLoader  # noqa: E402
 from loaderx.zrecord import DenseStore  # noqa: E402
 from loaderx.zsampler import Sampler  # noqa: E402
@@ -127,82 +137,187 @@ def disk_bytes(path):
 
 # -- gather ----------------------------------------------------------------
 
-def bench_gather(root, name, batches=50):
-    npy = os.path.join(root, name + ".npy")
-    mm = np.load(npy, mmap_mode="r")
-    n = len(mm)
-    rng = np.random.default_rng(7)
-    plan = [np.sort(rng.integers(0, n, BATCH)) for _ in range(batches)]
-    rows = []
+def busy_loop():
+    """One busy-loop process: the "loaded" runs share the CPUs with it."""
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    time.sleep(0.3)  # let it reach the run queue
+    return proc
+
+
+def interleaved(backends, plan, rounds=7, min_round=0.15):
+    """Per-batch seconds of every (label, get) backend, timed in rounds that
+    take turns, so that drifting background load hits every backend alike."""
+    times = {label: [] for label, _ in backends}
+    for _ in range(rounds):
+        for label, get in backends:
+            start = time.perf_counter()
+            while time.perf_counter() - start < min_round:
+                for idx in plan:
+                    t = time.perf_counter()
+                    get(idx)
+                    times[label].append(time.perf_counter() - t)
+    return times
+
+
+def gather_backends(root, name, mm, stores):
+    """The NumPy baselines and the loaderx gathers of one workload, each
+    checked against NumPy's bytes: [(label, get)]."""
+    shape = (BATCH,) + mm.shape[1:]
+    np_out = np.empty(shape, dtype=mm.dtype)
+    backends = [
+        ("npy fancy index (fresh array)", lambda idx: mm[idx]),
+        ("npy take, out= reused",
+         lambda idx: np.take(mm, idx, axis=0, out=np_out)),
+    ]
+    for codec, ds in stores.items():
+        out = np.empty(shape, dtype=mm.dtype)
+        if codec == "raw":
+            backends.append(("loaderx raw (fresh array)", ds.gather))
+        backends.append(("loaderx %s, out= reused" % codec,
+                         lambda idx, ds=ds, out=out: ds.gather(idx, out=out)))
+    return backends
+
+
+def print_gather_table(name, mm, quiet, loaded, extra=()):
     mb = mm[0].nbytes * BATCH / 2**20
+    print("\n## Gather from Python: %s, %d x %s %s, batch %d (%.1f MiB "
+          "per batch)\n" % (name, len(mm), mm.dtype, mm.shape[1:], BATCH, mb))
+    print("| backend | load | median ms | MiB/s | p95 ms | vs npy fancy "
+          "| vs npy take out= |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    ratios = {}
+    for load, times in (("quiet", quiet), ("1 busy process", loaded)):
+        med = {k: statistics.median(v) for k, v in times.items()}
+        fancy = med["npy fancy index (fresh array)"]
+        take = med["npy take, out= reused"]
+        for label, m in med.items():
+            print("| %s | %s | %.3f | %.0f | %.3f | %.2fx | %.2fx |"
+                  % (label, load, m * 1e3, mb / m,
+                     np.percentile(times[label], 95) * 1e3, fancy / m,
+                     take / m))
+            ratios[(label, load)] = fancy / m
+    for line in extra:
+        print(line)
+    return ratios
 
-    def run(get):
-        times = []
-        start = time.perf_counter()
-        while time.perf_counter() - start < 2 or len(times) < batches:
-            for idx in plan:
-                t = time.perf_counter()
-                get(idx)
-                times.append(time.perf_counter() - t)
-        return len(times) / sum(times), np.percentile(times, 95) * 1e3
 
-    base_rate, base_p95 = run(lambda idx: mm[idx])
-    rows.append(("npy-mmap (fancy index)", base_rate, base_p95,
-                 os.stat(npy).st_blocks * 512, 1.0))
-    for codec in ("raw", "zstd"):
-        path = os.path.join(root, "%s-%s" % (name, codec))
-        with DenseStore.open(path, readonly=True) as ds:
-            sample = ds.gather(plan[0])
-            assert np.array_equal(sample, mm[plan[0]])  # same bytes back
-            rate, p95 = run(ds.gather)
-        rows.append(("zrecord-" + codec, rate, p95, disk_bytes(path),
-                     rate / base_rate))
-    print("\n## Gather: %s, %d x %s %s, batch %d (%.1f MiB per batch)\n"
-          % (name, n, mm.dtype, mm.shape[1:], BATCH, mb))
-    print("| store | batches/s | MiB/s | p95 ms | disk MiB | vs npy |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for label, rate, p95, disk, ratio in rows:
-        print("| %s | %.1f | %.0f | %.2f | %.0f | %.2fx |"
-              % (label, rate, rate * mb, p95, disk / 2**20, ratio))
-    return rows
+def bench_gather(root, name, batches=20, target=None):
+    """Quiet and loaded, in one run: loaderx's gathers against NumPy fancy
+    indexing of the mmap'd .npy, medians of per-batch times."""
+    mm = np.load(os.path.join(root, name + ".npy"), mmap_mode="r")
+    sampler = Sampler(len(mm), BATCH, Sampler.Mode.IID, seed=7)
+    plan = [sampler.batch(step).astype(np.int64) for step in range(batches)]
+    stores = {codec: DenseStore.open(os.path.join(root, "%s-%s"
+                                                  % (name, codec)),
+                                     readonly=True)
+              for codec in ("raw", "zstd")}
+    try:
+        backends = gather_backends(root, name, mm, stores)
+        want = mm[plan[0]]
+        for label, get in backends:
+            assert np.array_equal(get(plan[0]), want), label
+        quiet = interleaved(backends, plan)
+        busy = busy_loop()
+        try:
+            loaded = interleaved(backends, plan)
+        finally:
+            busy.kill()
+            busy.wait()
+    finally:
+        for ds in stores.values():
+            ds.close()
+    ratios = print_gather_table(name, mm, quiet, loaded)
+    if target:
+        for load in ("quiet", "1 busy process"):
+            r = ratios[("loaderx raw, out= reused", load)]
+            print("loaderx raw out= / npy fancy, %s: %.2fx (target >= "
+                  "%.1fx: %s)" % (load, r, target,
+                                  "met" if r >= target else "NOT met"))
+    return ratios
+
+
+# -- the zstd decode ceiling -----------------------------------------------
+
+def _zstd():
+    """libzstd through ctypes: (ZSTD_decompressDCtx, a DCtx)."""
+    import ctypes
+    import ctypes.util
+    z = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
+    z.ZSTD_createDCtx.restype = ctypes.c_void_p
+    z.ZSTD_decompressDCtx.restype = ctypes.c_size_t
+    z.ZSTD_decompressDCtx.argtypes = [ctypes.c_void_p] * 2 + [
+        ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
+    return z.ZSTD_decompressDCtx, z.ZSTD_createDCtx()
+
+
+def decode_ceiling(store_path, batches, rounds=5):
+    """Batches/s that single-thread ZSTD_decompress of the very frames of
+    `batches` (index arrays) reaches, times the pool's lanes: what a gather
+    of those batches could reach if decoding were all it did.  Frames are
+    located from meta.zr's record table (include/zrecord.h: 16-byte entries
+    from byte 4096) and decoded from a mapping of data.zr."""
+    decompress, dctx = _zstd()
+    with open(os.path.join(store_path, "meta.zr"), "rb") as f:
+        meta = f.read()
+    n = int(np.frombuffer(meta, "<u8", 1)[0])
+    loc = np.frombuffer(meta, np.dtype([("off", "<u8"), ("phys", "<u4"),
+                                        ("logic", "<u4")]), n, 4096)
+    # Mapped as the library maps it: the loader's PSS is not inflated by a
+    # private copy, and the pages are the same warm page-cache pages.
+    data = np.memmap(os.path.join(store_path, "data.zr"), np.uint8, "r")
+    dst = np.empty(int(loc["logic"].max()), np.uint8)
+    src, out, cap = data.ctypes.data, dst.ctypes.data, dst.nbytes
+    frames = [[(src + int(loc["off"][i]), int(loc["phys"][i]))
+               for i in idx] for idx in batches]
+    best = 0.0
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for batch in frames:
+            for ptr, size in batch:
+                if decompress(dctx, out, cap, ptr, size) != cap:
+                    raise RuntimeError("%s: frame did not decode"
+                                       % store_path)
+        best = max(best, len(frames) / (time.perf_counter() - t))
+    return best * lib.zr_pool_lanes()
 
 
 # -- loader (each loader runs in its own child process) --------------------
 
-def child_loaderx(root, codec, workers):
-    streams = {"data": DenseStore.open(os.path.join(root, "images-" + codec),
+def child_loaderx(args):
+    root = args.dir
+    streams = {"data": DenseStore.open(os.path.join(root, "images-"
+                                                    + args.codec),
                                        readonly=True),
                "label": DenseStore.open(os.path.join(root, "labels"),
                                         readonly=True)}
-    loader = DataLoader(streams, batch_size=BATCH, workers=workers,
-                        mode="cyclic", seed=0)
+    loader = DataLoader(streams, batch_size=BATCH, workers=args.workers,
+                        mode="cyclic", seed=0, ring=args.ring or None)
     return loader, loader.close
 
 
-def child_torch(root, codec, workers):
+def child_torch(args):
+    """torch's best on this machine: a Dataset that returns a whole batch
+    (NumPy fancy indexing of the mmap'd .npy), batch_size=None, in the
+    loading process (0 workers)."""
     import torch
-    from torch.utils.data import DataLoader as TorchLoader, Dataset
+    from torch.utils.data import (BatchSampler, DataLoader as TorchLoader,
+                                  Dataset, RandomSampler)
+    data = np.load(os.path.join(args.dir, "images.npy"), mmap_mode="r")
+    label = np.load(os.path.join(args.dir, "labels.npy"), mmap_mode="r")
 
-    class MmapSet(Dataset):
-        def __init__(self):
-            self.data = self.label = None
-
+    class BatchSet(Dataset):
         def __len__(self):
-            return 2500
+            return len(data)
 
-        def __getitem__(self, i):
-            if self.data is None:   # opened lazily in each worker
-                self.data = np.load(os.path.join(root, "images.npy"),
-                                    mmap_mode="r")
-                self.label = np.load(os.path.join(root, "labels.npy"),
-                                     mmap_mode="r")
-            return torch.from_numpy(np.array(self.data[i])), \
-                int(self.label[i])
+        def __getitem__(self, idx):
+            idx = np.sort(idx)  # sequential reads help the mmap
+            return torch.from_numpy(data[idx]), torch.from_numpy(label[idx])
 
     torch.set_num_threads(1)
-    loader = TorchLoader(MmapSet(), batch_size=BATCH, shuffle=True,
-                         num_workers=workers, persistent_workers=True,
-                         drop_last=True)
+    ds = BatchSet()
+    loader = TorchLoader(ds, batch_size=None, num_workers=args.workers,
+                         sampler=BatchSampler(RandomSampler(ds), BATCH,
+                                              drop_last=True))
 
     def endless():
         while True:
@@ -210,10 +325,22 @@ def child_torch(root, codec, workers):
     return endless(), lambda: None
 
 
+def child_ceiling(args):
+    """The decode ceiling of the batches this child's loader delivers
+    (zstd stores only, else None): measured in the child, just before and
+    just after the loader runs, so that it shares the loader's load."""
+    if args.child == "torch" or args.codec != "zstd":
+        return None
+    sampler = Sampler(2500, BATCH, Sampler.Mode.CYCLIC, seed=0)
+    return decode_ceiling(os.path.join(args.dir, "images-zstd"),
+                          [sampler.batch(t) for t in range(args.batches)],
+                          rounds=2)
+
+
 def run_child(args):
-    kind, _, codec = args.child.partition("-")
-    make = child_torch if kind == "torch" else child_loaderx
-    it, close = make(args.dir, codec, args.workers)
+    make = child_torch if args.child == "torch" else child_loaderx
+    ceiling = [child_ceiling(args)]
+    it, close = make(args)
     for _ in range(5):                         # warm up
         next(it)
     print("READY", flush=True)
@@ -224,7 +351,8 @@ def run_child(args):
             next(it)
         rounds.append(args.batches / (time.perf_counter() - t))
     close()
-    print(json.dumps({"rates": rounds}), flush=True)
+    ceiling.append(child_ceiling(args))
+    print(json.dumps({"rates": rounds, "ceiling": ceiling}), flush=True)
 
 
 def tree_pss(pid):
@@ -255,32 +383,73 @@ def tree_pss(pid):
     return total
 
 
-def spawn(kind, root, workers, batches, rounds):
+def spawn(cfg, root, batches, rounds):
+    kind, codec, workers, ring = cfg
     return subprocess.Popen(
-        [sys.executable, __file__, "--child", kind, "--dir", root,
-         "--workers", str(workers), "--batches", str(batches),
-         "--rounds", str(rounds)], stdout=subprocess.PIPE, text=True)
+        [sys.executable, __file__, "--child", kind, "--codec", codec,
+         "--dir", root, "--workers", str(workers), "--ring", str(ring),
+         "--batches", str(batches), "--rounds", str(rounds)],
+        stdout=subprocess.PIPE, text=True)
 
 
-def measure_loader(kind, root, workers):
-    # Pass 1: throughput, nothing else running.
-    proc = spawn(kind, root, workers, 100, 3)
-    out = proc.communicate()[0].splitlines()
-    rate = statistics.median(json.loads(out[-1])["rates"])
-    # Pass 2: peak PSS while it runs steadily, sampled from outside.
-    proc = spawn(kind, root, workers, 100, 2)
+def measure_loader(cfg, root):
+    """(median batches/s of 5 rounds, peak PSS sampled from outside, the
+    decode ceiling in batches/s or None)."""
+    proc = spawn(cfg, root, 50, 5)
     assert proc.stdout.readline().strip() == "READY"
     peak = [0, 0, 0, 0]
     while proc.poll() is None:
         pss = tree_pss(proc.pid)
         if pss[0] > peak[0]:
             peak = pss
-        time.sleep(0.05)
-    proc.communicate()
-    return rate, peak
+        time.sleep(0.02)
+    res = json.loads(proc.communicate()[0].splitlines()[-1])
+    ceiling = None if None in res["ceiling"] else statistics.mean(
+        res["ceiling"])
+    return statistics.median(res["rates"]), peak, ceiling
 
 
-def bench_loader(root, workers):
+LOADERS = (  # label, (kind, codec, workers, ring), storage
+    ("loaderx, 1 worker, ring=1", ("loaderx", "raw", 1, 1), "zrecord raw"),
+    ("loaderx, 2 workers, ring=1", ("loaderx", "raw", 2, 1), "zrecord raw"),
+    ("loaderx, 1 worker, ring=1", ("loaderx", "zstd", 1, 1),
+     "zrecord zstd"),
+    ("loaderx, 2 workers, ring=1", ("loaderx", "zstd", 2, 1),
+     "zrecord zstd"),
+    ("torch batched Dataset, 0 workers", ("torch", "npy", 0, 0),
+     "npy mmap"),
+)
+
+
+def print_loader(rows):
+    print("\n## Loader: image workload + int64 labels, batch %d\n" % BATCH)
+    print("| loader | storage | batches/s | peak PSS MiB | anon | file "
+          "| shmem |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for label, storage, rate, pss, ceiling in rows:
+        print("| %s | %s | %.1f | %s |" % (
+            label, storage, rate,
+            " | ".join("%.0f" % (p / 2**20) for p in pss)))
+        if ceiling:
+            print("| zstd decode ceiling (1-thread ZSTD_decompress x %d "
+                  "lanes, same frames, same process) | | %.1f | | | | |"
+                  % (lib.zr_pool_lanes(), ceiling))
+    print()
+    torch = [r for r in rows if r[1] == "npy mmap"]
+    for label, storage, rate, pss, ceiling in rows:
+        if ceiling:
+            r = rate / ceiling
+            print("%s, zstd / decode ceiling: %.2fx (target >= 0.9x: %s)"
+                  % (label, r, "met" if r >= 0.9 else "NOT met"))
+        elif torch and storage != "npy mmap":
+            r, m = rate / torch[0][2], pss[0] / torch[0][3][0]
+            print("%s, raw / torch: %.2fx batches/s at %.2fx the PSS "
+                  "(target >= 1.3x at <= 0.5x: %s)"
+                  % (label, r, m, "met" if r >= 1.3 and m <= 0.5
+                     else "NOT met"))
+
+
+def bench_loader(root):
     labels = np.arange(2500, dtype=np.int64) % 1000
     np.save(os.path.join(root, "labels.npy"), labels)
     path = os.path.join(root, "labels")
@@ -288,30 +457,13 @@ def bench_loader(root, workers):
         with DenseStore.create(path, labels.dtype, (), codec="raw") as ds:
             ds.append(labels)
     rows = []
-    for kind in ("loaderx-raw", "loaderx-zstd", "torch"):
-        if kind == "torch":
-            if importlib.util.find_spec("torch") is None:
-                print("torch missing (apt-get install python3-torch): "
-                      "torch row skipped")
-                continue
-        rate, pss = measure_loader(kind, root, workers)
-        rows.append((kind, rate, pss))
-    print("\n## Loader: image workload, batch %d, %d workers\n"
-          % (BATCH, workers))
-    print("| loader | storage | batches/s | peak PSS MiB | anon | file "
-          "| shmem |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    storage = {"loaderx-raw": "zrecord raw", "loaderx-zstd": "zrecord zstd",
-               "torch": "npy mmap"}
-    for kind, rate, pss in rows:
-        print("| %s | %s | %.1f | %s |" % (
-            kind, storage[kind], rate,
-            " | ".join("%.0f" % (p / 2**20) for p in pss)))
-    if rows and rows[-1][0] == "torch":
-        print()
-        for kind, rate, pss in rows[:-1]:
-            print("%s / torch: %.2fx batches/s at %.2fx the PSS"
-                  % (kind, rate / rows[-1][1], pss[0] / rows[-1][2][0]))
+    for label, cfg, storage in LOADERS:
+        if cfg[0] == "torch" and importlib.util.find_spec("torch") is None:
+            print("torch missing (apt-get install python3-torch): "
+                  "torch row skipped")
+            continue
+        rows.append((label, storage) + measure_loader(cfg, root))
+    print_loader(rows)
     return rows
 
 
@@ -319,8 +471,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     ap.add_argument("--dir", default="/tmp/bench-loader")
     ap.add_argument("--only", default="sampler,gather,loader")
-    ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--codec", help=argparse.SUPPRESS)
+    ap.add_argument("--workers", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--ring", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--batches", type=int, default=100,
                     help=argparse.SUPPRESS)
     ap.add_argument("--rounds", type=int, default=3, help=argparse.SUPPRESS)
@@ -330,7 +484,6 @@ def main():
     os.makedirs(args.dir, exist_ok=True)
     only = args.only.split(",")
     from loaderx import LIB_PATH
-    from loaderx._lib import lib
     print("# bench_loader: %d CPUs, %d gather lanes, load average %.1f, "
           "numpy %s, %s" % (os.cpu_count(), lib.zr_pool_lanes(),
                             os.getloadavg()[0], np.__version__, LIB_PATH))
@@ -340,10 +493,10 @@ def main():
         prepare(args.dir, "images", lambda n: make_images(n), 2500)
     if "gather" in only:
         prepare(args.dir, "tokens", lambda n: make_tokens(n), 200_000)
-        bench_gather(args.dir, "images")
-        bench_gather(args.dir, "tokens")
+        bench_gather(args.dir, "images", target=1.5)
+        bench_gather(args.dir, "tokens", target=1.2)
     if "loader" in only:
-        bench_loader(args.dir, args.workers)
+        bench_loader(args.dir)
 
 
 if __name__ == "__main__":

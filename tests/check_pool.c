@@ -1,13 +1,15 @@
 /*
  * check_pool.c - the worker pool: every item is worked exactly once in
  * contiguous blocks, failures come back with their message on the caller,
- * nested and concurrent jobs complete instead of deadlocking.
+ * nested and concurrent jobs complete instead of deadlocking, and a kind
+ * of job for which the pool did not pay runs inline for a while.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_suites.h"
@@ -164,6 +166,80 @@ START_TEST(test_threads_env)
 }
 END_TEST
 
+START_TEST(test_backoff_verdict)
+{
+	/* Pays: faster than the inline estimate. */
+	ck_assert_uint_eq(zr__pool_backoff(0, 1600, 1599), 0);
+	ck_assert_uint_eq(zr__pool_backoff(8, 1600, 100), 0);
+	/* Does not pay: 1, then doubling up to the cap of 16. */
+	ck_assert_uint_eq(zr__pool_backoff(0, 1600, 1600), 1);
+	ck_assert_uint_eq(zr__pool_backoff(1, 1000, 5000), 2);
+	ck_assert_uint_eq(zr__pool_backoff(4, 1000, 1000), 8);
+	ck_assert_uint_eq(zr__pool_backoff(8, 1000, 1001), 16);
+	ck_assert_uint_eq(zr__pool_backoff(16, 1000, 1000), 16);
+}
+END_TEST
+
+/* A job whose worker lanes stall (as a worker descheduled while it holds
+ * a chunk does) and whose caller lane is instant: the pool never pays. */
+struct stall_job {
+	unsigned calls;       /* fn calls (blocks) in the last run */
+	unsigned other_lanes; /* of which on a worker lane */
+};
+
+static int stall_items(void *ctx, size_t b, size_t e, unsigned lane)
+{
+	struct stall_job *j = ctx;
+	struct timespec ts = { 0, 5000000 };
+
+	(void)b;
+	(void)e;
+	__atomic_add_fetch(&j->calls, 1, __ATOMIC_SEQ_CST);
+	if (lane) {
+		__atomic_add_fetch(&j->other_lanes, 1, __ATOMIC_SEQ_CST);
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* Runs the stall job over n items; returns whether it ran inline (one
+ * call on the caller's lane: a pooled run always splits n into chunks). */
+static int stall_inline(size_t n)
+{
+	struct stall_job j = { 0, 0 };
+
+	ck_assert_int_eq(zr__pool_run(stall_items, &j, n, 1), 0);
+	return j.calls == 1 && j.other_lanes == 0;
+}
+
+START_TEST(test_unpaid_kind_runs_inline)
+{
+	const char *fork_mode = getenv("CK_FORK");
+
+	/* A fresh test process (Check forks one per test) starts its pool
+	 * here: give it a worker whatever the machine. */
+	if (!fork_mode || strcmp(fork_mode, "no"))
+		setenv("ZR_THREADS", "1", 1);
+	if (zr__pool_lanes() < 2)
+		return; /* CK_FORK=no with ZR_THREADS=0: nothing to judge */
+	/* A pooled run takes at least the caller's own time, and the
+	 * estimate is that time when no worker joined (a worker that did
+	 * stalls 5 ms), so it never beats the inline estimate here: 1 call
+	 * inline, then 2, then 4. */
+	ck_assert(!stall_inline(1000));
+	ck_assert(stall_inline(1000));
+	ck_assert(!stall_inline(1000));
+	ck_assert(stall_inline(1000));
+	ck_assert(stall_inline(1000));
+	ck_assert(!stall_inline(1000));
+	/* Another kind (n of another power of two) has its own verdict. */
+	ck_assert(!stall_inline(5000));
+	for (int i = 0; i < 4; i++)
+		ck_assert(stall_inline(1000));
+	ck_assert(!stall_inline(1000));
+}
+END_TEST
+
 Suite *suite_pool(void)
 {
 	Suite *s = suite_create("pool");
@@ -174,6 +250,8 @@ Suite *suite_pool(void)
 	tcase_add_test(tc, test_nested_runs_inline);
 	tcase_add_test(tc, test_concurrent_callers);
 	tcase_add_test(tc, test_threads_env);
+	tcase_add_test(tc, test_backoff_verdict);
+	tcase_add_test(tc, test_unpaid_kind_runs_inline);
 	suite_add_tcase(s, tc);
 	return s;
 }

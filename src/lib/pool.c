@@ -24,6 +24,25 @@
  * on the caller's stack).  The same Dekker pattern pairs `sleepers` with
  * `gen` so that no wakeup is lost.
  *
+ * Paying for itself: the caller cannot return before every chunk is done,
+ * so a worker that the scheduler takes off its CPU while it holds a chunk
+ * stalls the caller until it runs again (on 2 cores with two busy-loop
+ * processes the caller waited 0.6-0.9 ms on average per 4 ms zstd token
+ * batch in job_close, up to 20 ms, against 75 us quiet), a worker that
+ * wakes late adds nothing, and a small batch costs more to hand out than
+ * to do.  So every pooled job is judged: its wall time against the
+ * caller's own time per item times n (what running it inline would have
+ * cost).  A kind of job (its function, and n and grain to the nearest
+ * power of two) whose pooled run was not faster than that runs inline
+ * for the next 1, 2, 4 .. ZR__POOL_BACKOFF_MAX calls, then tries the pool
+ * again.  Measured on 2 cores shared with other jobs: of back-to-back
+ * 256 x 2 KiB raw token gathers (30-40 us each, about what handing out
+ * work to a worker costs) 67-90% ran inline, 93% with two busy-loop
+ * processes; of zstd ones (2.5 ms) about half ran inline, 55-66% with
+ * the busy loops.  A waiting caller keeps its short spin even under
+ * load: it yields to whatever shares its CPU, and sleeping at once would
+ * add its own wakeup to the stall (tried: no better than inline).
+ *
  * Lock order: pool.lock, then a job's err_lock (never the reverse; err_lock
  * is only taken by a lane that holds nothing else).
  */
@@ -48,6 +67,18 @@
 #define ZR__POOL_SPIN_NS 50000
 /* Spins between two looks at the clock. */
 #define ZR__POOL_SPIN_CHECK 64
+/* A pooled run pays when it takes less than this share (in 1/16) of the
+ * inline estimate: when it was faster at all.  Asking for more (15/16 and
+ * 14/16 were tried) sent marginal batches inline on a busy machine, where
+ * the estimate is noisy and the pool was still ahead on average. */
+#define ZR__POOL_MARGIN 16
+/* The longest run of inline calls before a kind of job tries the pool
+ * again: a probe that loses costs one slow batch in 17 at most, and a
+ * machine that becomes quiet is noticed within a few batches. */
+#define ZR__POOL_BACKOFF_MAX 16
+/* Kinds of job remembered (a direct-mapped table; a collision only
+ * shares a verdict). */
+#define ZR__POOL_KINDS 16
 
 struct job {
 	zr__pool_fn fn;
@@ -76,6 +107,16 @@ static struct {
 	.work_cv = PTHREAD_COND_INITIALIZER,
 	.done_cv = PTHREAD_COND_INITIALIZER,
 };
+
+/* The verdict on one kind of job.  Only its atomics are shared: callers of
+ * one kind may race on them, which at worst costs one wrong verdict. */
+struct kind {
+	atomic_uintptr_t key;
+	atomic_uint skip;     /* calls left to run inline */
+	atomic_uint backoff;  /* the last skip granted; 0 while the pool pays */
+};
+
+static struct kind kinds[ZR__POOL_KINDS];
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
@@ -123,18 +164,21 @@ static int spin_until(int (*done)(const void *), const void *arg)
 	}
 }
 
-static void lane_work(struct job *j, unsigned lane)
+/* Works chunks until none is left; returns the items this lane did. */
+static size_t lane_work(struct job *j, unsigned lane)
 {
+	size_t done = 0;
+
 	for (;;) {
 		size_t b, e;
 		int err;
 
 		if (atomic_load_explicit(&j->failed, memory_order_relaxed))
-			return;
+			return done;
 		b = atomic_fetch_add_explicit(&j->next, j->chunk,
 					      memory_order_relaxed);
 		if (b >= j->n)
-			return;
+			return done;
 		e = j->n - b < j->chunk ? j->n : b + j->chunk;
 		err = j->fn(j->ctx, b, e, lane);
 		if (err) {
@@ -142,8 +186,9 @@ static void lane_work(struct job *j, unsigned lane)
 			zr__error_capture(&j->error, err);
 			pthread_mutex_unlock(&j->err_lock);
 			atomic_store(&j->failed, 1);
-			return;
+			return done;
 		}
+		done += e - b;
 	}
 }
 
@@ -319,10 +364,81 @@ static void job_close(void)
 	pthread_mutex_unlock(&pool.lock);
 }
 
+static unsigned ilog2(size_t v)
+{
+	return v ? (unsigned)(sizeof(v) * 8 - 1) - (unsigned)__builtin_clzl(v)
+		 : 0;
+}
+
+/* Bit 0 is set (functions are aligned, so it is free): no key equals the
+ * 0 of a slot never used. */
+static uintptr_t kind_key(zr__pool_fn fn, size_t n, size_t grain)
+{
+	return (uintptr_t)fn ^ ((uintptr_t)ilog2(n) << 1) ^
+	       ((uintptr_t)ilog2(grain) << 7) ^ 1;
+}
+
+static struct kind *kind_of(uintptr_t key)
+{
+	struct kind *k = &kinds[(key ^ key >> 5 ^ key >> 13) %
+				ZR__POOL_KINDS];
+
+	if (atomic_load_explicit(&k->key, memory_order_relaxed) != key) {
+		atomic_store_explicit(&k->key, key, memory_order_relaxed);
+		atomic_store_explicit(&k->skip, 0, memory_order_relaxed);
+		atomic_store_explicit(&k->backoff, 0, memory_order_relaxed);
+	}
+	return k;
+}
+
+/* Whether this call of kind k runs inline (uses up one skip). */
+static int kind_skips(struct kind *k)
+{
+	unsigned left = atomic_load_explicit(&k->skip, memory_order_relaxed);
+
+	while (left && !atomic_compare_exchange_weak_explicit(
+			&k->skip, &left, left - 1, memory_order_relaxed,
+			memory_order_relaxed))
+		;
+	return left != 0;
+}
+
+unsigned zr__pool_backoff(unsigned backoff, uint64_t inline_ns,
+			  uint64_t pooled_ns)
+{
+	if (pooled_ns * 16 < inline_ns * ZR__POOL_MARGIN)
+		return 0;
+	if (!backoff)
+		return 1;
+	return backoff >= ZR__POOL_BACKOFF_MAX / 2 ? ZR__POOL_BACKOFF_MAX
+						   : backoff * 2;
+}
+
+/* Records the verdict on a pooled run of n items that took pooled_ns,
+ * mine of which the caller did in mine_ns. */
+static void kind_judge(struct kind *k, size_t n, size_t mine,
+		       uint64_t mine_ns, uint64_t pooled_ns)
+{
+	unsigned b;
+
+	if (!mine)
+		return; /* the workers did it all: no estimate, and no loss */
+	b = zr__pool_backoff(atomic_load_explicit(&k->backoff,
+						  memory_order_relaxed),
+			     (uint64_t)((double)mine_ns * (double)n /
+					(double)mine),
+			     pooled_ns);
+	atomic_store_explicit(&k->backoff, b, memory_order_relaxed);
+	atomic_store_explicit(&k->skip, b, memory_order_relaxed);
+}
+
 int zr__pool_run(zr__pool_fn fn, void *ctx, size_t n, size_t grain)
 {
 	unsigned lanes = zr__pool_lanes();
 	struct job j = { .fn = fn, .ctx = ctx, .n = n };
+	struct kind *k;
+	uint64_t t0, t1;
+	size_t mine;
 
 	if (n == 0)
 		return 0;
@@ -330,18 +446,24 @@ int zr__pool_run(zr__pool_fn fn, void *ctx, size_t n, size_t grain)
 		grain = 1;
 	if (lanes == 1 || pool.workers == 0 || n <= grain || in_lane)
 		return fn(ctx, 0, n, 0);
+	k = kind_of(kind_key(fn, n, grain));
+	if (kind_skips(k))
+		return fn(ctx, 0, n, 0);
 	j.chunk = chunk_size(n, grain, lanes);
 	atomic_init(&j.next, 0);
 	atomic_init(&j.failed, 0);
 	pthread_mutex_init(&j.err_lock, NULL);
+	t0 = now_ns();
 	if (!job_open(&j)) {
 		pthread_mutex_destroy(&j.err_lock);
 		return fn(ctx, 0, n, 0);
 	}
 	in_lane = 1;
-	lane_work(&j, 0);
+	mine = lane_work(&j, 0);
 	in_lane = 0;
+	t1 = now_ns();
 	job_close();
+	kind_judge(k, n, mine, t1 - t0, now_ns() - t0);
 	pthread_mutex_destroy(&j.err_lock);
 	if (j.error.err)
 		return zr__error_replay(&j.error);

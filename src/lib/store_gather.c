@@ -88,6 +88,15 @@ static void prefetch_locs(const struct gather *g, size_t b, size_t e)
 			__builtin_prefetch(meta + zr__loc_pos(g->idx[k]));
 }
 
+/* Starts loading the first bytes of n validated records: each is a
+ * random place in data.zr, so this overlaps their TLB and cache misses
+ * instead of paying them one copy at a time (a prefetch never faults). */
+static void prefetch_heads(const struct gather *g, const zr_loc *l, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		__builtin_prefetch(g->data->base + l[k].offset);
+}
+
 /* Gathers records [b, e), reading the mappings without a guard. */
 static int gather_records(const struct gather *g, size_t b, size_t e)
 {
@@ -107,7 +116,10 @@ static int gather_records(const struct gather *g, size_t b, size_t e)
 		/* Records before a bad entry still fail first, as they
 		 * would one at a time. */
 		if (ok) {
-			int derr = gather_run(g, b, b + ok, l);
+			int derr;
+
+			prefetch_heads(g, l, ok);
+			derr = gather_run(g, b, b + ok, l);
 
 			err = derr ? derr : err;
 		}

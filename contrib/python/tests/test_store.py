@@ -422,3 +422,38 @@ def test_calls_release_the_gil():
     os.close(r)
     os.close(w)
     assert done == [1] and buf[0] == b"x"
+
+
+def test_rwlock_shared_and_exclusive():
+    """Gathers share the store lock; an exclusive holder (close, delete)
+    waits for them, and readers that come while it waits queue behind it,
+    so gathers cannot starve close."""
+    from loaderx._sync import RWLock
+    rw, log, release = RWLock(), [], threading.Event()
+
+    def write():
+        with rw.exclusive():
+            log.append("w")
+            release.wait(5)
+
+    def read():
+        with rw.shared():
+            log.append("r")
+
+    with rw.shared(), rw.shared():            # two holders at once
+        writer = threading.Thread(target=write)
+        writer.start()
+        while not rw._waiting:                 # the writer now waits
+            writer.join(0.001)
+        reader = threading.Thread(target=read)
+        reader.start()
+        reader.join(0.05)
+        assert log == [] and reader.is_alive()
+    while not log:
+        writer.join(0.001)
+    reader.join(0.05)
+    assert log == ["w"] and reader.is_alive()  # behind the writer
+    release.set()
+    reader.join(5)
+    writer.join(5)
+    assert log == ["w", "r"] and rw._readers == 0
