@@ -12,6 +12,11 @@ torch baselines a user would otherwise reach for:
             batch 256; medians of per-batch times taken in interleaved
             rounds, once quiet and once while the script keeps one
             busy-loop process running
+  ragged    RaggedStore gather (the list and the packed form; raw and
+            zstd) vs the NumPy layout a user would build by hand (every
+            record's elements in one mmap'd .npy plus offsets; the
+            batch's slices concatenated): tokens int32[16..512] (50,000)
+            and uint8 (3, H, W) images with H and W in 64..512 (600)
   loader    DataLoader (ring=1; raw and zstd stores; 1 and 2 prefetch
             threads) vs torch's best here, a batched Dataset over the
             mmap'd .npy with 0 workers (image workload + int64 labels,
@@ -32,6 +37,7 @@ import glob
 import importlib.util
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,7 +50,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "contrib", "python"))
 
 from loaderx._lib import lib  # noqa: E402
 from loaderx.dataloader import DataLoader  # noqa: E402
-from loaderx.zrecord import DenseStore  # noqa: E402
+from loaderx.zrecord import DenseStore, RaggedStore  # noqa: E402
 from loaderx.zsampler import Sampler  # noqa: E402
 
 BATCH = 256
@@ -234,6 +240,105 @@ def bench_gather(root, name, batches=20, target=None):
                   "%.1fx: %s)" % (load, r, target,
                                   "met" if r >= target else "NOT met"))
     return ratios
+
+
+# -- ragged gather -----------------------------------------------------------
+
+def make_ragged_tokens(n, seed=0):
+    """int32 token rows of 16..512 ids (Zipf, GPT-2 range)."""
+    rng = np.random.default_rng(seed)
+    return [(rng.zipf(1.2, size=int(k)) % 50257).astype(np.int32)
+            for k in rng.integers(16, 513, n)]
+
+
+def make_ragged_images(n, seed=0):
+    """uint8 (3, H, W) images, H and W in 64..512: the dense images'
+    generator cropped, so they compress alike."""
+    rng = np.random.default_rng(seed)
+    base = make_images(8, seed)
+    out = []
+    for i in range(n):
+        h, w = (int(v) for v in rng.integers(64, 513, 2))
+        tile = np.tile(base[i % 8], (1, 3, 3))
+        out.append(np.ascontiguousarray(tile[:, :h, :w]))
+    return out
+
+
+def prepare_ragged(root, name, make, n):
+    """root/NAME.flat.npy (every record's elements, concatenated), its
+    offsets and shapes, and the raw and zstd RaggedStores of the same
+    records: the layout a NumPy user would build by hand."""
+    flat = os.path.join(root, name + ".flat.npy")
+    meta = os.path.join(root, name + ".meta.npz")
+    if not os.path.exists(flat):
+        print("  generating %s ..." % flat, flush=True)
+        recs = make(n)
+        sizes = np.array([r.size for r in recs], dtype=np.int64)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        np.save(flat, np.concatenate([r.reshape(-1) for r in recs]))
+        np.savez(meta, offsets=offsets,
+                 shapes=np.array([r.shape for r in recs], dtype=np.int64))
+        for codec in ("raw", "zstd"):
+            path = os.path.join(root, "%s-%s" % (name, codec))
+            if os.path.exists(path):
+                shutil.rmtree(path)
+            with RaggedStore.create(path, recs[0].dtype, codec=codec) as rs:
+                for lo in range(0, n, 4096):
+                    rs.append(recs[lo:lo + 4096])
+    m = np.load(meta)
+    return np.load(flat, mmap_mode="r"), m["offsets"], m["shapes"]
+
+
+def numpy_packed(flat, offsets, shapes, idx):
+    """The hand-made baseline: the records' slices of the mmap'd flat
+    array, concatenated, with their offsets and shapes."""
+    lo, hi = offsets[idx], offsets[idx + 1]
+    out_off = np.zeros(len(idx) + 1, dtype=np.int64)
+    np.cumsum(hi - lo, out=out_off[1:])
+    data = np.concatenate([flat[a:b] for a, b in zip(lo, hi)])
+    return data, out_off, shapes[idx]
+
+
+def bench_ragged(root, name, make, n, batches=20):
+    """loaderx RaggedStore gathers (list and packed) against the NumPy
+    baseline above, quiet, medians of per-batch times."""
+    flat, offsets, shapes = prepare_ragged(root, name, make, n)
+    sampler = Sampler(n, BATCH, Sampler.Mode.IID, seed=7)
+    plan = [sampler.batch(step).astype(np.int64) for step in range(batches)]
+    stores = {c: RaggedStore.open(os.path.join(root, "%s-%s" % (name, c)),
+                                  readonly=True) for c in ("raw", "zstd")}
+    base = "npy mmap slices, concatenated"
+    backends = [(base, lambda i: numpy_packed(flat, offsets, shapes, i))]
+    for c, rs in stores.items():
+        backends.append(("loaderx %s, packed" % c,
+                         lambda i, rs=rs: rs.gather(i, form="packed")))
+        backends.append(("loaderx %s, list" % c,
+                         lambda i, rs=rs: rs.gather(i)))
+    try:
+        want = numpy_packed(flat, offsets, shapes, plan[0])
+        for label, get in backends:
+            got = get(plan[0])
+            got = got if isinstance(got, tuple) else (
+                np.concatenate([r.reshape(-1) for r in got]),)
+            assert np.array_equal(got[0], want[0]), label
+        times = interleaved(backends, plan)
+    finally:
+        for rs in stores.values():
+            rs.close()
+    mb = np.mean([offsets[i + 1].sum() - offsets[i].sum() for i in plan]
+                 ) * flat.dtype.itemsize / 2**20
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print("\n## Ragged gather from Python: %s, %d records of %s, batch %d "
+          "(%.1f MiB per batch on average)\n" % (name, n, flat.dtype, BATCH,
+                                                  mb))
+    print("| backend | median ms | MiB/s | p95 ms | vs npy slices |")
+    print("|---|---:|---:|---:|---:|")
+    for label, m in med.items():
+        print("| %s | %.3f | %.0f | %.3f | %.2fx |" % (
+            label, m * 1e3, mb / m, np.percentile(times[label], 95) * 1e3,
+            med[base] / m))
+    return {k: med[base] / m for k, m in med.items()}
 
 
 # -- the zstd decode ceiling -----------------------------------------------
@@ -470,7 +575,7 @@ def bench_loader(root):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     ap.add_argument("--dir", default="/tmp/bench-loader")
-    ap.add_argument("--only", default="sampler,gather,loader")
+    ap.add_argument("--only", default="sampler,gather,ragged,loader")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--codec", help=argparse.SUPPRESS)
     ap.add_argument("--workers", type=int, help=argparse.SUPPRESS)
@@ -495,6 +600,9 @@ def main():
         prepare(args.dir, "tokens", lambda n: make_tokens(n), 200_000)
         bench_gather(args.dir, "images", target=1.5)
         bench_gather(args.dir, "tokens", target=1.2)
+    if "ragged" in only:
+        bench_ragged(args.dir, "rtokens", make_ragged_tokens, 50_000)
+        bench_ragged(args.dir, "rimages", make_ragged_images, 600)
     if "loader" in only:
         bench_loader(args.dir)
 
