@@ -94,6 +94,17 @@ int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,
  * stored length is no longer the planned one. */
 int zr_npyfile_fill(const zr_npyfile *f, void *buf);
 
+/* A dense STACK file in pieces, so that a reader's first bytes need not
+ * wait for the whole gather: zr_npyfile_rows_at gives where row 0 starts
+ * (the header's length; 0 for any other form, which fills only whole)
+ * and each row's bytes (*row); zr_npyfile_fill_rows writes rows
+ * [first, first + n) into buf (the whole file's buffer, f->total bytes),
+ * and the header with row 0.  A row depends on its record alone: rows may
+ * be filled in any order, by any thread, each once. */
+uint64_t zr_npyfile_rows_at(const zr_npyfile *f, uint64_t *row);
+int zr_npyfile_fill_rows(const zr_npyfile *f, void *buf, uint64_t first,
+			 uint64_t n);
+
 void zr_npyfile_free(zr_npyfile *f);
 
 #endif

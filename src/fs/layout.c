@@ -266,3 +266,42 @@ int zr__plan_fill(const struct zr__plan *p, char *buf)
 {
 	return zr_npyfile_fill(&p->file, buf);
 }
+
+void zr__plan_pieces(const struct zr__plan *p, struct zr__pieces *pc)
+{
+	uint64_t row, rows;
+
+	pc->at = zr_npyfile_rows_at(&p->file, &row);
+	pc->n = 1;
+	pc->bytes = p->total;
+	if (!pc->at || !row || !p->count)
+		return;
+	rows = row < ZR__PIECE_BYTES ? ZR__PIECE_BYTES / row : 1;
+	pc->bytes = rows * row;
+	pc->n = (size_t)((p->count + rows - 1) / rows);
+}
+
+size_t zr__piece_of(const struct zr__pieces *pc, uint64_t off)
+{
+	uint64_t k;
+
+	if (pc->n == 1 || off < pc->at)
+		return 0;
+	k = (off - pc->at) / pc->bytes;
+	return k < pc->n ? (size_t)k : pc->n - 1;
+}
+
+int zr__plan_fill_piece(const struct zr__plan *p,
+			const struct zr__pieces *pc, char *buf, size_t k)
+{
+	uint64_t row, rows, first;
+
+	if (pc->n == 1)
+		return zr__plan_fill(p, buf);
+	zr_npyfile_rows_at(&p->file, &row);
+	rows = pc->bytes / row;
+	first = k * rows;
+	if (rows > p->count - first)
+		rows = p->count - first;
+	return zr_npyfile_fill_rows(&p->file, buf, first, rows);
+}
