@@ -196,7 +196,9 @@ static int fill_meta(const zr_npyfile *f, size_t i, char *buf)
 
 /* Copies the gathered records (off[] in tmp) into data.npy's array at
  * dst: packed one after the other, or row k of a zeroed (B, longest, ...)
- * array.  -ESTALE if a record's shape is no longer the planned one. */
+ * array.  -ESTALE if a record's shape is no longer the planned one.
+ * Packed, tmp may be dst itself: record k then moves down by its
+ * predecessors' prefixes, never past the start of record k + 1. */
 static int place(const zr_npyfile *f, const char *tmp, const uint64_t *off,
 		 char *dst)
 {
@@ -225,11 +227,24 @@ static int place(const zr_npyfile *f, const char *tmp, const uint64_t *off,
 			memcpy(dst + k * f->longest * rowbytes,
 			       tmp + off[k] + poff, len - poff);
 		} else {
-			memcpy(dst + pos, tmp + off[k] + poff, len - poff);
+			memmove(dst + pos, tmp + off[k] + poff, len - poff);
 			pos += len - poff;
 		}
 	}
 	return 0;
+}
+
+/* Where fill_flat gathers the records: a packed file in place, at its
+ * data (the offsets and shapes members that follow hold more bytes than
+ * the records' shape prefixes, which the move in place() drops), since a
+ * buffer of the batch's size costs more in page faults than the gather;
+ * else (padded) a buffer of need bytes. */
+static char *gather_space(const zr_npyfile *f, char *data, uint64_t room,
+			  uint64_t need)
+{
+	if (f->form == ZR_NPYFILE_PACKED && need <= room)
+		return data;
+	return malloc(need ? need : 1);
 }
 
 int zr__nf_fill_flat(const zr_npyfile *f, char *buf)
@@ -238,7 +253,7 @@ int zr__nf_fill_flat(const zr_npyfile *f, char *buf)
 	const zr_npz_member *m = &f->part[0];
 	uint64_t shape[ZR_MAX_NDIM + 1], need, *off;
 	uint32_t ndim = data_shape(f, shape);
-	char *tmp = NULL;
+	char *tmp = NULL, *data;
 	size_t h;
 	int err = zr_npy_write_header(dt, ndim, shape, buf + m->offset,
 				      m->size, &h);
@@ -247,16 +262,18 @@ int zr__nf_fill_flat(const zr_npyfile *f, char *buf)
 		err = zr_store_gather_size(f->st->zs, f->idx, f->count, &need);
 	if (err)
 		return err;
+	data = buf + m->offset + h;
 	off = malloc((f->count + 1) * sizeof(*off));
-	tmp = malloc(need ? need : 1);
+	tmp = gather_space(f, data, f->total - (m->offset + h), need);
 	if (!off || !tmp)
 		err = -ENOMEM;
 	if (!err)
 		err = zr_store_gather(f->st->zs, f->idx, f->count, tmp, need,
 				      off);
 	if (!err)
-		err = place(f, tmp, off, buf + m->offset + h);
-	free(tmp);
+		err = place(f, tmp, off, data);
+	if (tmp != data)
+		free(tmp);
 	free(off);
 	for (size_t i = 1; !err && i < f->nparts; i++)
 		err = fill_meta(f, i, buf);
