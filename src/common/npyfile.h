@@ -90,6 +90,17 @@ int zr_npyfile_needs_records(int form, const zr_npyfile_stream *st,
 int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,
 		    size_t nst, const uint64_t *idx, uint64_t count);
 
+/* PACKED, PADDED: the records' shapes a plan read (count * *rndim
+ * values), handed to the caller (free()), so that a later plan of the same
+ * records need not read them again: zr_npyfile_plan_known takes them (and
+ * frees them with the plan, even when it fails) instead of reading them.
+ * A stale shape cannot reach a file: fill checks each record's shape
+ * (-ESTALE). */
+uint64_t *zr_npyfile_take_shapes(zr_npyfile *f, uint32_t *rndim);
+int zr_npyfile_plan_known(zr_npyfile *f, int form,
+			  const zr_npyfile_stream *st, const uint64_t *idx,
+			  uint64_t count, uint64_t *shapes, uint32_t rndim);
+
 /* Writes the whole file into buf (f->total bytes).  -ESTALE if a record's
  * stored length is no longer the planned one. */
 int zr_npyfile_fill(const zr_npyfile *f, void *buf);

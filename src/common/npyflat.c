@@ -24,11 +24,23 @@ static int product(const uint64_t *shape, uint32_t n, uint64_t *elems)
 	return 0;
 }
 
-/* Reads every record's shape into f->shapes (rndim values each: B * ndim,
- * not B * ZR_MAX_NDIM); -EINVAL if they cannot take the form. */
-static int read_shapes(zr_npyfile *f)
+/* Record k's shape into shape[] and *ndim: the one a plan of the same
+ * records already read (zr_npyfile_plan_known), or read now. */
+static int shape_of(const zr_npyfile *f, uint64_t k, int known,
+		    uint32_t *ndim, uint64_t *shape)
 {
-	const zr_npyfile_stream *s = f->st;
+	if (!known)
+		return zr_ragged_shape(f->st->zs, f->idx[k], ndim, shape);
+	*ndim = f->rndim;
+	memcpy(shape, f->shapes + k * f->rndim, f->rndim * sizeof(*shape));
+	return 0;
+}
+
+/* Reads every record's shape into f->shapes (rndim values each: B * ndim,
+ * not B * ZR_MAX_NDIM), unless known; -EINVAL if they cannot take the
+ * form. */
+static int read_shapes(zr_npyfile *f, int known)
+{
 	uint64_t shape[ZR_MAX_NDIM];
 	uint32_t ndim;
 	int padded = f->form == ZR_NPYFILE_PADDED;
@@ -36,11 +48,11 @@ static int read_shapes(zr_npyfile *f)
 	if (f->count > SIZE_MAX / sizeof(*f->shapes) / ZR_MAX_NDIM)
 		return ZR_E_TOOBIG;
 	for (uint64_t k = 0; k < f->count; k++) {
-		int err = zr_ragged_shape(s->zs, f->idx[k], &ndim, shape);
+		int err = shape_of(f, k, known, &ndim, shape);
 
 		if (err)
 			return err;
-		if (k == 0) {
+		if (k == 0 && !known) {
 			f->rndim = ndim;
 			f->shapes = malloc(f->count * (ndim ? ndim : 1) *
 					   sizeof(*f->shapes));
@@ -52,7 +64,9 @@ static int read_shapes(zr_npyfile *f)
 		if (padded && k && memcmp(shape + 1, f->shapes + 1,
 					  (ndim - 1) * sizeof(*shape)))
 			return -EINVAL; /* differ beyond axis 0 */
-		memcpy(f->shapes + k * ndim, shape, ndim * sizeof(*shape));
+		if (!known)
+			memcpy(f->shapes + k * ndim, shape,
+			       ndim * sizeof(*shape));
 		if (padded && shape[0] > f->longest)
 			f->longest = shape[0];
 	}
@@ -114,7 +128,7 @@ static int member_sizes(zr_npyfile *f)
 	return err;
 }
 
-int zr__nf_plan_flat(zr_npyfile *f)
+int zr__nf_plan_flat(zr_npyfile *f, int known)
 {
 	static const char *packed[] = { "data.npy", "offsets.npy",
 					"shapes.npy" };
@@ -125,7 +139,7 @@ int zr__nf_plan_flat(zr_npyfile *f)
 
 	if (f->nst != 1 || !zr__nf_ragged(f->st))
 		return -EINVAL;
-	err = read_shapes(f);
+	err = read_shapes(f, known);
 	for (uint64_t k = 0; !err && k < f->count; k++) {
 		const uint64_t *sh = f->shapes + k * f->rndim;
 

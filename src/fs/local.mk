@@ -7,7 +7,7 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/ops.c src/fs/ops.h src/fs/readdir.c src/fs/attr.c \
 	src/fs/files.h src/fs/fh.c src/fs/layout.c src/fs/layout.h \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/append.c \
-	src/fs/delete.c src/fs/caller.c \
+	src/fs/delete.c src/fs/caller.c src/fs/shapes.c src/fs/shapes.h \
 	src/fs/elog.c src/fs/elog.h src/fs/stlock.c src/fs/stlock.h \
 	src/fs/dlog.c src/fs/dlog.h src/fs/mntlock.c src/fs/mntlock.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
