@@ -6,6 +6,12 @@ scripts_bench_gather_SOURCES = scripts/bench_gather.c scripts/bench_data.c \
 	tests/rmtree.c tests/rmtree.h
 scripts_bench_gather_LDADD = src/lib/libzrecord.la -lm
 
+# The FUSE read ceiling scripts/bench_fs compares raw batch files with.
+noinst_PROGRAMS += scripts/bench_fuse_ceiling
+scripts_bench_fuse_ceiling_SOURCES = scripts/bench_fuse_ceiling.c
+scripts_bench_fuse_ceiling_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
+scripts_bench_fuse_ceiling_LDADD = $(FUSE_LIBS)
+
 # The Debian packaging and the script that builds and checks it.
 EXTRA_DIST += scripts/build-deb.sh \
 	debian/changelog debian/control debian/copyright debian/rules \

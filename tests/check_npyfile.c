@@ -3,7 +3,9 @@
  * stores of every codec: the sizes it plans before any byte exists are the
  * bytes it writes (every byte of the file written, none past it), each
  * part parses as a .npy of exactly its planned size holding its record,
- * and the forms a store cannot take are refused.
+ * the forms a store cannot take are refused, and the ways zrecordfs fills
+ * in parts (rows of a STACK, a plan from known shapes) give the same
+ * bytes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -250,6 +252,94 @@ START_TEST(test_refused_forms)
 }
 END_TEST
 
+/* A packed or padded file planned from the shapes an earlier plan read
+ * (what zrecordfs keeps from a lookup) is the same file; a shape that no
+ * longer matches its record cannot reach the bytes (-ESTALE). */
+static void check_known_shapes(zr_store *s, int form)
+{
+	static const uint64_t ones[] = { 9, 1, 5, 1 }; /* ndim 1 each */
+	zr_npyfile_stream st = { s, NULL };
+	zr_npyfile f, g;
+	uint64_t *shapes;
+	uint32_t rndim;
+	char *a, *b;
+
+	ck_assert_int_eq(zr_npyfile_plan(&f, form, &st, 1, ones, 4), 0);
+	a = calloc(1, f.total);
+	ck_assert_int_eq(zr_npyfile_fill(&f, a), 0);
+	shapes = zr_npyfile_take_shapes(&f, &rndim);
+	ck_assert_uint_eq(rndim, 1);
+	ck_assert_int_eq(zr_npyfile_plan_known(&g, form, &st, ones, 4, shapes,
+					       rndim), 0);
+	ck_assert_uint_eq(g.total, f.total);
+	b = calloc(1, g.total);
+	ck_assert_int_eq(zr_npyfile_fill(&g, b), 0);
+	ck_assert_mem_eq(a, b, f.total);
+	free(b);
+	zr_npyfile_free(&g);
+	zr_npyfile_free(&f);
+	ck_assert_int_eq(zr_npyfile_plan(&f, form, &st, 1, ones, 4), 0);
+	shapes = zr_npyfile_take_shapes(&f, &rndim);
+	shapes[2] += 1;
+	ck_assert_int_eq(zr_npyfile_plan_known(&g, form, &st, ones, 4, shapes,
+					       rndim), 0);
+	b = calloc(1, g.total);
+	ck_assert_int_eq(zr_npyfile_fill(&g, b), -ESTALE);
+	free(b);
+	zr_npyfile_free(&g);
+	zr_npyfile_free(&f);
+	free(a);
+}
+
+START_TEST(test_known_shapes)
+{
+	uint16_t data[NREC * 400];
+	zr_store *s = ragged_store(ck_codecs[_i], data);
+
+	check_known_shapes(s, ZR_NPYFILE_PACKED);
+	check_known_shapes(s, ZR_NPYFILE_PADDED);
+	zr_store_close(s);
+}
+END_TEST
+
+/* A STACK file filled a few rows at a time, last rows first, is the file
+ * filled whole; rows past the batch and other forms are refused. */
+START_TEST(test_rows_in_pieces)
+{
+	zr_store *s = dense_store(ck_codecs[_i]);
+	zr_npyfile_stream st = { s, NULL };
+	zr_npyfile f;
+	uint64_t row;
+	char *whole, *pieces;
+
+	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_STACK, &st, 1, batch,
+					 NBATCH), 0);
+	ck_assert_uint_eq(zr_npyfile_rows_at(&f, &row), 128);
+	ck_assert_uint_eq(row, 24);
+	whole = calloc(1, f.total);
+	pieces = calloc(1, f.total);
+	ck_assert_int_eq(zr_npyfile_fill(&f, whole), 0);
+	for (uint64_t first = NBATCH; first > 0;) {
+		uint64_t n = first >= 3 ? 3 : first;
+
+		first -= n;
+		ck_assert_int_eq(zr_npyfile_fill_rows(&f, pieces, first, n), 0);
+	}
+	ck_assert_mem_eq(whole, pieces, f.total);
+	ck_assert_int_eq(zr_npyfile_fill_rows(&f, pieces, NBATCH - 1, 2),
+			 -EINVAL);
+	zr_npyfile_free(&f);
+	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_INDICES, &st, 1, batch,
+					 NBATCH), 0);
+	ck_assert_uint_eq(zr_npyfile_rows_at(&f, &row), 0);
+	ck_assert_int_eq(zr_npyfile_fill_rows(&f, pieces, 0, 1), -EINVAL);
+	zr_npyfile_free(&f);
+	free(whole);
+	free(pieces);
+	zr_store_close(s);
+}
+END_TEST
+
 Suite *suite_npyfile(void)
 {
 	Suite *s = suite_create("npyfile");
@@ -261,6 +351,8 @@ Suite *suite_npyfile(void)
 	tcase_add_loop_test(tc, test_dense_files, 0, 3);
 	tcase_add_loop_test(tc, test_streams_in_one_npz, 0, 3);
 	tcase_add_test(tc, test_refused_forms);
+	tcase_add_loop_test(tc, test_known_shapes, 0, 3);
+	tcase_add_loop_test(tc, test_rows_in_pieces, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

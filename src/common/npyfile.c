@@ -194,23 +194,51 @@ static int plan_npy(zr_npyfile *f)
 	return dense_size(f, f->st, &f->one.size);
 }
 
-int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,
-		    size_t nst, const uint64_t *idx, uint64_t count)
+static void plan_init(zr_npyfile *f, int form, const zr_npyfile_stream *st,
+		      size_t nst, const uint64_t *idx, uint64_t count)
 {
-	int err;
-
 	memset(f, 0, sizeof(*f));
 	f->form = form;
 	f->st = st;
 	f->nst = nst;
 	f->idx = idx;
 	f->count = count;
+}
+
+uint64_t *zr_npyfile_take_shapes(zr_npyfile *f, uint32_t *rndim)
+{
+	uint64_t *shapes = f->shapes;
+
+	*rndim = f->rndim;
+	f->shapes = NULL;
+	return shapes;
+}
+
+int zr_npyfile_plan_known(zr_npyfile *f, int form,
+			  const zr_npyfile_stream *st, const uint64_t *idx,
+			  uint64_t count, uint64_t *shapes, uint32_t rndim)
+{
+	plan_init(f, form, st, 1, idx, count);
+	f->shapes = shapes;
+	f->rndim = rndim;
+	if (!idx || !shapes ||
+	    (form != ZR_NPYFILE_PACKED && form != ZR_NPYFILE_PADDED))
+		return -EINVAL;
+	return zr__nf_plan_flat(f, 1);
+}
+
+int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,
+		    size_t nst, const uint64_t *idx, uint64_t count)
+{
+	int err;
+
+	plan_init(f, form, st, nst, idx, count);
 	if (!idx && zr_npyfile_needs_records(form, st, nst))
 		return -EINVAL;
 	if (form == ZR_NPYFILE_NPZ)
 		return plan_npz(f);
 	if (form == ZR_NPYFILE_PACKED || form == ZR_NPYFILE_PADDED)
-		return zr__nf_plan_flat(f);
+		return zr__nf_plan_flat(f, 0);
 	err = plan_npy(f);
 	if (!err)
 		f->total = f->one.size;

@@ -90,9 +90,31 @@ int zr_npyfile_needs_records(int form, const zr_npyfile_stream *st,
 int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,
 		    size_t nst, const uint64_t *idx, uint64_t count);
 
+/* PACKED, PADDED: the records' shapes a plan read (count * *rndim
+ * values), handed to the caller (free()), so that a later plan of the same
+ * records need not read them again: zr_npyfile_plan_known takes them (and
+ * frees them with the plan, even when it fails) instead of reading them.
+ * A stale shape cannot reach a file: fill checks each record's shape
+ * (-ESTALE). */
+uint64_t *zr_npyfile_take_shapes(zr_npyfile *f, uint32_t *rndim);
+int zr_npyfile_plan_known(zr_npyfile *f, int form,
+			  const zr_npyfile_stream *st, const uint64_t *idx,
+			  uint64_t count, uint64_t *shapes, uint32_t rndim);
+
 /* Writes the whole file into buf (f->total bytes).  -ESTALE if a record's
  * stored length is no longer the planned one. */
 int zr_npyfile_fill(const zr_npyfile *f, void *buf);
+
+/* A dense STACK file in pieces, so that a reader's first bytes need not
+ * wait for the whole gather: zr_npyfile_rows_at gives where row 0 starts
+ * (the header's length; 0 for any other form, which fills only whole)
+ * and each row's bytes (*row); zr_npyfile_fill_rows writes rows
+ * [first, first + n) into buf (the whole file's buffer, f->total bytes),
+ * and the header with row 0.  A row depends on its record alone: rows may
+ * be filled in any order, by any thread, each once. */
+uint64_t zr_npyfile_rows_at(const zr_npyfile *f, uint64_t *row);
+int zr_npyfile_fill_rows(const zr_npyfile *f, void *buf, uint64_t first,
+			 uint64_t n);
 
 void zr_npyfile_free(zr_npyfile *f);
 

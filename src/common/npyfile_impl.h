@@ -20,7 +20,8 @@ int zr__nf_ragged_size(const zr_npyfile_stream *s, uint64_t logic,
 size_t zr__nf_stream_parts(const zr_npyfile *f, const zr_npyfile_stream *s);
 const zr_dtype *zr__nf_int64(void);
 /* The PACKED and PADDED forms (npyflat.c). */
-int zr__nf_plan_flat(zr_npyfile *f);
+/* known: f->shapes and f->rndim hold the records' shapes already. */
+int zr__nf_plan_flat(zr_npyfile *f, int known);
 int zr__nf_fill_flat(const zr_npyfile *f, char *buf);
 /* size = a + b * c, or ZR_E_TOOBIG on overflow. */
 int zr__nf_add_product(uint64_t *size, uint64_t a, uint64_t b, uint64_t c);

@@ -9,20 +9,52 @@
 
 #include "npyfile_impl.h"
 
-/* A dense part at dst (size bytes): np.save's header, then the rows. */
-static int fill_dense(const zr_npyfile *f, const zr_npyfile_stream *s,
-		      char *dst, uint64_t size)
+/* np.save's header of a dense part at dst (size bytes); *h its length. */
+static int dense_header(const zr_npyfile *f, const zr_npyfile_stream *s,
+			char *dst, uint64_t size, size_t *h)
 {
 	const zr_dtype *dt = &zr_store_schema(s->zs)->dtype;
 	uint64_t shape[ZR_MAX_NDIM];
 	uint32_t ndim;
-	size_t h;
 	int err = zr__nf_dense_shape(f, s, shape, &ndim);
 
-	if (!err)
-		err = zr_npy_write_header(dt, ndim, shape, dst, size, &h);
+	return err ? err : zr_npy_write_header(dt, ndim, shape, dst, size, h);
+}
+
+/* A dense part at dst (size bytes): np.save's header, then the rows. */
+static int fill_dense(const zr_npyfile *f, const zr_npyfile_stream *s,
+		      char *dst, uint64_t size)
+{
+	size_t h;
+	int err = dense_header(f, s, dst, size, &h);
+
 	return err ? err : zr_store_gather(s->zs, f->idx, f->count, dst + h,
 					   size - h, NULL);
+}
+
+uint64_t zr_npyfile_rows_at(const zr_npyfile *f, uint64_t *row)
+{
+	if (f->form != ZR_NPYFILE_STACK)
+		return 0;
+	*row = zr_store_row_bytes(f->st->zs);
+	return f->total - f->count * *row;
+}
+
+int zr_npyfile_fill_rows(const zr_npyfile *f, void *buf, uint64_t first,
+			 uint64_t n)
+{
+	uint64_t row, h = zr_npyfile_rows_at(f, &row);
+	size_t hw;
+	int err = 0;
+
+	if (!h || !f->idx || !buf || first > f->count ||
+	    n > f->count - first)
+		return -EINVAL;
+	if (first == 0)
+		err = dense_header(f, f->st, buf, f->total, &hw);
+	return err ? err : zr_store_gather(f->st->zs, f->idx + first, n,
+					   (char *)buf + h + first * row,
+					   n * row, NULL);
 }
 
 /* Turns the ragged record at dst + H (logic bytes, shape prefix first)

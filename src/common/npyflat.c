@@ -24,11 +24,23 @@ static int product(const uint64_t *shape, uint32_t n, uint64_t *elems)
 	return 0;
 }
 
-/* Reads every record's shape into f->shapes (rndim values each: B * ndim,
- * not B * ZR_MAX_NDIM); -EINVAL if they cannot take the form. */
-static int read_shapes(zr_npyfile *f)
+/* Record k's shape into shape[] and *ndim: the one a plan of the same
+ * records already read (zr_npyfile_plan_known), or read now. */
+static int shape_of(const zr_npyfile *f, uint64_t k, int known,
+		    uint32_t *ndim, uint64_t *shape)
 {
-	const zr_npyfile_stream *s = f->st;
+	if (!known)
+		return zr_ragged_shape(f->st->zs, f->idx[k], ndim, shape);
+	*ndim = f->rndim;
+	memcpy(shape, f->shapes + k * f->rndim, f->rndim * sizeof(*shape));
+	return 0;
+}
+
+/* Reads every record's shape into f->shapes (rndim values each: B * ndim,
+ * not B * ZR_MAX_NDIM), unless known; -EINVAL if they cannot take the
+ * form. */
+static int read_shapes(zr_npyfile *f, int known)
+{
 	uint64_t shape[ZR_MAX_NDIM];
 	uint32_t ndim;
 	int padded = f->form == ZR_NPYFILE_PADDED;
@@ -36,11 +48,11 @@ static int read_shapes(zr_npyfile *f)
 	if (f->count > SIZE_MAX / sizeof(*f->shapes) / ZR_MAX_NDIM)
 		return ZR_E_TOOBIG;
 	for (uint64_t k = 0; k < f->count; k++) {
-		int err = zr_ragged_shape(s->zs, f->idx[k], &ndim, shape);
+		int err = shape_of(f, k, known, &ndim, shape);
 
 		if (err)
 			return err;
-		if (k == 0) {
+		if (k == 0 && !known) {
 			f->rndim = ndim;
 			f->shapes = malloc(f->count * (ndim ? ndim : 1) *
 					   sizeof(*f->shapes));
@@ -52,7 +64,9 @@ static int read_shapes(zr_npyfile *f)
 		if (padded && k && memcmp(shape + 1, f->shapes + 1,
 					  (ndim - 1) * sizeof(*shape)))
 			return -EINVAL; /* differ beyond axis 0 */
-		memcpy(f->shapes + k * ndim, shape, ndim * sizeof(*shape));
+		if (!known)
+			memcpy(f->shapes + k * ndim, shape,
+			       ndim * sizeof(*shape));
 		if (padded && shape[0] > f->longest)
 			f->longest = shape[0];
 	}
@@ -114,7 +128,7 @@ static int member_sizes(zr_npyfile *f)
 	return err;
 }
 
-int zr__nf_plan_flat(zr_npyfile *f)
+int zr__nf_plan_flat(zr_npyfile *f, int known)
 {
 	static const char *packed[] = { "data.npy", "offsets.npy",
 					"shapes.npy" };
@@ -125,7 +139,7 @@ int zr__nf_plan_flat(zr_npyfile *f)
 
 	if (f->nst != 1 || !zr__nf_ragged(f->st))
 		return -EINVAL;
-	err = read_shapes(f);
+	err = read_shapes(f, known);
 	for (uint64_t k = 0; !err && k < f->count; k++) {
 		const uint64_t *sh = f->shapes + k * f->rndim;
 
@@ -196,7 +210,9 @@ static int fill_meta(const zr_npyfile *f, size_t i, char *buf)
 
 /* Copies the gathered records (off[] in tmp) into data.npy's array at
  * dst: packed one after the other, or row k of a zeroed (B, longest, ...)
- * array.  -ESTALE if a record's shape is no longer the planned one. */
+ * array.  -ESTALE if a record's shape is no longer the planned one.
+ * Packed, tmp may be dst itself: record k then moves down by its
+ * predecessors' prefixes, never past the start of record k + 1. */
 static int place(const zr_npyfile *f, const char *tmp, const uint64_t *off,
 		 char *dst)
 {
@@ -225,11 +241,24 @@ static int place(const zr_npyfile *f, const char *tmp, const uint64_t *off,
 			memcpy(dst + k * f->longest * rowbytes,
 			       tmp + off[k] + poff, len - poff);
 		} else {
-			memcpy(dst + pos, tmp + off[k] + poff, len - poff);
+			memmove(dst + pos, tmp + off[k] + poff, len - poff);
 			pos += len - poff;
 		}
 	}
 	return 0;
+}
+
+/* Where fill_flat gathers the records: a packed file in place, at its
+ * data (the offsets and shapes members that follow hold more bytes than
+ * the records' shape prefixes, which the move in place() drops), since a
+ * buffer of the batch's size costs more in page faults than the gather;
+ * else (padded) a buffer of need bytes. */
+static char *gather_space(const zr_npyfile *f, char *data, uint64_t room,
+			  uint64_t need)
+{
+	if (f->form == ZR_NPYFILE_PACKED && need <= room)
+		return data;
+	return malloc(need ? need : 1);
 }
 
 int zr__nf_fill_flat(const zr_npyfile *f, char *buf)
@@ -238,7 +267,7 @@ int zr__nf_fill_flat(const zr_npyfile *f, char *buf)
 	const zr_npz_member *m = &f->part[0];
 	uint64_t shape[ZR_MAX_NDIM + 1], need, *off;
 	uint32_t ndim = data_shape(f, shape);
-	char *tmp = NULL;
+	char *tmp = NULL, *data;
 	size_t h;
 	int err = zr_npy_write_header(dt, ndim, shape, buf + m->offset,
 				      m->size, &h);
@@ -247,16 +276,18 @@ int zr__nf_fill_flat(const zr_npyfile *f, char *buf)
 		err = zr_store_gather_size(f->st->zs, f->idx, f->count, &need);
 	if (err)
 		return err;
+	data = buf + m->offset + h;
 	off = malloc((f->count + 1) * sizeof(*off));
-	tmp = malloc(need ? need : 1);
+	tmp = gather_space(f, data, f->total - (m->offset + h), need);
 	if (!off || !tmp)
 		err = -ENOMEM;
 	if (!err)
 		err = zr_store_gather(f->st->zs, f->idx, f->count, tmp, need,
 				      off);
 	if (!err)
-		err = place(f, tmp, off, buf + m->offset + h);
-	free(tmp);
+		err = place(f, tmp, off, data);
+	if (tmp != data)
+		free(tmp);
 	free(off);
 	for (size_t i = 1; !err && i < f->nparts; i++)
 		err = fill_meta(f, i, buf);

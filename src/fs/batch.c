@@ -6,10 +6,13 @@
  * only a delete changes what it is drawn from.
  *
  * An open of a node whose content the stores still hold is cheap: the
- * handle gathers the whole file at the first read the page cache cannot
- * answer, and the kernel keeps the pages (keep_cache), so later opens of
- * the node read no bytes from here and mmap works.  A delete first fills
- * the open handles that have not gathered yet (zr__batch_prefill).  An open
+ * handle plans the file at the first read the page cache cannot answer
+ * and gathers only the pieces that read covers (a dense .npy in pieces of
+ * about 1 MiB of rows, any other form whole), so that later pieces are
+ * gathered while the kernel takes the first ones; the kernel keeps the
+ * pages (keep_cache), so later opens of the node read no bytes from here
+ * and mmap works.  Reads of pieces already in need no lock.  A delete
+ * first fills the rest of the open handles (zr__batch_prefill).  An open
  * that comes after a delete changed the node's content gathers the batch
  * anew at once and serves it past the page cache (an uncached handle,
  * direct_io), if it has the node's size; otherwise it fails with ESTALE and
@@ -33,42 +36,120 @@ static void log_failure(const struct zr__node *n, int err)
 		     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 }
 
-/* Gathers the batch drawn from the first length records (0: all) into
- * fh->buf, if it has fh->len bytes (else -ESTALE).  Caller holds the read
- * (or one write) locks of the node's stores and fh->mu. */
-static int gather(struct zr__fs *fs, struct zr__fh *fh, uint64_t length)
+/* A lazy handle's layout and which of its pieces are in buf (see
+ * zr__pieces in layout.h).  Made at the first read the page cache cannot
+ * answer; plan is freed once every piece is in, the rest with the handle,
+ * since a reader may be checking done[] without fh->mu. */
+struct zr__fill {
+	struct zr__plan plan;	/* valid until every piece is in (fh->mu) */
+	struct zr__pieces pc;	/* written once, before fh->planned        */
+	size_t missing;		/* pieces not in buf yet (fh->mu)          */
+	atomic_uchar done[];	/* piece k is in buf (release, acquire)   */
+};
+
+void zr__batch_fill_free(struct zr__fh *fh)
 {
+	if (fh->fill)
+		zr__plan_free(&fh->fill->plan);
+	free(fh->fill);
+	fh->fill = NULL;
+}
+
+/* Plans the batch drawn from the first length records (0: all) and gets
+ * fh->buf for it, if it has fh->len bytes (else -ESTALE).  Caller holds
+ * the read (or one write) locks of the node's stores and fh->mu. */
+static int plan(struct zr__fs *fs, struct zr__fh *fh, uint64_t length)
+{
+	struct zr__fill *f;
+	struct zr__pieces pc;
 	struct zr__plan p;
 	int err = zr__plan_make(fs, fh->node, &p, 0, length);
 
-	if (err == -ENOENT)
-		err = -ESTALE;
-	if (!err && p.total != fh->len)
-		err = -ESTALE;
-	if (!err) {
-		fh->buf = zr__buf_get(p.total, &fh->cap);
-		fh->cached = 1;
-		err = fh->buf ? zr__plan_fill(&p, fh->buf) : -ENOMEM;
+	if (err)
+		return err == -ENOENT ? -ESTALE : err;
+	if (p.total != fh->len) {
+		zr__plan_free(&p);
+		return -ESTALE;
 	}
-	zr__plan_free(&p);
-	if (err) {
-		zr__buf_put(fh->buf, fh->cap);
-		fh->buf = NULL;
+	zr__plan_pieces(&p, &pc);
+	f = malloc(sizeof(*f) + pc.n * sizeof(f->done[0]));
+	fh->buf = f ? zr__buf_get(p.total, &fh->cap) : NULL;
+	if (!fh->buf) {
+		free(f);
+		zr__plan_free(&p);
+		return -ENOMEM;
+	}
+	fh->cached = 1;
+	f->plan = p;
+	f->pc = pc;
+	f->missing = pc.n;
+	for (size_t k = 0; k < pc.n; k++)
+		atomic_init(&f->done[k], 0);
+	fh->fill = f;
+	atomic_store_explicit(&fh->planned, 1, memory_order_release);
+	return 0;
+}
+
+/* Fills the pieces [k0, k1] not in buf yet.  Caller holds the stores'
+ * locks and fh->mu, and has planned. */
+static int fill_pieces(struct zr__fh *fh, size_t k0, size_t k1)
+{
+	struct zr__fill *f = fh->fill;
+	int err = 0;
+
+	for (size_t k = k0; !err && k <= k1 && f->missing; k++) {
+		if (atomic_load_explicit(&f->done[k], memory_order_relaxed))
+			continue;
+		err = zr__plan_fill_piece(&f->plan, &f->pc, fh->buf, k);
+		if (err)
+			break;
+		atomic_store_explicit(&f->done[k], 1, memory_order_release);
+		if (!--f->missing) {
+			zr__plan_free(&f->plan); /* buf is complete */
+			atomic_store_explicit(&fh->filled, 1,
+					      memory_order_release);
+		}
 	}
 	return err;
 }
 
-/* The node's own content, gathered once (a delete may have done it). */
-static int fill_node(struct zr__fs *fs, struct zr__fh *fh)
+/* Whether bytes [off, end) of a planned handle are in buf: without a
+ * lock, so that reads of filled pieces never wait for a gather. */
+static int have(struct zr__fh *fh, uint64_t off, uint64_t end)
+{
+	struct zr__fill *f;
+
+	if (atomic_load_explicit(&fh->filled, memory_order_acquire))
+		return 1;
+	if (!atomic_load_explicit(&fh->planned, memory_order_acquire))
+		return 0;
+	f = fh->fill;
+	for (size_t k = zr__piece_of(&f->pc, off);
+	     k <= zr__piece_of(&f->pc, end - 1); k++)
+		if (!atomic_load_explicit(&f->done[k], memory_order_acquire))
+			return 0;
+	return 1;
+}
+
+/* The node's own content in [off, end) (the whole file: 0, fh->len),
+ * planned once, each piece gathered once (a delete may have done it).
+ * Caller holds the stores' locks. */
+static int fill_node(struct zr__fs *fs, struct zr__fh *fh, uint64_t off,
+		     uint64_t end)
 {
 	int err = 0;
 
 	pthread_mutex_lock(&fh->mu);
-	if (!fh->buf && atomic_load(&fh->lost))
+	if (!have(fh, off, end) && atomic_load(&fh->lost))
 		err = -EIO; /* a delete changed it before it was gathered */
-	else if (!fh->buf && (err = gather(fs, fh, fh->node->ver[0])))
-		log_failure(fh->node, err);
+	else if (!fh->fill)
+		err = plan(fs, fh, fh->node->ver[0]);
+	if (!err && !atomic_load(&fh->filled))
+		err = fill_pieces(fh, zr__piece_of(&fh->fill->pc, off),
+				  zr__piece_of(&fh->fill->pc, end - 1));
 	pthread_mutex_unlock(&fh->mu);
+	if (err && err != -EIO)
+		log_failure(fh->node, err);
 	return err;
 }
 
@@ -88,9 +169,10 @@ int zr__batch_open(struct zr__fs *fs, struct zr__fh *fh)
 		/* A delete came since the lookup: the batch drawn anew. */
 		fh->uncached = 1;
 		pthread_mutex_lock(&fh->mu);
-		err = gather(fs, fh, 0);
+		err = plan(fs, fh, 0);
+		if (!err)
+			err = fill_pieces(fh, 0, fh->fill->pc.n - 1);
 		pthread_mutex_unlock(&fh->mu);
-		atomic_store_explicit(&fh->filled, !err, memory_order_release);
 	}
 	zr__st_unlock_all(st, k);
 	if (err && err != -ESTALE)
@@ -103,18 +185,23 @@ int zr__batch_read(fuse_req_t req, struct zr__fs *fs, struct zr__fh *fh,
 {
 	struct zr__fstore *const *st;
 	size_t k = zr__batch_stores(fh->node, &st);
+	uint64_t end = (uint64_t)off + size;
 	int err;
 
-	if (!atomic_load_explicit(&fh->filled, memory_order_acquire)) {
+	if (off < 0 || (uint64_t)off >= fh->len || !size) {
+		fuse_reply_buf(req, NULL, 0);
+		return 0;
+	}
+	if (end > fh->len || end < (uint64_t)off)
+		end = fh->len;
+	if (!have(fh, (uint64_t)off, end)) {
 		err = zr__st_rdlock_all(st, k);
 		if (err)
 			return err;
-		err = fill_node(fs, fh);
+		err = fill_node(fs, fh, (uint64_t)off, end);
 		zr__st_unlock_all(st, k);
 		if (err) /* not the node's size: its records are gone */
 			return err == -ESTALE ? -EIO : err;
-		/* buf is complete: later reads need no lock */
-		atomic_store_explicit(&fh->filled, 1, memory_order_release);
 	}
 	zr__fh_reply(req, fh, size, off);
 	return 0;
@@ -163,7 +250,7 @@ static void prefill(struct zr__fs *fs, struct zr__fstore *st,
 		return;
 	err = lock_others(all, k, st);
 	if (!err) {
-		err = fill_node(fs, fh);
+		err = fill_node(fs, fh, 0, fh->len);
 		unlock_others(all, k, st);
 	} else {
 		zr__elog_add(&st->log, st->path, "delete: batch %llu-%llu "
@@ -173,9 +260,7 @@ static void prefill(struct zr__fs *fs, struct zr__fstore *st,
 			     (unsigned long long)fh->node->step);
 	}
 	if (err)
-		atomic_store(&fh->lost, 1); /* its reads fail: EIO */
-	else
-		atomic_store_explicit(&fh->filled, 1, memory_order_release);
+		atomic_store(&fh->lost, 1); /* its unfilled reads fail: EIO */
 }
 
 void zr__batch_prefill(struct zr__fs *fs, struct zr__fstore *st)

@@ -111,6 +111,7 @@ static void fh_free(struct zr__fs *fs, struct zr__fh *fh)
 		zr__buf_put(fh->buf, fh->cap);
 	else
 		free(fh->buf);
+	zr__batch_fill_free(fh);
 	pthread_mutex_destroy(&fh->mu);
 	zr_npystream_free(fh->ns); /* an unfinished session is aborted */
 	zr__ns_forget(fs, fh->node->ino, 1);

@@ -65,15 +65,17 @@ void zr__fh_lose(struct zr__fs *fs, const struct zr__fstore *st);
 
 /* Batch files (see batch.c): open checks that the stores still hold the
  * node's content (else, at the same size, an uncached handle with the new
- * one; at another size -ESTALE); the first read the page cache cannot
- * answer gathers the whole file (ZR__E_PARK while a delete or compact of
- * one of its stores runs).  A delete of st first makes the open handles
+ * one; at another size -ESTALE); a read the page cache cannot answer
+ * gathers the pieces of the file it covers (ZR__E_PARK while a delete or
+ * compact of one of its stores runs).  A delete of st first makes the open handles
  * that read st and have not gathered yet gather (caller holds st's write
  * lock), as it does for record handles (delete.c calls both). */
 int zr__batch_open(struct zr__fs *fs, struct zr__fh *fh);
 int zr__batch_read(fuse_req_t req, struct zr__fs *fs, struct zr__fh *fh,
 		   size_t size, off_t off);
 void zr__batch_prefill(struct zr__fs *fs, struct zr__fstore *st);
+/* Frees what a batch handle's piece-by-piece fill keeps (fh_free). */
+void zr__batch_fill_free(struct zr__fh *fh);
 
 /* stats, schema, errors: the text is made at open (and by getattr, to
  * measure it). */

@@ -167,6 +167,10 @@ struct zr__fh {
 	int lazy;		/* batch: the node's bytes, copied at a read */
 	atomic_int filled;	/* record, batch: buf is complete          */
 	atomic_int lost;	/* batch: a delete came before the copy    */
+	/* batch: the pieces of buf a read may need, filled as reads reach
+	 * them (batch.c); set under mu, then planned (release). */
+	struct zr__fill *fill;
+	atomic_int planned;
 	struct zr_npystream *ns;    /* append session (NULL between them) */
 	uint64_t pos;		/* append: next expected write offset;
 				 * delete: input checked up to here        */

@@ -13,6 +13,7 @@
 
 #include "layout.h"
 #include "ns.h"
+#include "shapes.h"
 #include "stlock.h"
 
 /* Record idx's file: the encoder's RECORD form over the stream *s. */
@@ -158,6 +159,26 @@ static int batch_indices(struct zr__fs *fs, const struct zr__node *n,
 	return zr_sampler_batch(&cfg, n->step, p->idx);
 }
 
+/* The file's layout; to be filled, a packed or padded one from the
+ * shapes its lookup read, when they are still kept (shapes.h). */
+static int plan_file(const struct zr__node *n, struct zr__plan *p,
+		     int size_only)
+{
+	int form = form_of(n);
+	uint64_t *shapes = NULL;
+	uint32_t rndim;
+
+	if (!size_only && (form == ZR_NPYFILE_PACKED ||
+		       form == ZR_NPYFILE_PADDED))
+		shapes = zr__shapes_take(n, p->length, zr__batch_gen(n),
+					 p->count, &rndim);
+	if (shapes)
+		return zr_npyfile_plan_known(&p->file, form, p->streams,
+					     p->idx, p->count, shapes, rndim);
+	return zr_npyfile_plan(&p->file, form, p->streams, p->nst, p->idx,
+			       p->count);
+}
+
 int zr__plan_make(struct zr__fs *fs, const struct zr__node *n,
 		  struct zr__plan *p, int size_only, uint64_t length)
 {
@@ -169,8 +190,7 @@ int zr__plan_make(struct zr__fs *fs, const struct zr__node *n,
 	if (!err)
 		err = batch_indices(fs, n, p, size_only, length);
 	if (!err)
-		err = zr_npyfile_plan(&p->file, form_of(n), p->streams, p->nst,
-				      p->idx, p->count);
+		err = plan_file(n, p, size_only);
 	p->total = p->file.total;
 	if (!err && p->total > fs->opts.max_batch)
 		err = -EFBIG;
@@ -243,9 +263,15 @@ int zr__batch_version(struct zr__fs *fs, const struct zr__node *n,
 	}
 	err = zr__plan_make(fs, n, &p, 1, 0);
 	if (!err) {
+		uint32_t rndim;
+		uint64_t *shapes = zr_npyfile_take_shapes(&p.file, &rndim);
+
 		*size = p.total;
 		ver[0] = p.length;
 		ver[1] = zr__batch_gen(n);
+		if (shapes) /* a packed or padded batch: for its first read */
+			zr__shapes_put(n, ver[0], ver[1], p.count, shapes,
+				       rndim);
 	}
 	zr__plan_free(&p);
 	zr__st_unlock_all(st, k);
@@ -265,4 +291,43 @@ void zr__plan_free(struct zr__plan *p)
 int zr__plan_fill(const struct zr__plan *p, char *buf)
 {
 	return zr_npyfile_fill(&p->file, buf);
+}
+
+void zr__plan_pieces(const struct zr__plan *p, struct zr__pieces *pc)
+{
+	uint64_t row, rows;
+
+	pc->at = zr_npyfile_rows_at(&p->file, &row);
+	pc->n = 1;
+	pc->bytes = p->total;
+	if (!pc->at || !row || !p->count)
+		return;
+	rows = row < ZR__PIECE_BYTES ? ZR__PIECE_BYTES / row : 1;
+	pc->bytes = rows * row;
+	pc->n = (size_t)((p->count + rows - 1) / rows);
+}
+
+size_t zr__piece_of(const struct zr__pieces *pc, uint64_t off)
+{
+	uint64_t k;
+
+	if (pc->n == 1 || off < pc->at)
+		return 0;
+	k = (off - pc->at) / pc->bytes;
+	return k < pc->n ? (size_t)k : pc->n - 1;
+}
+
+int zr__plan_fill_piece(const struct zr__plan *p,
+			const struct zr__pieces *pc, char *buf, size_t k)
+{
+	uint64_t row, rows, first;
+
+	if (pc->n == 1)
+		return zr__plan_fill(p, buf);
+	zr_npyfile_rows_at(&p->file, &row);
+	rows = pc->bytes / row;
+	first = k * rows;
+	if (rows > p->count - first)
+		rows = p->count - first;
+	return zr_npyfile_fill_rows(&p->file, buf, first, rows);
 }

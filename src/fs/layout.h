@@ -57,6 +57,23 @@ int zr__batch_version(struct zr__fs *fs, const struct zr__node *n,
 int zr__plan_fill(const struct zr__plan *p, char *buf);
 void zr__plan_free(struct zr__plan *p);
 
+/* A batch file in pieces, filled as reads reach them so that the gather
+ * overlaps the transfer: a dense .npy's piece k holds rows [k*R, (k+1)*R)
+ * (piece 0 also the header), R rows making about ZR__PIECE_BYTES; any
+ * other form (an .npz's CRCs need every byte) is one piece. */
+#define ZR__PIECE_BYTES (1u << 20)
+struct zr__pieces {
+	uint64_t at;		/* where row 0 starts (0: one piece)     */
+	uint64_t bytes;		/* of a piece past piece 0's header      */
+	size_t n;		/* how many                              */
+};
+void zr__plan_pieces(const struct zr__plan *p, struct zr__pieces *pc);
+/* The piece holding byte off (< the file's size). */
+size_t zr__piece_of(const struct zr__pieces *pc, uint64_t off);
+/* Fills piece k of the batch into buf (the whole file's p->total bytes). */
+int zr__plan_fill_piece(const struct zr__plan *p,
+			const struct zr__pieces *pc, char *buf, size_t k);
+
 /* The stores a batch node reads, in ascending id order. */
 size_t zr__batch_stores(const struct zr__node *n,
 			struct zr__fstore *const **out);

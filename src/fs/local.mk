@@ -7,7 +7,7 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/ops.c src/fs/ops.h src/fs/readdir.c src/fs/attr.c \
 	src/fs/files.h src/fs/fh.c src/fs/layout.c src/fs/layout.h \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/append.c \
-	src/fs/delete.c src/fs/caller.c \
+	src/fs/delete.c src/fs/caller.c src/fs/shapes.c src/fs/shapes.h \
 	src/fs/elog.c src/fs/elog.h src/fs/stlock.c src/fs/stlock.h \
 	src/fs/dlog.c src/fs/dlog.h src/fs/mntlock.c src/fs/mntlock.h \
 	src/fs/follow.c src/fs/follow.h
@@ -56,5 +56,6 @@ EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_copies.py tests/fs/test_refusals.py \
 	tests/fs/test_shell.py tests/fs/test_encoder.py tests/fs/test_png.py \
 	tests/fs/test_ragged_forms.py \
-	tests/fs/test_batch_cache.py tests/fs/test_follow.py
+	tests/fs/test_batch_cache.py tests/fs/test_follow.py \
+	tests/fs/test_batch_pieces.py
 TESTS += tests/fs.test

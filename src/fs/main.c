@@ -26,6 +26,7 @@
 #include "mntlock.h"
 #include "ns.h"
 #include "ops.h"
+#include "shapes.h"
 #include "tree.h"
 
 /* Parent side: waits for the child's one-byte verdict. */
@@ -172,6 +173,7 @@ static int serve_locked(struct zr__fs *fs, int notify)
 	ret = err < 0 ? 1 : 0;
 	fuse_remove_signal_handlers(fs->se);
 	zr__fh_free_all(fs);
+	zr__shapes_clear();
 	/* Close (sync) before unmounting: once the mount is gone a new mount
 	 * of the same stores may start and must find them unlocked. */
 	if (zr__tree_free(fs))
