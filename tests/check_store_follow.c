@@ -201,15 +201,24 @@ START_TEST(refresh_stats_follow)
 }
 END_TEST
 
-START_TEST(refresh_waits_for_files_and_refuses_shrink)
+/* Three synced rows, their writer gone, and a follower of them: the
+ * tests below then change the files as another writer would. */
+static zr_store *three_rows_followed(void)
 {
 	char p[4096];
 	zr_store *w = writer(p, sizeof(p)), *f;
-	uint8_t h[16], bad[16];
 
 	append_rows(w, 0, 3);
 	ck_assert_int_eq(zr_store_close(w), 0);
 	ck_assert_int_eq(zr_store_open(p, FOLLOW, &f), 0);
+	return f;
+}
+
+START_TEST(refresh_waits_for_files_and_refuses_shrink)
+{
+	zr_store *f = three_rows_followed();
+	uint8_t h[16], bad[16];
+
 	ck_file_read(ck_dir, "s/meta.zr", 0, h, sizeof(h));
 	/* a header whose table is not on disk yet: left for later */
 	memcpy(bad, h, sizeof(bad));
@@ -228,13 +237,9 @@ END_TEST
 
 START_TEST(refresh_refuses_bad_entries)
 {
-	char p[4096];
-	zr_store *w = writer(p, sizeof(p)), *f;
+	zr_store *f = three_rows_followed();
 	uint8_t h[16], loc[16];
 
-	append_rows(w, 0, 3);
-	ck_assert_int_eq(zr_store_close(w), 0);
-	ck_assert_int_eq(zr_store_open(p, FOLLOW, &f), 0);
 	/* one more entry, pointing past the frontier */
 	ck_file_read(ck_dir, "s/meta.zr", 4096 + 2 * 16, loc, sizeof(loc));
 	loc[0] += 200;
