@@ -418,6 +418,17 @@ ZR_API int zr_store_gather_size(zr_store *s, const uint64_t *idx,
 ZR_API int zr_ragged_parse(const void *rec, size_t len, size_t itemsize,
 			   uint32_t *ndim, uint64_t shape[ZR_MAX_NDIM],
 			   size_t *payload_offset);
+/* Turns a gathered ragged batch (buf and offsets[0..count] as
+ * zr_store_gather wrote them) into the packed form, in place: afterwards
+ * buf[0..packed[count]) holds every record's elements back to back (no
+ * shape prefix), packed[0..count] their byte boundaries, and
+ * shapes[k * ndim .. k * ndim + ndim) record k's shape.  Every record
+ * must have ndim dimensions (ZR_E_SHAPE otherwise), its prefix be
+ * well-formed (ZR_E_CORRUPT) and offsets be non-decreasing (-EINVAL); on
+ * error buf's contents are unspecified.  Pure, thread-safe. */
+ZR_API int zr_ragged_pack(void *buf, const uint64_t *offsets, size_t count,
+			  size_t itemsize, uint32_t ndim, uint64_t *shapes,
+			  uint64_t *packed);
 /* Reads ragged record idx's shape without decoding its payload (a
  * compressed record decodes only the frame's first bytes). */
 ZR_API int zr_ragged_shape(zr_store *s, uint64_t idx, uint32_t *ndim,

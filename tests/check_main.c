@@ -17,6 +17,7 @@ int main(void)
 		suite_version,
 		suite_store_guard,
 		suite_store_follow,
+		suite_ragged_pack,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

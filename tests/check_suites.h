@@ -23,5 +23,6 @@ Suite *suite_npyfile(void);
 Suite *suite_version(void);
 Suite *suite_store_guard(void);
 Suite *suite_store_follow(void);
+Suite *suite_ragged_pack(void);
 
 #endif

@@ -99,6 +99,9 @@ int zr_store_gather_size(zr_store *s, const uint64_t *idx, size_t count,
 int zr_ragged_parse(const void *rec, size_t len, size_t itemsize,
             uint32_t *ndim, uint64_t shape[32],
             size_t *payload_offset);
+int zr_ragged_pack(void *buf, const uint64_t *offsets, size_t count,
+            size_t itemsize, uint32_t ndim, uint64_t *shapes,
+            uint64_t *packed);
 
 int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count);
 typedef void (*zr_progress_fn)(void *ctx, uint64_t done, uint64_t total);

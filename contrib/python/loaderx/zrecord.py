@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _index
 from ._lib import (MAX_NDIM, LockScopeWarning, StoreBusy, check, error, ffi,
-                   lib)
+                   lib, u64_ptr)
 from ._sync import RWLock, Writer
 from ._closable import Closable
 
@@ -347,39 +347,25 @@ class _Chunk:
         return self.recs, n
 
 
-def _packed(recs, dtype):
-    """(data, offsets, shapes) of a list of records."""
-    ndims = {r.ndim for r in recs}
-    if len(ndims) > 1:
-        raise ValueError("packed form: the records' ndim differ (%s)"
-                         % sorted(ndims))
-    ndim = ndims.pop() if ndims else 1
-    sizes = np.array([r.size for r in recs], dtype=np.int64)
-    offsets = np.zeros(len(recs) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    data = np.empty(int(offsets[-1]), dtype=dtype)
-    for r, lo, hi in zip(recs, offsets, offsets[1:]):
-        data[lo:hi] = r.reshape(-1)
-    shapes = np.array([r.shape for r in recs], dtype=np.int64).reshape(
-        len(recs), ndim)
-    return data, offsets, shapes
-
-
-def _padded(recs, dtype, pad):
-    """(data, lengths): records padded along axis 0 to the longest."""
-    if any(r.ndim == 0 for r in recs):
+def _padded(data, shapes, dtype, pad):
+    """(data, lengths) of a packed batch: records padded along axis 0 to
+    the longest, placed by one boolean-mask assignment."""
+    n = len(shapes)
+    if n and shapes.shape[1] == 0:
         raise ValueError("padded form: a 0-d record has no axis 0")
-    rests = {r.shape[1:] for r in recs}
-    if len(rests) > 1:
+    rests = shapes[:, 1:]
+    if n and (rests != rests[0]).any():
         raise ValueError("padded form: the records' shapes differ beyond "
-                         "axis 0 (%s)" % sorted(rests))
-    rest = rests.pop() if rests else ()
-    lengths = np.array([r.shape[0] for r in recs], dtype=np.int64)
-    longest = int(lengths.max()) if len(recs) else 0
-    data = np.full((len(recs), longest) + rest, pad, dtype=dtype)
-    for k, r in enumerate(recs):
-        data[k, :len(r)] = r
-    return data, lengths
+                         "axis 0 (%s)" % sorted({tuple(r) for r in
+                                                 rests.tolist()}))
+    rest = tuple(int(d) for d in rests[0]) if n else ()
+    lengths = shapes[:, 0].copy() if n else np.zeros(0, dtype=np.int64)
+    longest = int(lengths.max()) if n else 0
+    out = np.full((n, longest) + rest, pad, dtype=dtype)
+    if n:
+        out[np.arange(longest) < lengths[:, None]] = data.reshape(
+            (-1,) + rest)
+    return out, lengths
 
 
 class RaggedStore(_Store):
@@ -424,17 +410,17 @@ class RaggedStore(_Store):
     def _gather(self, idx, form="list", pad=0):
         if form not in ("list", "packed", "padded"):
             raise ValueError("form must be 'list', 'packed' or 'padded'")
-        recs = self._gather_list(idx)
+        if form == "list":
+            return self._gather_list(idx)
+        data, offsets, shapes = self._gather_packed(idx)
         if form == "packed":
-            return _packed(recs, self.dtype)
-        if form == "padded":
-            return _padded(recs, self.dtype, pad)
-        return recs
+            return data, offsets, shapes
+        return _padded(data, shapes, self.dtype, pad)
 
-    def _gather_list(self, idx):
+    def _gather_raw(self, idx):
+        """The records as stored (shape prefix, then elements), back to
+        back in one buffer, and their byte offsets."""
         n = len(idx)
-        if not n:
-            return []
         cidx = ffi.from_buffer("uint64_t[]", idx)
         size = ffi.new("uint64_t *")
         check(lib.zr_store_gather_size(self._h, cidx, n, size), self.path)
@@ -444,7 +430,34 @@ class RaggedStore(_Store):
                                   buf.nbytes,
                                   ffi.from_buffer("uint64_t[]", offsets)),
               self.path)
+        return buf, offsets
+
+    def _gather_list(self, idx):
+        if not len(idx):
+            return []
+        buf, offsets = self._gather_raw(idx)
         return self._split(buf, offsets.tolist())
+
+    def _gather_packed(self, idx):
+        """(data, element offsets, shapes), packed in the gather's own
+        buffer by zr_ragged_pack; every record must have record 0's
+        ndim (ValueError otherwise)."""
+        n = len(idx)
+        if not n:
+            return (np.empty(0, dtype=self.dtype),
+                    np.zeros(1, dtype=np.int64), np.empty((0, 1), np.int64))
+        buf, offsets = self._gather_raw(idx)
+        base, itemsize = ffi.from_buffer(buf), self.dtype.itemsize
+        ndim, at = ffi.new("uint32_t *"), ffi.new("size_t *")
+        check(lib.zr_ragged_parse(base, int(offsets[1]), itemsize, ndim,
+                                  ffi.NULL, at), self.path)
+        shapes = np.empty((n, ndim[0]), dtype=np.int64)
+        packed = np.empty(n + 1, dtype=np.uint64)
+        check(lib.zr_ragged_pack(base, u64_ptr(offsets), n, itemsize,
+                                 ndim[0], u64_ptr(shapes), u64_ptr(packed)),
+              self.path)
+        data = buf[:int(packed[-1])].view(self.dtype)
+        return data, (packed // itemsize).astype(np.int64), shapes
 
     def _split(self, buf, offsets):
         """One array per gathered record, each a view into buf when its

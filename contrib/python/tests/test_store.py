@@ -457,3 +457,46 @@ def test_rwlock_shared_and_exclusive():
     reader.join(5)
     writer.join(5)
     assert log == ["w", "r"] and rw._readers == 0
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_ragged_packed_and_padded_forms(codec):
+    """gather(form=) on records of rank 2 and 3: packed is the list form's
+    elements back to back with their boundaries and shapes; padded pads
+    axis 0; ranks or trailing shapes that differ are a ValueError."""
+    rng = np.random.default_rng(4)
+    rows = [values("<i2", (int(rng.integers(1, 9)), 3), k) for k in range(50)]
+    imgs = [values("|u1", (int(rng.integers(1, 6)), int(rng.integers(1, 6)),
+                           3), k) for k in range(50)]
+    with RaggedStore.create("rows", "<i2", **codec_args(codec, rows)) as rs:
+        rs.append(rows)
+        idx = np.array([7, 0, 49, 7, 13], dtype=np.uint64)
+        data, offsets, shapes = rs.gather(idx, form="packed")
+        want = [rows[i] for i in idx]
+        assert data.dtype == np.dtype("<i2") and offsets.dtype == np.int64
+        assert offsets.tolist() == np.cumsum(
+            [0] + [w.size for w in want]).tolist()
+        assert shapes.tolist() == [list(w.shape) for w in want]
+        assert np.array_equal(data, np.concatenate([w.reshape(-1)
+                                                    for w in want]))
+        pad, lengths = rs.gather(idx, form="padded", pad=-1)
+        longest = max(len(w) for w in want)
+        assert pad.shape == (5, longest, 3)
+        for k, w in enumerate(want):
+            assert lengths[k] == len(w)
+            assert np.array_equal(pad[k, :len(w)], w)
+            assert (pad[k, len(w):] == -1).all()
+        empty = rs.gather(np.zeros(0, np.uint64), form="packed")
+        assert [a.shape for a in empty] == [(0,), (1,), (0, 1)]
+        rs.append([np.zeros(4, "<i2")])  # a rank-1 record
+        with pytest.raises(ValueError, match="record 1 has 1"):
+            rs.gather(np.array([0, 50], np.uint64), form="packed")
+    with RaggedStore.create("imgs", "|u1", **codec_args(codec, imgs)) as rs:
+        rs.append(imgs)
+        data, offsets, shapes = rs.gather(np.arange(50), form="packed")
+        for k, img in enumerate(imgs):
+            assert tuple(shapes[k]) == img.shape
+            assert np.array_equal(
+                data[offsets[k]:offsets[k + 1]].reshape(img.shape), img)
+        with pytest.raises(ValueError, match="differ beyond axis 0"):
+            rs.gather(np.arange(50), form="padded")
