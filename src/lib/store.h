@@ -43,7 +43,8 @@ struct zr_store {
 	int readonly;
 	int follow;             /* ZR_OPEN_FOLLOW: zr_store_refresh grows it */
 	int meta_ex;            /* holds meta.zr exclusively (store_lock.c) */
-	int lock_lost;          /* a lock conversion lost meta.zr */
+	atomic_int lock_lost;   /* a lock conversion lost meta.zr; read by
+	                         * any writing call, set under rw */
 	zr_codec codec;
 	zr_schema schema;
 	size_t row_bytes;       /* dense row width, 0 for ragged */

@@ -95,11 +95,12 @@ int zr__lock_exclusive(zr_store *s, const char *what)
 		s->meta_ex = 1;
 		return 0;
 	}
-	if (r < 0)
-		return r;
-	/* The failed conversion dropped the shared lock: take it back. */
+	/* A failed conversion may have dropped the shared lock: take it
+	 * back (holding it already, this changes nothing). */
 	if (lock_fd(s, ZR__META, LOCK_SH))
 		s->lock_lost = 1;
+	if (r < 0)
+		return r;
 	return zr__fail(ZR_E_BUSY, "%s: %s refused: store busy: a follower "
 			"(a read-only handle opened with ZR_OPEN_FOLLOW, such "
 			"as a zrecordfs -o follow mount) holds it; %s needs "
