@@ -62,18 +62,20 @@ static zr_store *dense_store(zr_codec codec)
 }
 
 /* Fills f twice, over different bytes: both give the same file, so every
- * byte of [0, total) was written, and the bytes past it were left alone. */
+ * byte of [0, total) was written, and the bytes past its scratch (slack)
+ * were left alone. */
 static char *fill_checked(const zr_npyfile *f)
 {
-	char *a = malloc(f->total + GUARD), *b = malloc(f->total + GUARD);
+	uint64_t end = f->total + f->slack;
+	char *a = malloc(end + GUARD), *b = malloc(end + GUARD);
 
-	memset(a, 0xaa, f->total + GUARD);
-	memset(b, 0x55, f->total + GUARD);
+	memset(a, 0xaa, end + GUARD);
+	memset(b, 0x55, end + GUARD);
 	ck_assert_msg(zr_npyfile_fill(f, a) == 0, "fill: %s", zr_errmsg());
 	ck_assert_int_eq(zr_npyfile_fill(f, b), 0);
 	ck_assert_mem_eq(a, b, f->total);
 	for (size_t i = 0; i < GUARD; i++)
-		ck_assert_int_eq((unsigned char)a[f->total + i], 0xaa);
+		ck_assert_int_eq((unsigned char)a[end + i], 0xaa);
 	free(b);
 	return a;
 }
@@ -265,15 +267,13 @@ static void check_known_shapes(zr_store *s, int form)
 	char *a, *b;
 
 	ck_assert_int_eq(zr_npyfile_plan(&f, form, &st, 1, ones, 4), 0);
-	a = calloc(1, f.total);
-	ck_assert_int_eq(zr_npyfile_fill(&f, a), 0);
+	a = fill_checked(&f);
 	shapes = zr_npyfile_take_shapes(&f, &rndim);
 	ck_assert_uint_eq(rndim, 1);
 	ck_assert_int_eq(zr_npyfile_plan_known(&g, form, &st, ones, 4, shapes,
 					       rndim), 0);
 	ck_assert_uint_eq(g.total, f.total);
-	b = calloc(1, g.total);
-	ck_assert_int_eq(zr_npyfile_fill(&g, b), 0);
+	b = fill_checked(&g);
 	ck_assert_mem_eq(a, b, f.total);
 	free(b);
 	zr_npyfile_free(&g);
@@ -283,7 +283,7 @@ static void check_known_shapes(zr_store *s, int form)
 	shapes[2] += 1;
 	ck_assert_int_eq(zr_npyfile_plan_known(&g, form, &st, ones, 4, shapes,
 					       rndim), 0);
-	b = calloc(1, g.total);
+	b = calloc(1, g.total + g.slack);
 	ck_assert_int_eq(zr_npyfile_fill(&g, b), -ESTALE);
 	free(b);
 	zr_npyfile_free(&g);
@@ -296,8 +296,56 @@ START_TEST(test_known_shapes)
 	uint16_t data[NREC * 400];
 	zr_store *s = ragged_store(ck_codecs[_i], data);
 
-	check_known_shapes(s, ZR_NPYFILE_PACKED);
-	check_known_shapes(s, ZR_NPYFILE_PADDED);
+	for (int form = ZR_NPYFILE_PACKED; form <= ZR_NPYFILE_LENGTHS; form++)
+		check_known_shapes(s, form);
+	zr_store_close(s);
+}
+END_TEST
+
+/* Each part file of a packed or padded batch (.packed.npy, ...) is its
+ * member of the .npz, byte for byte, and needs no more scratch than it
+ * plans (fill_checked's guard): a packed data.npy alone has no members
+ * after it to gather over. */
+static void check_parts(zr_store *s, const uint64_t *idx, uint64_t n,
+			int form, int first, int last)
+{
+	zr_npyfile_stream st = { s, NULL };
+	zr_npyfile whole, f;
+	char *npz, *part;
+
+	ck_assert_int_eq(zr_npyfile_plan(&whole, form, &st, 1, idx, n), 0);
+	npz = fill_checked(&whole);
+	ck_assert_uint_eq(whole.nparts, (size_t)(last - first + 1));
+	for (int p = first; p <= last; p++) {
+		const zr_npz_member *m = &whole.part[p - first];
+
+		ck_assert_int_eq(zr_npyfile_plan(&f, p, &st, 1, idx, n), 0);
+		ck_assert_uint_eq(f.total, m->size);
+		part = fill_checked(&f);
+		ck_assert_mem_eq(part, npz + m->offset, m->size);
+		free(part);
+		zr_npyfile_free(&f);
+	}
+	free(npz);
+	zr_npyfile_free(&whole);
+}
+
+START_TEST(test_parts_are_members)
+{
+	static const uint64_t ones[] = { 9, 1, 5, 1, 9 };  /* ndim 1    */
+	static const uint64_t twos[] = { 6, 2, 10, 2 };    /* (h, 4)    */
+	uint16_t data[NREC * 400];
+	zr_store *s = ragged_store(ck_codecs[_i], data);
+
+	for (int k = 0; k < 2; k++) {
+		const uint64_t *idx = k ? twos : ones;
+		uint64_t n = k ? 4 : 5;
+
+		check_parts(s, idx, n, ZR_NPYFILE_PACKED,
+			    ZR_NPYFILE_PACKED_DATA, ZR_NPYFILE_SHAPES);
+		check_parts(s, idx, n, ZR_NPYFILE_PADDED,
+			    ZR_NPYFILE_PADDED_DATA, ZR_NPYFILE_LENGTHS);
+	}
 	zr_store_close(s);
 }
 END_TEST
@@ -352,6 +400,7 @@ Suite *suite_npyfile(void)
 	tcase_add_loop_test(tc, test_streams_in_one_npz, 0, 3);
 	tcase_add_test(tc, test_refused_forms);
 	tcase_add_loop_test(tc, test_known_shapes, 0, 3);
+	tcase_add_loop_test(tc, test_parts_are_members, 0, 3);
 	tcase_add_loop_test(tc, test_rows_in_pieces, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;

@@ -4,6 +4,7 @@
  * records the Python binding draws.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,21 @@ static int number(const char *opt, const char *val, int narrow,
 		return zr_cli_usage(&zr_cli_batch, "bad %s '%s': want a "
 				    "decimal number", opt, val);
 	return -1;
+}
+
+/* --form's names: npz, packed and padded for the .npz files, else a
+ * mount's suffix (zr_npyfile_ragged_suffixes); -1 for none. */
+static int form_named(const char *name)
+{
+	char npz[16];
+
+	if (!strcmp(name, "npz"))
+		return ZR_NPYFILE_NPZ;
+	if (!strcmp(name, "packed") || !strcmp(name, "padded")) {
+		snprintf(npz, sizeof(npz), "%s.npz", name);
+		name = npz;
+	}
+	return zr_npyfile_ragged_form(name, strlen(name));
 }
 
 static int option(batch_args *a, int c)
@@ -67,15 +83,12 @@ static int option(batch_args *a, int c)
 		a->out = optarg;
 		break;
 	case 'f':
-		if (!strcmp(optarg, "npz"))
-			a->form = ZR_NPYFILE_NPZ;
-		else if (!strcmp(optarg, "packed"))
-			a->form = ZR_NPYFILE_PACKED;
-		else if (!strcmp(optarg, "padded"))
-			a->form = ZR_NPYFILE_PADDED;
-		else
+		a->form = form_named(optarg);
+		if (a->form < 0)
 			rc = zr_cli_usage(&zr_cli_batch, "unknown form '%s': "
-					  "want npz, packed or padded", optarg);
+					  "want npz, packed, padded or a part: "
+					  "packed.npy, offsets.npy, shapes.npy, "
+					  "padded.npy, lengths.npy", optarg);
 		break;
 	default:
 		rc = zr_cli_getopt_exit(c);
@@ -207,6 +220,8 @@ const zr_cli_cmd zr_cli_batch = {
 	"  --form F          a ragged store's batch as npz (default: one\n"
 	"                    member per record), packed (data, offsets,\n"
 	"                    shapes) or padded (data, lengths): the mount's\n"
-	"                    SEED-STEP.npz, .packed.npz, .padded.npz\n"
+	"                    SEED-STEP.npz, .packed.npz, .padded.npz; or one\n"
+	"                    member of those as a .npy of its own: packed.npy,\n"
+	"                    offsets.npy, shapes.npy, padded.npy, lengths.npy\n"
 	"  -o, --output OUT  write to the file OUT (\"-\": stdout)\n",
 };

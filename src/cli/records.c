@@ -23,9 +23,9 @@ static int encode(zr_store *s, int form, const uint64_t *idx, size_t n,
 	zr_npyfile f;
 	int err = zr_npyfile_plan(&f, form, &st, 1, idx, n);
 
-	if (!err && f.total > SIZE_MAX)
+	if (!err && f.total + f.slack > SIZE_MAX)
 		err = ZR_E_TOOBIG;
-	if (!err && !(*buf = malloc(f.total ? f.total : 1)))
+	if (!err && !(*buf = malloc(f.total + f.slack + 1)))
 		err = -ENOMEM;
 	if (!err) {
 		*len = f.total;

@@ -77,8 +77,7 @@ static int record_size(const zr_npyfile_stream *s, uint64_t idx,
 int zr_npyfile_needs_records(int form, const zr_npyfile_stream *st,
 			     size_t nst)
 {
-	if (form == ZR_NPYFILE_RECORD || form == ZR_NPYFILE_PACKED ||
-	    form == ZR_NPYFILE_PADDED)
+	if (form == ZR_NPYFILE_RECORD || zr_npyfile_flat(form))
 		return 1;
 	for (size_t i = 0; form == ZR_NPYFILE_NPZ && i < nst; i++)
 		if (zr__nf_ragged(&st[i]))
@@ -221,8 +220,7 @@ int zr_npyfile_plan_known(zr_npyfile *f, int form,
 	plan_init(f, form, st, 1, idx, count);
 	f->shapes = shapes;
 	f->rndim = rndim;
-	if (!idx || !shapes ||
-	    (form != ZR_NPYFILE_PACKED && form != ZR_NPYFILE_PADDED))
+	if (!idx || !shapes || !zr_npyfile_flat(form))
 		return -EINVAL;
 	return zr__nf_plan_flat(f, 1);
 }
@@ -237,7 +235,7 @@ int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,
 		return -EINVAL;
 	if (form == ZR_NPYFILE_NPZ)
 		return plan_npz(f);
-	if (form == ZR_NPYFILE_PACKED || form == ZR_NPYFILE_PADDED)
+	if (zr_npyfile_flat(form))
 		return zr__nf_plan_flat(f, 0);
 	err = plan_npy(f);
 	if (!err)

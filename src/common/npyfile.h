@@ -47,7 +47,28 @@ enum zr_npyfile_form {
 	 * depends on the records' shapes: plan reads them (zr_ragged_shape). */
 	ZR_NPYFILE_PACKED,
 	ZR_NPYFILE_PADDED,
+	/* One member of those .npz files as a .npy file of its own, byte for
+	 * byte the member's bytes, on the same conditions (-EINVAL), so that
+	 * np.load reads each part in a read or two and without zipfile. */
+	ZR_NPYFILE_PACKED_DATA,	/* PACKED's data.npy    */
+	ZR_NPYFILE_OFFSETS,	/* PACKED's offsets.npy */
+	ZR_NPYFILE_SHAPES,	/* PACKED's shapes.npy  */
+	ZR_NPYFILE_PADDED_DATA,	/* PADDED's data.npy    */
+	ZR_NPYFILE_LENGTHS,	/* PADDED's lengths.npy */
 };
+
+/* Whether form is PACKED, PADDED or one of their parts. */
+int zr_npyfile_flat(int form);
+/* The forms of a ragged batch by the suffix of their files in a mount
+ * (SEED-STEP.packed.npz, ...), which is also the name `zrecord batch
+ * --form` takes: a form, or -1 for a name that is none of them. */
+int zr_npyfile_ragged_form(const char *name, size_t len);
+/* The table behind it, ending with a NULL suffix. */
+struct zr_npyfile_suffix {
+	const char *suffix;
+	int form;
+};
+extern const struct zr_npyfile_suffix zr_npyfile_ragged_suffixes[];
 
 /* A store and its name in an .npz: a dense stream NAME is one member
  * NAME.npy of shape (B, *item_shape), a ragged one is members NAME/k.npy,
@@ -69,7 +90,12 @@ typedef struct zr_npyfile {
 	zr_npz_member one;		/* the part of a .npy, at offset 0  */
 	char *names;			/* storage of the member names      */
 	uint64_t total;			/* bytes of the file                */
-	/* PACKED, PADDED: the records' shapes, as planned */
+	/* Bytes past total that fill uses as scratch: it takes a buffer of
+	 * total + slack bytes (all forms but the PACKED and PADDED ones: 0) */
+	uint64_t slack;
+	/* PACKED, PADDED and their parts (form is then PACKED or PADDED and
+	 * only 1 + the member's index): the records' shapes, as planned */
+	int only;			/* 0: the whole .npz                */
 	uint32_t rndim;			/* ndim of every record             */
 	uint64_t *shapes;		/* count * rndim                    */
 	uint64_t longest;		/* PADDED: max_len                  */
@@ -90,19 +116,21 @@ int zr_npyfile_needs_records(int form, const zr_npyfile_stream *st,
 int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,
 		    size_t nst, const uint64_t *idx, uint64_t count);
 
-/* PACKED, PADDED: the records' shapes a plan read (count * *rndim
- * values), handed to the caller (free()), so that a later plan of the same
- * records need not read them again: zr_npyfile_plan_known takes them (and
+/* PACKED, PADDED and their parts: the records' shapes a plan read (count
+ * * *rndim values), handed to the caller (free()), so that a later plan of
+ * the same records, in any of these forms, need not read them again
+ * (zr_npyfile_plan_known takes them, and
  * frees them with the plan, even when it fails) instead of reading them.
  * A stale shape cannot reach a file: fill checks each record's shape
- * (-ESTALE). */
+ * against the record it gathers, or, for a part without data (offsets,
+ * shapes, lengths), against the record's stored length (-ESTALE). */
 uint64_t *zr_npyfile_take_shapes(zr_npyfile *f, uint32_t *rndim);
 int zr_npyfile_plan_known(zr_npyfile *f, int form,
 			  const zr_npyfile_stream *st, const uint64_t *idx,
 			  uint64_t count, uint64_t *shapes, uint32_t rndim);
 
-/* Writes the whole file into buf (f->total bytes).  -ESTALE if a record's
- * stored length is no longer the planned one. */
+/* Writes the whole file into buf (f->total + f->slack bytes).  -ESTALE if
+ * a record's stored length is no longer the planned one. */
 int zr_npyfile_fill(const zr_npyfile *f, void *buf);
 
 /* A dense STACK file in pieces, so that a reader's first bytes need not

@@ -19,8 +19,9 @@ int zr__nf_ragged_size(const zr_npyfile_stream *s, uint64_t logic,
 /* How many parts a stream has in f: one per record if ragged, else one. */
 size_t zr__nf_stream_parts(const zr_npyfile *f, const zr_npyfile_stream *s);
 const zr_dtype *zr__nf_int64(void);
-/* The PACKED and PADDED forms (npyflat.c). */
-/* known: f->shapes and f->rndim hold the records' shapes already. */
+/* The PACKED and PADDED forms and their parts (npyflat.c). */
+/* Plans f->form, a zr_npyfile_flat one; known: f->shapes and f->rndim hold
+ * the records' shapes already. */
 int zr__nf_plan_flat(zr_npyfile *f, int known);
 int zr__nf_fill_flat(const zr_npyfile *f, char *buf);
 /* size = a + b * c, or ZR_E_TOOBIG on overflow. */

@@ -159,7 +159,7 @@ int zr_npyfile_fill(const zr_npyfile *f, void *buf)
 	case ZR_NPYFILE_NPZ:
 		return fill_npz(f, buf);
 	case ZR_NPYFILE_PACKED:
-	case ZR_NPYFILE_PADDED:
+	case ZR_NPYFILE_PADDED: /* or one of their parts (f->only) */
 		return zr__nf_fill_flat(f, buf);
 	default:
 		return fill_stream(f, f->st, &f->one, buf);

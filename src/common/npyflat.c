@@ -1,9 +1,9 @@
 /*
  * npyflat.c - the PACKED and PADDED forms of a ragged batch (see
- * npyfile.h): an .npz of a few np.save members, laid out from the records'
- * shapes (read without decoding their payloads), filled from one gather.
- * Their content is that of loaderx's RaggedStore.gather(form="packed" |
- * "padded", pad=0).
+ * npyfile.h): an .npz of a few np.save members, or one of those members
+ * as a .npy of its own, laid out from the records' shapes (read without
+ * decoding their payloads), filled from one gather.  Their content is that
+ * of loaderx's RaggedStore.gather(form="packed" | "padded", pad=0).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -11,6 +11,53 @@
 #include <string.h>
 
 #include "npyfile_impl.h"
+
+/* Each flat form: the .npz it is, or is a member of (only: 1 + the
+ * member's index). */
+static const struct {
+	int form, family, only;
+} flat[] = {
+	{ ZR_NPYFILE_PACKED, ZR_NPYFILE_PACKED, 0 },
+	{ ZR_NPYFILE_PADDED, ZR_NPYFILE_PADDED, 0 },
+	{ ZR_NPYFILE_PACKED_DATA, ZR_NPYFILE_PACKED, 1 },
+	{ ZR_NPYFILE_OFFSETS, ZR_NPYFILE_PACKED, 2 },
+	{ ZR_NPYFILE_SHAPES, ZR_NPYFILE_PACKED, 3 },
+	{ ZR_NPYFILE_PADDED_DATA, ZR_NPYFILE_PADDED, 1 },
+	{ ZR_NPYFILE_LENGTHS, ZR_NPYFILE_PADDED, 2 },
+};
+
+const struct zr_npyfile_suffix zr_npyfile_ragged_suffixes[] = {
+	{ "packed.npz", ZR_NPYFILE_PACKED },
+	{ "padded.npz", ZR_NPYFILE_PADDED },
+	{ "packed.npy", ZR_NPYFILE_PACKED_DATA },
+	{ "offsets.npy", ZR_NPYFILE_OFFSETS },
+	{ "shapes.npy", ZR_NPYFILE_SHAPES },
+	{ "padded.npy", ZR_NPYFILE_PADDED_DATA },
+	{ "lengths.npy", ZR_NPYFILE_LENGTHS },
+	{ NULL, -1 },
+};
+
+int zr_npyfile_ragged_form(const char *name, size_t len)
+{
+	for (const struct zr_npyfile_suffix *s = zr_npyfile_ragged_suffixes;
+	     s->suffix; s++)
+		if (strlen(s->suffix) == len && !memcmp(s->suffix, name, len))
+			return s->form;
+	return -1;
+}
+
+static int flat_entry(int form)
+{
+	for (size_t i = 0; i < sizeof(flat) / sizeof(flat[0]); i++)
+		if (flat[i].form == form)
+			return (int)i;
+	return -1;
+}
+
+int zr_npyfile_flat(int form)
+{
+	return flat_entry(form) >= 0;
+}
 
 /* elems = product(shape[0..n)), or ZR_E_TOOBIG. */
 static int product(const uint64_t *shape, uint32_t n, uint64_t *elems)
@@ -128,17 +175,55 @@ static int member_sizes(zr_npyfile *f)
 	return err;
 }
 
+/* The file: the whole .npz, or the one member at offset 0. */
+static int layout(zr_npyfile *f)
+{
+	if (!f->only)
+		return zr_npz_layout(f->part, f->nparts, &f->total);
+	f->part[f->only - 1].offset = 0;
+	f->total = f->part[f->only - 1].size;
+	return 0;
+}
+
+/* The scratch the fill of data.npy needs past the file (gather_space):
+ * packed, what the records' shape prefixes add to the bytes from its data
+ * to the end of the file, which is nothing for a whole .npz (offsets and
+ * shapes hold more than the prefixes) and a few bytes per record for a
+ * data.npy alone; padded, all the records, gathered behind the file. */
+static int plan_slack(zr_npyfile *f)
+{
+	const zr_npz_member *m = &f->part[0];
+	size_t isz = zr_store_schema(f->st->zs)->dtype.itemsize;
+	uint64_t need, room;
+	int err;
+
+	if (f->only > 1)
+		return 0; /* no data */
+	err = zr_store_gather_size(f->st->zs, f->idx, f->count, &need);
+	if (err)
+		return err;
+	room = f->total - (m->offset + m->size) + f->elems * isz;
+	if (f->form == ZR_NPYFILE_PADDED)
+		f->slack = need;
+	else
+		f->slack = need > room ? need - room : 0;
+	return f->slack > UINT64_MAX - f->total ? ZR_E_TOOBIG : 0;
+}
+
 int zr__nf_plan_flat(zr_npyfile *f, int known)
 {
 	static const char *packed[] = { "data.npy", "offsets.npy",
 					"shapes.npy" };
 	static const char *padded[] = { "data.npy", "lengths.npy" };
-	int is_packed = f->form == ZR_NPYFILE_PACKED;
+	int which = flat_entry(f->form), is_packed;
 	uint64_t e, rest;
 	int err;
 
-	if (f->nst != 1 || !zr__nf_ragged(f->st))
+	if (which < 0 || f->nst != 1 || !zr__nf_ragged(f->st))
 		return -EINVAL;
+	f->form = flat[which].family;
+	f->only = flat[which].only;
+	is_packed = f->form == ZR_NPYFILE_PACKED;
 	err = read_shapes(f, known);
 	for (uint64_t k = 0; !err && k < f->count; k++) {
 		const uint64_t *sh = f->shapes + k * f->rndim;
@@ -165,7 +250,9 @@ int zr__nf_plan_flat(zr_npyfile *f, int known)
 	for (size_t i = 0; i < f->nparts; i++)
 		f->part[i].name = is_packed ? packed[i] : padded[i];
 	err = member_sizes(f);
-	return err ? err : zr_npz_layout(f->part, f->nparts, &f->total);
+	if (!err)
+		err = layout(f);
+	return err ? err : plan_slack(f);
 }
 
 /* -- filling ------------------------------------------------------------ */
@@ -248,26 +335,22 @@ static int place(const zr_npyfile *f, const char *tmp, const uint64_t *off,
 	return 0;
 }
 
-/* Where fill_flat gathers the records: a packed file in place, at its
- * data (the offsets and shapes members that follow hold more bytes than
- * the records' shape prefixes, which the move in place() drops), since a
- * buffer of the batch's size costs more in page faults than the gather;
- * else (padded) a buffer of need bytes. */
-static char *gather_space(const zr_npyfile *f, char *data, uint64_t room,
-			  uint64_t need)
+/* Where fill_data gathers the records (the plan's slack makes room): a
+ * packed file in place, at its data, since a buffer of the batch's size
+ * costs more in page faults than the gather; padded, behind the file. */
+static char *gather_space(const zr_npyfile *f, char *buf, char *data)
 {
-	if (f->form == ZR_NPYFILE_PACKED && need <= room)
-		return data;
-	return malloc(need ? need : 1);
+	return f->form == ZR_NPYFILE_PACKED ? data : buf + f->total;
 }
 
-int zr__nf_fill_flat(const zr_npyfile *f, char *buf)
+/* data.npy: its header, then the records gathered and placed. */
+static int fill_data(const zr_npyfile *f, char *buf)
 {
 	const zr_dtype *dt = &zr_store_schema(f->st->zs)->dtype;
 	const zr_npz_member *m = &f->part[0];
 	uint64_t shape[ZR_MAX_NDIM + 1], need, *off;
 	uint32_t ndim = data_shape(f, shape);
-	char *tmp = NULL, *data;
+	char *data, *tmp;
 	size_t h;
 	int err = zr_npy_write_header(dt, ndim, shape, buf + m->offset,
 				      m->size, &h);
@@ -277,19 +360,50 @@ int zr__nf_fill_flat(const zr_npyfile *f, char *buf)
 	if (err)
 		return err;
 	data = buf + m->offset + h;
+	tmp = gather_space(f, buf, data);
+	if (need > (uint64_t)(buf + f->total + f->slack - tmp))
+		return -ESTALE; /* the records changed since the plan */
 	off = malloc((f->count + 1) * sizeof(*off));
-	tmp = gather_space(f, data, f->total - (m->offset + h), need);
-	if (!off || !tmp)
-		err = -ENOMEM;
-	if (!err)
-		err = zr_store_gather(f->st->zs, f->idx, f->count, tmp, need,
-				      off);
+	if (!off)
+		return -ENOMEM;
+	err = zr_store_gather(f->st->zs, f->idx, f->count, tmp, need, off);
 	if (!err)
 		err = place(f, tmp, off, data);
-	if (tmp != data)
-		free(tmp);
 	free(off);
-	for (size_t i = 1; !err && i < f->nparts; i++)
-		err = fill_meta(f, i, buf);
-	return err ? err : zr_npz_finish(buf, f->total, f->part, f->nparts);
+	return err;
+}
+
+/* A part without data (offsets, shapes, lengths) gathers no record to
+ * check its shape against: each planned shape must give the record's
+ * stored length (its prefix and payload), read from the table, or the
+ * plan is stale (-ESTALE). */
+static int check_lengths(const zr_npyfile *f)
+{
+	size_t isz = zr_store_schema(f->st->zs)->dtype.itemsize;
+
+	for (uint64_t k = 0; k < f->count; k++) {
+		uint64_t e, len;
+		int err = zr_store_gather_size(f->st->zs, f->idx + k, 1, &len);
+
+		if (err)
+			return err;
+		if (product(f->shapes + k * f->rndim, f->rndim, &e) ||
+		    e > (UINT64_MAX - 8 - 8 * f->rndim) / isz ||
+		    len != 8 + 8 * f->rndim + e * isz)
+			return -ESTALE;
+	}
+	return 0;
+}
+
+int zr__nf_fill_flat(const zr_npyfile *f, char *buf)
+{
+	int err = f->only > 1 ? check_lengths(f) : 0;
+
+	/* data first: a packed one is gathered over the members after it */
+	for (size_t i = 0; !err && i < f->nparts; i++)
+		if (!f->only || (size_t)f->only == i + 1)
+			err = i ? fill_meta(f, i, buf) : fill_data(f, buf);
+	if (err || f->only)
+		return err;
+	return zr_npz_finish(buf, f->total, f->part, f->nparts);
 }

@@ -73,7 +73,8 @@ static int plan(struct zr__fs *fs, struct zr__fh *fh, uint64_t length)
 	}
 	zr__plan_pieces(&p, &pc);
 	f = malloc(sizeof(*f) + pc.n * sizeof(f->done[0]));
-	fh->buf = f ? zr__buf_get(p.total, &fh->cap) : NULL;
+	/* the slack is scratch the fill may use past the file's bytes */
+	fh->buf = f ? zr__buf_get(p.total + p.file.slack, &fh->cap) : NULL;
 	if (!fh->buf) {
 		free(f);
 		zr__plan_free(&p);

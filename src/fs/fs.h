@@ -61,8 +61,10 @@ enum zr__form {
 	ZR__F_NPZ,	/* ragged store or dataset: one member per record */
 	ZR__F_IDX,	/* the batch's int64 indices                      */
 	ZR__F_PNG,	/* records/I.png: a uint8 image record as a PNG   */
-	ZR__F_PACKED,	/* ragged store: .packed.npz (data, offsets, shapes) */
-	ZR__F_PADDED,	/* ragged store: .padded.npz (data, lengths)      */
+	/* ragged store: ZR__F_FLAT + the enum zr_npyfile_form of its
+	 * suffix (zr_npyfile_ragged_suffixes): .packed.npz, .padded.npz
+	 * and their parts, .packed.npy, .offsets.npy, ... */
+	ZR__F_FLAT = 16,
 };
 
 /* One store served by the mount, open from mount to unmount. */

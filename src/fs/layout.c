@@ -101,12 +101,10 @@ static int form_of(const struct zr__node *n)
 		return ZR_NPYFILE_INDICES;
 	case ZR__F_NPY:
 		return ZR_NPYFILE_STACK;
-	case ZR__F_PACKED:
-		return ZR_NPYFILE_PACKED;
-	case ZR__F_PADDED:
-		return ZR_NPYFILE_PADDED;
-	default:
+	case ZR__F_NPZ:
 		return ZR_NPYFILE_NPZ;
+	default:
+		return n->form - ZR__F_FLAT;
 	}
 }
 
@@ -159,19 +157,18 @@ static int batch_indices(struct zr__fs *fs, const struct zr__node *n,
 	return zr_sampler_batch(&cfg, n->step, p->idx);
 }
 
-/* The file's layout; to be filled, a packed or padded one from the
- * shapes its lookup read, when they are still kept (shapes.h). */
-static int plan_file(const struct zr__node *n, struct zr__plan *p,
-		     int size_only)
+/* The file's layout; a packed or padded one, or a part of one, from the
+ * shapes an earlier lookup of the same batch read, when they are still
+ * kept (shapes.h). */
+static int plan_file(const struct zr__node *n, struct zr__plan *p)
 {
 	int form = form_of(n);
 	uint64_t *shapes = NULL;
 	uint32_t rndim;
 
-	if (!size_only && (form == ZR_NPYFILE_PACKED ||
-		       form == ZR_NPYFILE_PADDED))
-		shapes = zr__shapes_take(n, p->length, zr__batch_gen(n),
-					 p->count, &rndim);
+	if (zr_npyfile_flat(form))
+		shapes = zr__shapes_get(n, p->length, zr__batch_gen(n),
+					p->count, &rndim);
 	if (shapes)
 		return zr_npyfile_plan_known(&p->file, form, p->streams,
 					     p->idx, p->count, shapes, rndim);
@@ -190,7 +187,7 @@ int zr__plan_make(struct zr__fs *fs, const struct zr__node *n,
 	if (!err)
 		err = batch_indices(fs, n, p, size_only, length);
 	if (!err)
-		err = plan_file(n, p, size_only);
+		err = plan_file(n, p);
 	p->total = p->file.total;
 	if (!err && p->total > fs->opts.max_batch)
 		err = -EFBIG;
@@ -269,7 +266,7 @@ int zr__batch_version(struct zr__fs *fs, const struct zr__node *n,
 		*size = p.total;
 		ver[0] = p.length;
 		ver[1] = zr__batch_gen(n);
-		if (shapes) /* a packed or padded batch: for its first read */
+		if (shapes) /* a packed or padded batch: for its reads */
 			zr__shapes_put(n, ver[0], ver[1], p.count, shapes,
 				       rndim);
 	}

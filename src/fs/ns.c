@@ -315,20 +315,34 @@ static int lookup_record(struct zr__fs *fs, struct zr__node *dir,
 	return err;
 }
 
+/* A ragged store's packed or padded form: SEED-STEP.SUFFIX, where SUFFIX
+ * (which holds a dot) is one of zr_npyfile_ragged_suffixes. */
+static int flat_form(const char *name, size_t len, size_t *stem)
+{
+	const char *dot = memchr(name, '.', len);
+	int form;
+
+	if (!dot)
+		return 0;
+	form = zr_npyfile_ragged_form(dot + 1, len - (dot + 1 - name));
+	if (form < 0)
+		return 0;
+	*stem = dot - name;
+	return ZR__F_FLAT + form;
+}
+
 /* SEED-STEP followed by the suffix of a form this folder serves. */
 static int parse_batch_name(const struct zr__node *dir, const char *name,
 			    struct zr__node *t)
 {
 	size_t len = strlen(name), stem;
 	const char *dash;
-	int npz = !dir->st || zr_store_schema(dir->st->zs)->ragged;
+	int npz = !dir->st || zr_store_schema(dir->st->zs)->ragged, flat;
 
 	if (ends_with(name, len, ".indices.npy", &stem))
 		t->form = ZR__F_IDX;
-	else if (npz && dir->st && ends_with(name, len, ".packed.npz", &stem))
-		t->form = ZR__F_PACKED;
-	else if (npz && dir->st && ends_with(name, len, ".padded.npz", &stem))
-		t->form = ZR__F_PADDED;
+	else if (npz && dir->st && (flat = flat_form(name, len, &stem)))
+		t->form = flat;
 	else if (!npz && ends_with(name, len, ".npy", &stem))
 		t->form = ZR__F_NPY;
 	else if (npz && ends_with(name, len, ".npz", &stem))

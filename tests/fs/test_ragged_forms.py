@@ -1,8 +1,11 @@
 """Ragged batches in one read (issue 13): a ragged store's
 batch/SEED-STEP.packed.npz (data, offsets, shapes) and .padded.npz (data,
 lengths) hold what loaderx's RaggedStore.gather(idx, form="packed" |
-"padded", pad=0) returns, the same bytes as `zrecord batch --form`, and a
-store whose records cannot take the form refuses the name with EINVAL."""
+"padded", pad=0) returns, the same bytes as `zrecord batch --form`; each
+member is also served as a .npy of its own (SEED-STEP.packed.npy,
+.offsets.npy, .shapes.npy, .padded.npy, .lengths.npy), byte for byte the
+member; and a store whose records cannot take the form refuses every one
+of its names with EINVAL."""
 import errno
 import os
 import subprocess
@@ -48,6 +51,27 @@ def cmp(a, b):
     return subprocess.run(["cmp", str(a), str(b)]).returncode == 0
 
 
+# each form's members, and the name of each one's .npy part
+PARTS = {"packed": [("data", "packed.npy"), ("offsets", "offsets.npy"),
+                    ("shapes", "shapes.npy")],
+         "padded": [("data", "padded.npy"), ("lengths", "lengths.npy")]}
+
+
+def check_parts(m, src, tmp_path, store, form, seed, step, mode, size, z):
+    """Every part file is its .npz member, byte for byte, and the CLI's
+    --form of the same part."""
+    for member, suffix in PARTS[form]:
+        part = m.path(store, *batch_path(seed, step, mode, size, suffix))
+        with open(part, "rb") as f:
+            got = f.read()
+        assert got == z.zip.read(member + ".npy"), (store, suffix)
+        mine = tmp_path / "cli.npy"
+        zrecord("batch", os.path.join(src, store),
+                *batch_args(seed, step, mode, size), "--form", suffix,
+                "-o", mine)
+        assert cmp(mine, part), (store, suffix, seed, step)
+
+
 def check_form(m, src, tmp_path, store, form, batches=BATCHES):
     with RaggedStore.open(os.path.join(src, store), readonly=True) as rs:
         for seed, step, mode, size in batches:
@@ -65,6 +89,8 @@ def check_form(m, src, tmp_path, store, form, batches=BATCHES):
                     assert got.dtype == w.dtype, (store, form, name)
                     assert got.shape == w.shape, (store, form, name)
                     assert np.array_equal(got, w), (store, form, name)
+                check_parts(m, src, tmp_path, store, form, seed, step,
+                            mode, size, z)
             mine = tmp_path / "cli.npz"
             zrecord("batch", os.path.join(src, store),
                     *batch_args(seed, step, mode, size), "--form", form,
@@ -94,6 +120,28 @@ def test_tokens_offsets_are_cu_seqlens(stores, mount):
         assert z["offsets"].tolist() == [0] + np.cumsum(lens).tolist()
         assert z["shapes"].tolist() == [[n] for n in lens]
         assert np.array_equal(z["data"], np.concatenate(TOKENS[4:8]))
+    one = m.path("tokens", "batch", "sequential", "4")
+    lens = [len(t) for t in TOKENS[4:8]]
+    assert np.load(os.path.join(one, "0-1.offsets.npy")).tolist() == \
+        [0] + np.cumsum(lens).tolist()
+    assert np.array_equal(np.load(os.path.join(one, "0-1.packed.npy"),
+                                  mmap_mode="r"),
+                          np.concatenate(TOKENS[4:8]))
+    padded = np.load(os.path.join(one, "0-1.padded.npy"))
+    assert padded.shape == (4, max(lens))
+    for row, t in zip(padded, TOKENS[4:8]):
+        assert np.array_equal(row[:len(t)], t) and not row[len(t):].any()
+
+
+def test_dense_stores_have_no_ragged_forms(src, mount):
+    make_store(os.path.join(src, "dense"), "<i4", shape=(3,),
+               rows=np.arange(12, dtype="<i4").reshape(4, 3))
+    m = mount(src, "ro")
+    for _, parts in PARTS.items():
+        for _, suffix in parts:
+            assert lookup_errno(m.path("dense", "batch", "0-0." + suffix)) \
+                == errno.ENOENT, suffix
+    assert lookup_errno(m.path("dense", "batch", "0-0.npy")) == 0
 
 
 def lookup_errno(path):
@@ -108,18 +156,19 @@ def test_records_that_cannot_take_the_form_refuse_it(stores, mount,
                                                      tmp_path):
     m = mount(stores, "ro")
     batch = m.path("mixed", "batch", "sequential", "4")
-    assert lookup_errno(os.path.join(batch, "0-0.packed.npz")) == \
-        errno.EINVAL
-    assert lookup_errno(os.path.join(batch, "0-0.padded.npz")) == \
-        errno.EINVAL
+    for form in ("packed", "padded"):
+        for name in [form + ".npz"] + [p for _, p in PARTS[form]]:
+            assert lookup_errno(os.path.join(batch, "0-0." + name)) == \
+                errno.EINVAL, name
     # one record only: one ndim, the form is served
     one = m.path("mixed", "batch", "sequential", "1")
     assert lookup_errno(os.path.join(one, "0-0.packed.npz")) == 0
-    hw = m.path("images_hw", "batch", "sequential", "20", "0-0.padded.npz")
-    assert lookup_errno(hw) == errno.EINVAL
+    for name in ("padded.npz", "padded.npy", "lengths.npy"):
+        hw = m.path("images_hw", "batch", "sequential", "20", "0-0." + name)
+        assert lookup_errno(hw) == errno.EINVAL, name
     assert lookup_errno(m.path("images_hw", "batch", "sequential", "20",
                                "0-0.packed.npz")) == 0
-    for form in ("packed", "padded"):
+    for form in ("packed", "padded", "offsets.npy", "lengths.npy"):
         r = zrecord("batch", os.path.join(stores, "mixed"), "--seed", 0,
                     "--step", 0, "--mode", "sequential", "--batch-size", 4,
                     "--form", form, "-o", tmp_path / "x.npz", check=False)
@@ -138,6 +187,10 @@ def test_padded_over_max_batch_bytes_is_efbig(src, mount):
     m = mount(src, "ro", "max_batch_bytes=64K")
     batch = m.path("long", "batch", "sequential", "16")
     assert lookup_errno(os.path.join(batch, "0-0.padded.npz")) == errno.EFBIG
+    assert lookup_errno(os.path.join(batch, "0-0.padded.npy")) == errno.EFBIG
+    # each part is a file of its own, bounded on its own
+    assert np.load(os.path.join(batch, "0-0.lengths.npy")).tolist() == \
+        [len(r) for r in recs]
     with np.load(os.path.join(batch, "0-0.packed.npz")) as z:
         assert np.array_equal(z["data"], np.concatenate(recs))
     np.load(os.path.join(batch, "0-0.npz")).close()
