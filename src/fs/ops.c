@@ -54,6 +54,9 @@ static int park(fuse_req_t req, const struct zr__parked *how,
 	return 0;
 }
 
+static void run(struct zr__fs *fs, fuse_req_t req, struct zr__parked *how,
+		const char *name);
+
 static int lookup_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t parent,
 		       const char *name)
 {
@@ -75,25 +78,11 @@ static int lookup_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t parent,
 	return err;
 }
 
-static void lookup_run(struct zr__fs *fs, fuse_req_t req, fuse_ino_t parent,
-		       const char *name)
-{
-	int err;
-
-	while ((err = lookup_once(fs, req, parent, name)) == ZR__E_PARK) {
-		struct zr__parked how = { .op = ZR__P_LOOKUP, .ino = parent };
-
-		err = park(req, &how, name);
-		if (err)
-			break;
-	}
-	if (err < 0)
-		reply_err(req, err);
-}
-
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	lookup_run(FS(req), req, parent, name);
+	struct zr__parked how = { .op = ZR__P_LOOKUP, .ino = parent };
+
+	run(FS(req), req, &how, name);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -126,33 +115,15 @@ static int getattr_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
 	return err;
 }
 
-/* Consumes the reference fh (NULL: by name). */
-static void getattr_run(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
-			struct zr__fh *fh)
-{
-	int err;
-
-	while ((err = getattr_once(fs, req, ino, fh)) == ZR__E_PARK) {
-		struct zr__parked how = {
-			.op = ZR__P_GETATTR, .ino = ino, .fh = fh,
-		};
-
-		err = park(req, &how, NULL);
-		if (err > 0)
-			return; /* the parked request holds fh */
-		if (err)
-			break;
-	}
-	if (err)
-		reply_err(req, err);
-	zr__fh_put(fs, fh);
-}
-
 static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	getattr_run(FS(req), req, ino,
-		    fi && fi->fh ? zr__fh_get(FH(fi)) : NULL);
+	struct zr__parked how = {
+		.op = ZR__P_GETATTR, .ino = ino,
+		.fh = fi && fi->fh ? zr__fh_get(FH(fi)) : NULL,
+	};
+
+	run(FS(req), req, &how, NULL);
 }
 
 static int writable(enum zr__kind kind)
@@ -266,27 +237,11 @@ static int open_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
 	return 0;
 }
 
-static void open_run(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
-		     struct fuse_file_info *fi)
-{
-	int err;
-
-	while ((err = open_once(fs, req, ino, fi)) == ZR__E_PARK) {
-		struct zr__parked how = {
-			.op = ZR__P_OPEN, .ino = ino, .fi = *fi,
-		};
-
-		err = park(req, &how, NULL);
-		if (err)
-			break;
-	}
-	if (err < 0)
-		reply_err(req, err);
-}
-
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	open_run(FS(req), req, ino, fi);
+	struct zr__parked how = { .op = ZR__P_OPEN, .ino = ino, .fi = *fi };
+
+	run(FS(req), req, &how, NULL);
 }
 
 /* A read of a record or batch file: it replies itself, unless it fails
@@ -299,25 +254,41 @@ static int read_once(struct zr__fs *fs, fuse_req_t req, struct zr__fh *fh,
 	return zr__batch_read(req, fs, fh, size, off);
 }
 
-/* Consumes the reference fh. */
-static void read_run(struct zr__fs *fs, fuse_req_t req, struct zr__fh *fh,
-		     size_t size, off_t off)
+/* One try of a request that may park: 0 once it replied, an error to
+ * reply with, or ZR__E_PARK. */
+static int run_once(struct zr__fs *fs, fuse_req_t req,
+		    struct zr__parked *how, const char *name)
 {
-	struct zr__parked how = {
-		.op = ZR__P_READ, .fh = fh, .size = size, .off = off,
-	};
+	switch (how->op) {
+	case ZR__P_LOOKUP:
+		return lookup_once(fs, req, how->ino, name);
+	case ZR__P_GETATTR:
+		return getattr_once(fs, req, how->ino, how->fh);
+	case ZR__P_OPEN:
+		return open_once(fs, req, how->ino, &how->fi);
+	default:
+		return read_once(fs, req, how->fh, how->size, how->off);
+	}
+}
+
+/* Runs the request how describes until it replies, or parks it while a
+ * store's writer holds what it needs.  Consumes how->fh (a getattr of an
+ * open file, a read), which a parked request keeps. */
+static void run(struct zr__fs *fs, fuse_req_t req, struct zr__parked *how,
+		const char *name)
+{
 	int err;
 
-	while ((err = read_once(fs, req, fh, size, off)) == ZR__E_PARK) {
-		err = park(req, &how, NULL);
+	while ((err = run_once(fs, req, how, name)) == ZR__E_PARK) {
+		err = park(req, how, name);
 		if (err > 0)
-			return; /* the parked request holds fh */
+			return; /* the parked request holds how->fh */
 		if (err)
 			break;
 	}
 	if (err)
 		reply_err(req, err);
-	zr__fh_put(fs, fh);
+	zr__fh_put(fs, how->fh);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -329,9 +300,14 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	(void)ino;
 	switch (fh->node->kind) {
 	case ZR__K_RECORD:
-	case ZR__K_BATCH:
-		read_run(fs, req, fh, size, off);
+	case ZR__K_BATCH: {
+		struct zr__parked how = {
+			.op = ZR__P_READ, .fh = fh, .size = size, .off = off,
+		};
+
+		run(fs, req, &how, NULL);
 		return;
+	}
 	case ZR__K_STATS:
 	case ZR__K_SCHEMA:
 	case ZR__K_ERRORS:
@@ -355,20 +331,8 @@ void zr__ops_replay(struct zr__fs *fs, struct zr__fstore *st)
 
 	for (p = zr__st_take_ready(st); p; p = next) {
 		next = p->next;
-		switch (p->op) {
-		case ZR__P_LOOKUP:
-			lookup_run(fs, p->req, p->ino, p->name);
-			break;
-		case ZR__P_GETATTR:
-			getattr_run(fs, p->req, p->ino, p->fh);
-			break;
-		case ZR__P_OPEN:
-			open_run(fs, p->req, p->ino, &p->fi);
-			break;
-		case ZR__P_READ:
-			read_run(fs, p->req, p->fh, p->size, p->off);
-			break;
-		}
+		/* only a lookup has a name; the others' name[] is empty */
+		run(fs, p->req, p, p->op == ZR__P_LOOKUP ? p->name : NULL);
 		free(p);
 	}
 }
