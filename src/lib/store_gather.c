@@ -161,18 +161,24 @@ static int dense_bounds(const zr_store *s, size_t count, size_t cap)
 	return 0;
 }
 
-struct bounds {
+/* The stored lengths of records idx[0..count): their sum, and with
+ * offsets its running sums (offsets[0] = 0, offsets[k + 1] = the first k
+ * + 1 records' bytes). */
+struct lengths {
 	const struct gather *g;
 	size_t count;
-	uint64_t *offsets;
+	uint64_t *offsets;	/* count + 1, or NULL */
+	uint64_t sum;
 };
 
-static int bounds_load(void *arg)
+static int lengths_load(void *arg)
 {
-	const struct bounds *a = arg;
+	struct lengths *a = arg;
 	const struct gather *g = a->g;
 
-	a->offsets[0] = 0;
+	a->sum = 0;
+	if (a->offsets)
+		a->offsets[0] = 0;
 	for (size_t k = 0; k < a->count; k++) {
 		zr_loc l;
 		int err = zr__loc_read(g->s, g->meta, g->idx[k], g->len,
@@ -180,7 +186,9 @@ static int bounds_load(void *arg)
 
 		if (err)
 			return err;
-		a->offsets[k + 1] = a->offsets[k] + l.logic_length;
+		a->sum += l.logic_length;
+		if (a->offsets)
+			a->offsets[k + 1] = a->sum;
 	}
 	return 0;
 }
@@ -189,8 +197,8 @@ static int bounds_load(void *arg)
 static int ragged_bounds(const struct gather *g, size_t count,
 			 uint64_t *offsets, size_t cap)
 {
-	struct bounds a = { g, count, offsets };
-	int err = zr__maps_read(g->s, g->meta, NULL, bounds_load, &a);
+	struct lengths a = { g, count, offsets, 0 };
+	int err = zr__maps_read(g->s, g->meta, NULL, lengths_load, &a);
 
 	if (err)
 		return err;
@@ -251,34 +259,11 @@ int zr_store_gather(zr_store *s, const uint64_t *idx, size_t count,
 	return err;
 }
 
-struct sizes {
-	const struct gather *g;
-	size_t count;
-	uint64_t sum;
-};
-
-static int sizes_load(void *arg)
-{
-	struct sizes *a = arg;
-	const struct gather *g = a->g;
-
-	for (size_t k = 0; k < a->count; k++) {
-		zr_loc l;
-		int err = zr__loc_read(g->s, g->meta, g->idx[k], g->len,
-				       g->tail, &l);
-
-		if (err)
-			return err;
-		a->sum += l.logic_length;
-	}
-	return 0;
-}
-
 int zr_store_gather_size(zr_store *s, const uint64_t *idx, size_t count,
 			 uint64_t *out)
 {
 	struct gather g = { .s = s, .idx = idx };
-	struct sizes a = { &g, count, 0 };
+	struct lengths a = { &g, count, NULL, 0 };
 	int err;
 
 	zr__clear();
@@ -291,7 +276,7 @@ int zr_store_gather_size(zr_store *s, const uint64_t *idx, size_t count,
 	g.meta = zr__map_of(s, ZR__META);
 	/* One guard for the call: the rwlock is taken and released out
 	 * here, so a fault's jump never leaves it held. */
-	err = zr__maps_read(s, g.meta, NULL, sizes_load, &a);
+	err = zr__maps_read(s, g.meta, NULL, lengths_load, &a);
 	pthread_rwlock_unlock(&s->rw);
 	if (!err)
 		*out = a.sum;
