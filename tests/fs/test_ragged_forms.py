@@ -7,6 +7,7 @@ member is also served as a .npy of its own (SEED-STEP.packed.npy,
 member; and a store whose records cannot take the form refuses every one
 of its names with EINVAL."""
 import errno
+import hashlib
 import os
 import subprocess
 import sys
@@ -18,7 +19,6 @@ from fsutil import batch_args, batch_path, make_store, zrecord
 
 sys.path.insert(0, os.path.join(os.environ.get("top_srcdir", "../.."),
                                 "contrib", "python"))
-from loaderx.zrecord import RaggedStore  # noqa: E402
 
 RNG = np.random.default_rng(13)
 TOKENS = [RNG.integers(-2**31, 2**31 - 1, size=(RNG.integers(1, 40),))
@@ -73,6 +73,9 @@ def check_parts(m, src, tmp_path, store, form, seed, step, mode, size, z):
 
 
 def check_form(m, src, tmp_path, store, form, batches=BATCHES):
+    # here, not at the top: the TSan phase runs this file's concurrency
+    # test, and a TSan-built libzrecord cannot load into CPython
+    from loaderx.zrecord import RaggedStore
     with RaggedStore.open(os.path.join(src, store), readonly=True) as rs:
         for seed, step, mode, size in batches:
             served = m.path(store, *batch_path(seed, step, mode, size,
@@ -194,3 +197,27 @@ def test_padded_over_max_batch_bytes_is_efbig(src, mount):
     with np.load(os.path.join(batch, "0-0.packed.npz")) as z:
         assert np.array_equal(z["data"], np.concatenate(recs))
     np.load(os.path.join(batch, "0-0.npz")).close()
+
+
+def test_parts_read_by_many_processes_at_once(stores, mount):
+    """`xargs -P8 md5sum` over the parts of 24 batches, each batch's parts
+    spread over different processes (so their lookups share and race for
+    the kept shapes): every part is its .npz member."""
+    m = mount(stores, "ro")
+    batch = m.path("tokens", "batch", "iid", "6")
+    names = ["%d-%d.%s" % (s, t, suffix) for t in range(8) for s in range(3)
+             for f in ("packed", "padded") for _, suffix in PARTS[f]]
+    r = subprocess.run("xargs -P8 -n3 md5sum", shell=True, cwd=batch,
+                       input="\n".join(reversed(names)).encode(),
+                       capture_output=True, check=True)
+    got = dict(reversed(line.split()) for line in r.stdout.decode()
+               .splitlines())
+    assert len(got) == len(names)
+    for name in names:
+        stem, suffix = name.split(".", 1)
+        form = "packed" if suffix in ("packed.npy", "offsets.npy",
+                                      "shapes.npy") else "padded"
+        member = dict((p, mb) for mb, p in PARTS[form])[suffix]
+        with np.load(os.path.join(batch, stem + "." + form + ".npz")) as z:
+            want = hashlib.md5(z.zip.read(member + ".npy")).hexdigest()
+        assert got[name] == want, name
