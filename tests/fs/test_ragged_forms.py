@@ -136,6 +136,18 @@ def test_tokens_offsets_are_cu_seqlens(stores, mount):
         assert np.array_equal(row[:len(t)], t) and not row[len(t):].any()
 
 
+def test_bad_part_names(stores, mount):
+    m = mount(stores, "ro")
+    batch = m.path("tokens", "batch")
+    for name in ["0-0.packed.npy.npy", "0-0..npy", "0-.packed.npy",
+                 "-0.offsets.npy", "0-0.PACKED.npy", "0-0.packed",
+                 "0-0.offsets", "00-1.shapes.npy", "0-0.lengths.npz",
+                 "0-0.data.npy", "0-0.npy", "0-0.packed.npy" + "x" * 200,
+                 "0-0.offsets.npy\n"]:
+        assert lookup_errno(os.path.join(batch, name)) == errno.ENOENT, name
+    assert lookup_errno(os.path.join(batch, "0-0.offsets.npy")) == 0
+
+
 def test_dense_stores_have_no_ragged_forms(src, mount):
     make_store(os.path.join(src, "dense"), "<i4", shape=(3,),
                rows=np.arange(12, dtype="<i4").reshape(4, 3))
