@@ -330,6 +330,67 @@ static void check_parts(zr_store *s, const uint64_t *idx, uint64_t n,
 	zr_npyfile_free(&whole);
 }
 
+/* Planned from records gathered already (what zrecordfs keeps from a
+ * lookup of a compressed store), every flat form is the file planned from
+ * the store; a bad prefix in them is ZR_E_CORRUPT. */
+static void check_gathered(zr_store *s, const uint64_t *idx, uint64_t n)
+{
+	zr_npyfile_stream st = { s, NULL };
+	uint64_t need, *off = malloc((n + 1) * sizeof(*off));
+	zr_npyfile f, g;
+	char *recs, *a, *b;
+
+	ck_assert_int_eq(zr_store_gather_size(s, idx, n, &need), 0);
+	recs = malloc(need);
+	ck_assert_int_eq(zr_store_gather(s, idx, n, recs, need, off), 0);
+	for (int form = ZR_NPYFILE_PACKED; form <= ZR_NPYFILE_LENGTHS;
+	     form++) {
+		ck_assert_int_eq(zr_npyfile_plan(&f, form, &st, 1, idx, n), 0);
+		ck_assert_int_eq(zr_npyfile_plan_gathered(&g, form, &st, idx, n,
+							  recs, off), 0);
+		ck_assert_uint_eq(g.total, f.total);
+		a = fill_checked(&f);
+		b = fill_checked(&g);
+		ck_assert_mem_eq(a, b, f.total);
+		free(a);
+		free(b);
+		zr_npyfile_free(&g);
+		zr_npyfile_free(&f);
+	}
+	recs[off[1]] = 9; /* record 1's ndim */
+	ck_assert_int_eq(zr_npyfile_plan_gathered(&g, ZR_NPYFILE_PACKED, &st,
+						  idx, n, recs, off),
+			 ZR_E_CORRUPT);
+	zr_npyfile_free(&g);
+	free(recs);
+	free(off);
+}
+
+START_TEST(test_plan_from_gathered_records)
+{
+	static const uint64_t ones[] = { 9, 1, 5, 1, 9 };  /* ndim 1    */
+	static const uint64_t twos[] = { 6, 2, 10, 2 };    /* (h, 4)    */
+	static const uint64_t mixed[] = { 1, 2 };
+	uint16_t data[NREC * 400];
+	zr_store *s = ragged_store(ck_codecs[_i], data);
+	zr_npyfile_stream st = { s, NULL };
+	uint64_t off[3], need;
+	char recs[4096];
+	zr_npyfile g;
+
+	check_gathered(s, ones, 5);
+	check_gathered(s, twos, 4);
+	ck_assert_int_eq(zr_store_gather_size(s, mixed, 2, &need), 0);
+	ck_assert_int_eq(zr_store_gather(s, mixed, 2, recs, sizeof(recs), off),
+			 0);
+	ck_assert_int_eq(zr_npyfile_plan_gathered(&g, ZR_NPYFILE_OFFSETS, &st,
+						  mixed, 2, recs, off),
+			 -EINVAL);
+	zr_npyfile_free(&g);
+	zr_store_close(s);
+}
+END_TEST
+
 START_TEST(test_parts_are_members)
 {
 	static const uint64_t ones[] = { 9, 1, 5, 1, 9 };  /* ndim 1    */
@@ -401,6 +462,7 @@ Suite *suite_npyfile(void)
 	tcase_add_test(tc, test_refused_forms);
 	tcase_add_loop_test(tc, test_known_shapes, 0, 3);
 	tcase_add_loop_test(tc, test_parts_are_members, 0, 3);
+	tcase_add_loop_test(tc, test_plan_from_gathered_records, 0, 3);
 	tcase_add_loop_test(tc, test_rows_in_pieces, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;

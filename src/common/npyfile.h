@@ -96,6 +96,8 @@ typedef struct zr_npyfile {
 	/* PACKED, PADDED and their parts (form is then PACKED or PADDED and
 	 * only 1 + the member's index): the records' shapes, as planned */
 	int only;			/* 0: the whole .npz                */
+	const char *recs;		/* gathered already (plan_gathered) */
+	const uint64_t *roff;		/* their boundaries                 */
 	uint32_t rndim;			/* ndim of every record             */
 	uint64_t *shapes;		/* count * rndim                    */
 	uint64_t longest;		/* PADDED: max_len                  */
@@ -128,6 +130,17 @@ uint64_t *zr_npyfile_take_shapes(zr_npyfile *f, uint32_t *rndim);
 int zr_npyfile_plan_known(zr_npyfile *f, int form,
 			  const zr_npyfile_stream *st, const uint64_t *idx,
 			  uint64_t count, uint64_t *shapes, uint32_t rndim);
+
+/* PACKED, PADDED and their parts, from records idx[0..count) gathered
+ * already (zr_store_gather, boundaries off): their shapes are parsed from
+ * their prefixes (ZR_E_CORRUPT for a bad one) and fill places them
+ * rather than gathering again, so that a compressed record is decoded
+ * once for both.  recs and off stay the caller's and must stay valid
+ * until zr_npyfile_free. */
+int zr_npyfile_plan_gathered(zr_npyfile *f, int form,
+			     const zr_npyfile_stream *st, const uint64_t *idx,
+			     uint64_t count, const char *recs,
+			     const uint64_t *off);
 
 /* Writes the whole file into buf (f->total + f->slack bytes).  -ESTALE if
  * a record's stored length is no longer the planned one. */

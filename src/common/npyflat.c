@@ -197,8 +197,8 @@ static int plan_slack(zr_npyfile *f)
 	uint64_t need, room;
 	int err;
 
-	if (f->only > 1)
-		return 0; /* no data */
+	if (f->only > 1 || f->recs)
+		return 0; /* no data, or its records gathered already */
 	err = zr_store_gather_size(f->st->zs, f->idx, f->count, &need);
 	if (err)
 		return err;
@@ -355,11 +355,13 @@ static int fill_data(const zr_npyfile *f, char *buf)
 	int err = zr_npy_write_header(dt, ndim, shape, buf + m->offset,
 				      m->size, &h);
 
+	data = buf + m->offset + h;
+	if (!err && f->recs)
+		return place(f, f->recs, f->roff, data);
 	if (!err)
 		err = zr_store_gather_size(f->st->zs, f->idx, f->count, &need);
 	if (err)
 		return err;
-	data = buf + m->offset + h;
 	tmp = gather_space(f, buf, data);
 	if (need > (uint64_t)(buf + f->total + f->slack - tmp))
 		return -ESTALE; /* the records changed since the plan */

@@ -157,21 +157,81 @@ static int batch_indices(struct zr__fs *fs, const struct zr__node *n,
 	return zr_sampler_batch(&cfg, n->step, p->idx);
 }
 
-/* The file's layout; a packed or padded one, or a part of one, from the
- * shapes an earlier lookup of the same batch read, when they are still
- * kept (shapes.h). */
-static int plan_file(const struct zr__node *n, struct zr__plan *p)
+/* Whether a packed or padded form holds the records' data. */
+static int has_data(int form)
+{
+	return form == ZR_NPYFILE_PACKED || form == ZR_NPYFILE_PADDED ||
+	       form == ZR_NPYFILE_PACKED_DATA ||
+	       form == ZR_NPYFILE_PADDED_DATA;
+}
+
+/* A compressed ragged store's records of a packed or padded batch,
+ * gathered for its lookup rather than their shapes read (shapes.h): 0,
+ * 1 when that does not apply (a raw store, whose shapes cost nothing to
+ * read, or more than max_batch_bytes of records), or an error. */
+static int gather_flat(struct zr__fs *fs, struct zr__plan *p)
+{
+	zr_store *zs = p->streams[0].zs;
+	uint64_t need;
+	int err;
+
+	if (p->nst != 1 || !zr_store_schema(zs)->ragged ||
+	    zr_store_codec(zs) == ZR_CODEC_RAW)
+		return 1;
+	err = zr_store_gather_size(zs, p->idx, p->count, &need);
+	if (err || need > fs->opts.max_batch)
+		return err ? err : 1;
+	p->roff = malloc((p->count + 1) * sizeof(*p->roff));
+	p->recs = malloc(need ? need : 1);
+	if (!p->roff || !p->recs)
+		return -ENOMEM;
+	return zr_store_gather(zs, p->idx, p->count, p->recs, need, p->roff);
+}
+
+/* A packed or padded form, or a part of one: from what an earlier lookup
+ * of the same batch kept (the records themselves if kept and the file
+ * holds them, to be filled), else from the records gathered now, or their
+ * shapes read now. */
+static int plan_flat(struct zr__fs *fs, const struct zr__node *n,
+		     struct zr__plan *p, int size_only, int form)
+{
+	struct zr__kept k;
+	int err;
+
+	if (!zr__shapes_get(n, p->length, zr__batch_gen(n), p->count,
+			    !size_only && has_data(form), &k)) {
+		p->kept = 1;
+		p->recs = k.recs;
+		p->roff = k.off;
+		if (p->recs) {
+			free(k.shapes);
+			return zr_npyfile_plan_gathered(&p->file, form,
+							p->streams, p->idx,
+							p->count, p->recs,
+							p->roff);
+		}
+		return zr_npyfile_plan_known(&p->file, form, p->streams,
+					     p->idx, p->count, k.shapes,
+					     k.rndim);
+	}
+	err = size_only ? gather_flat(fs, p) : 1;
+	if (err < 0)
+		return err;
+	if (!err)
+		return zr_npyfile_plan_gathered(&p->file, form, p->streams,
+						p->idx, p->count, p->recs,
+						p->roff);
+	return zr_npyfile_plan(&p->file, form, p->streams, p->nst, p->idx,
+			       p->count);
+}
+
+static int plan_file(struct zr__fs *fs, const struct zr__node *n,
+		     struct zr__plan *p, int size_only)
 {
 	int form = form_of(n);
-	uint64_t *shapes = NULL;
-	uint32_t rndim;
 
 	if (zr_npyfile_flat(form))
-		shapes = zr__shapes_get(n, p->length, zr__batch_gen(n),
-					p->count, &rndim);
-	if (shapes)
-		return zr_npyfile_plan_known(&p->file, form, p->streams,
-					     p->idx, p->count, shapes, rndim);
+		return plan_flat(fs, n, p, size_only, form);
 	return zr_npyfile_plan(&p->file, form, p->streams, p->nst, p->idx,
 			       p->count);
 }
@@ -187,7 +247,7 @@ int zr__plan_make(struct zr__fs *fs, const struct zr__node *n,
 	if (!err)
 		err = batch_indices(fs, n, p, size_only, length);
 	if (!err)
-		err = plan_file(n, p);
+		err = plan_file(fs, n, p, size_only);
 	p->total = p->file.total;
 	if (!err && p->total > fs->opts.max_batch)
 		err = -EFBIG;
@@ -243,6 +303,24 @@ static void log_too_big(const struct zr__node *n, struct zr__fs *fs)
 		     ZR_NPZ_MEMBERS_MAX);
 }
 
+/* What a lookup's plan read of a packed or padded batch, kept for its
+ * reads (shapes.h); nothing if it was planned from what was kept. */
+static void keep(const struct zr__node *n, struct zr__plan *p)
+{
+	struct zr__kept k = { 0 };
+
+	if (p->kept)
+		return;
+	k.shapes = zr_npyfile_take_shapes(&p->file, &k.rndim);
+	if (!k.shapes)
+		return; /* not such a form */
+	k.recs = p->recs;
+	k.off = p->roff;
+	p->recs = NULL;
+	p->roff = NULL;
+	zr__shapes_put(n, p->length, zr__batch_gen(n), p->count, &k);
+}
+
 int zr__batch_version(struct zr__fs *fs, const struct zr__node *n,
 		      uint64_t *size, uint64_t ver[2])
 {
@@ -260,15 +338,10 @@ int zr__batch_version(struct zr__fs *fs, const struct zr__node *n,
 	}
 	err = zr__plan_make(fs, n, &p, 1, 0);
 	if (!err) {
-		uint32_t rndim;
-		uint64_t *shapes = zr_npyfile_take_shapes(&p.file, &rndim);
-
 		*size = p.total;
 		ver[0] = p.length;
 		ver[1] = zr__batch_gen(n);
-		if (shapes) /* a packed or padded batch: for its reads */
-			zr__shapes_put(n, ver[0], ver[1], p.count, shapes,
-				       rndim);
+		keep(n, &p);
 	}
 	zr__plan_free(&p);
 	zr__st_unlock_all(st, k);
@@ -280,6 +353,8 @@ int zr__batch_version(struct zr__fs *fs, const struct zr__node *n,
 void zr__plan_free(struct zr__plan *p)
 {
 	zr_npyfile_free(&p->file);
+	free(p->recs);
+	free(p->roff);
 	free(p->idx);
 	free(p->streams);
 	memset(p, 0, sizeof(*p));

@@ -36,6 +36,11 @@ struct zr__plan {
 	size_t nst;
 	zr_npyfile file;	/* the layout, and what fills it     */
 	uint64_t total;		/* bytes of the file                 */
+	/* a packed or padded form: what its lookup kept (shapes.h), or what
+	 * this plan read for a lookup to keep */
+	int kept;		/* planned from what was kept        */
+	char *recs;		/* its records gathered, or NULL     */
+	uint64_t *roff;		/* their boundaries                  */
 };
 
 /* Computes the batch's indices and layout (size_only: only what its size

@@ -1,8 +1,10 @@
 /*
- * shapes.c - the shapes kept from lookups of packed and padded batch names
- * for the reads and lookups that follow (see shapes.h): a handful of
- * slots, replaced round-robin, under one mutex held while an entry is
- * found and copied (at most MAX_BYTES).
+ * shapes.c - what lookups of packed and padded batch names kept for the
+ * reads and lookups that follow (see shapes.h): a handful of slots,
+ * replaced round-robin, under one mutex held while an entry is found and
+ * its shapes copied (at most MAX_SHAPES bytes).  Kept records count
+ * against one budget for all slots (MAX_RECS): past it, the oldest
+ * slots' records go first; their shapes stay.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,20 +12,21 @@
 #include "shapes.h"
 
 #define SLOTS 8
-#define MAX_BYTES (1u << 20) /* per entry: B * ndim * 8 */
+#define MAX_SHAPES (1u << 20) /* per entry: B * ndim * 8 */
+#define MAX_RECS (64u << 20)  /* all entries' records     */
 
 struct slot {
 	const void *stores;	/* n->ds or n->st: which records      */
 	uint64_t seed, step, bsize, length, gen, count;
 	int mode;	/* not the form: every form has the same records */
-	uint64_t *shapes;
-	uint32_t rndim;
+	struct zr__kept k;
 };
 
 static struct {
-	pthread_mutex_t mu; /* guards the slots and next */
+	pthread_mutex_t mu; /* guards everything below */
 	struct slot s[SLOTS];
 	size_t next;
+	uint64_t recs;		/* bytes of records kept */
 } cache = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static struct slot key(const struct zr__node *n, uint64_t length,
@@ -47,68 +50,130 @@ static int same(const struct slot *a, const struct slot *b)
 	       a->count == b->count && a->mode == b->mode;
 }
 
+void zr__kept_free(struct zr__kept *k)
+{
+	free(k->shapes);
+	free(k->recs);
+	free(k->off);
+	memset(k, 0, sizeof(*k));
+}
+
+static uint64_t recs_bytes(const struct slot *s)
+{
+	return s->k.recs ? s->k.off[s->count] : 0;
+}
+
 /* The slot holding k's batch, or -1.  Caller holds cache.mu. */
 static int find(const struct slot *k)
 {
 	for (int i = 0; i < SLOTS; i++)
-		if (cache.s[i].shapes && same(&cache.s[i], k))
+		if (cache.s[i].k.shapes && same(&cache.s[i], k))
 			return i;
 	return -1;
 }
 
-void zr__shapes_put(const struct zr__node *n, uint64_t length, uint64_t gen,
-		    uint64_t count, uint64_t *shapes, uint32_t rndim)
+/* Empties slot i, giving what it held to *old (freed by the caller,
+ * outside the mutex).  Caller holds cache.mu. */
+static void empty(int i, struct zr__kept *old)
 {
-	struct slot k = key(n, length, gen, count);
-	uint64_t *old;
+	cache.recs -= recs_bytes(&cache.s[i]);
+	*old = cache.s[i].k;
+	memset(&cache.s[i].k, 0, sizeof(cache.s[i].k));
+}
+
+/* Drops the records of the oldest slots until `more` bytes fit in the
+ * budget, into drop[] (one per slot).  Caller holds cache.mu. */
+static void make_room(uint64_t more, char *drop[SLOTS],
+		      uint64_t *dropoff[SLOTS])
+{
+	for (size_t j = 0; j < SLOTS && cache.recs + more > MAX_RECS; j++) {
+		struct slot *s = &cache.s[(cache.next + j) % SLOTS];
+
+		cache.recs -= recs_bytes(s);
+		drop[j] = s->k.recs;
+		dropoff[j] = s->k.off;
+		s->k.recs = NULL;
+		s->k.off = NULL;
+	}
+}
+
+void zr__shapes_put(const struct zr__node *n, uint64_t length, uint64_t gen,
+		    uint64_t count, struct zr__kept *k)
+{
+	struct slot s = key(n, length, gen, count);
+	struct zr__kept old = { 0 };
+	char *drop[SLOTS] = { 0 };
+	uint64_t *dropoff[SLOTS] = { 0 };
+	uint64_t more;
 	int i;
 
-	if (!shapes || !count ||
-	    count * (rndim ? rndim : 1) > MAX_BYTES / sizeof(*shapes)) {
-		free(shapes);
+	if (!k->shapes || !count ||
+	    count * (k->rndim ? k->rndim : 1) > MAX_SHAPES / 8) {
+		zr__kept_free(k);
 		return;
 	}
-	k.shapes = shapes;
-	k.rndim = rndim;
+	s.k = *k;
+	memset(k, 0, sizeof(*k));
+	if ((more = recs_bytes(&s)) > MAX_RECS) {
+		free(s.k.recs);
+		free(s.k.off);
+		s.k.recs = NULL;
+		s.k.off = NULL;
+		more = 0;
+	}
 	pthread_mutex_lock(&cache.mu);
-	i = find(&k);
+	i = find(&s);
 	if (i < 0) {
 		i = (int)cache.next;
 		cache.next = (cache.next + 1) % SLOTS;
 	}
-	old = cache.s[i].shapes;
-	cache.s[i] = k;
+	empty(i, &old);
+	make_room(more, drop, dropoff);
+	cache.s[i] = s;
+	cache.recs += more;
 	pthread_mutex_unlock(&cache.mu);
-	free(old);
+	zr__kept_free(&old);
+	for (size_t j = 0; j < SLOTS; j++) {
+		free(drop[j]);
+		free(dropoff[j]);
+	}
 }
 
-uint64_t *zr__shapes_get(const struct zr__node *n, uint64_t length,
-			 uint64_t gen, uint64_t count, uint32_t *rndim)
+int zr__shapes_get(const struct zr__node *n, uint64_t length, uint64_t gen,
+		   uint64_t count, int recs, struct zr__kept *out)
 {
-	struct slot k = key(n, length, gen, count);
-	uint64_t *copy = NULL;
+	struct slot s = key(n, length, gen, count);
 	size_t bytes;
 	int i;
 
+	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&cache.mu);
-	i = find(&k);
+	i = find(&s);
 	if (i >= 0) {
-		*rndim = cache.s[i].rndim;
-		bytes = count * (*rndim ? *rndim : 1) * sizeof(*copy);
-		copy = malloc(bytes);
-		if (copy)
-			memcpy(copy, cache.s[i].shapes, bytes);
+		struct zr__kept *k = &cache.s[i].k;
+
+		out->rndim = k->rndim;
+		bytes = count * (k->rndim ? k->rndim : 1) * sizeof(*k->shapes);
+		out->shapes = malloc(bytes);
+		if (out->shapes)
+			memcpy(out->shapes, k->shapes, bytes);
+		if (recs && out->shapes && k->recs) {
+			cache.recs -= recs_bytes(&cache.s[i]);
+			out->recs = k->recs;
+			out->off = k->off;
+			k->recs = NULL;
+			k->off = NULL;
+		}
 	}
 	pthread_mutex_unlock(&cache.mu);
-	return copy;
+	return out->shapes ? 0 : -1;
 }
 
 void zr__shapes_clear(void)
 {
 	pthread_mutex_lock(&cache.mu);
-	for (size_t i = 0; i < SLOTS; i++) {
-		free(cache.s[i].shapes);
-		cache.s[i].shapes = NULL;
-	}
+	for (size_t i = 0; i < SLOTS; i++)
+		zr__kept_free(&cache.s[i].k);
+	cache.recs = 0;
 	pthread_mutex_unlock(&cache.mu);
 }

@@ -1,29 +1,41 @@
 /*
- * shapes.h - the record shapes a lookup of a packed or padded batch name
- * (.packed.npz, .padded.npz or one of their .npy parts) read to know its
- * size, kept for the plans of that batch's reads and of the lookups of its
- * other parts: np.load opens the name right after looking it up, a
- * trainer loads the parts one after another, and on a zstd store reading
- * the shapes again costs about as much as gathering the records.  A few
- * entries, bounded in bytes; a miss only reads them again, and the fill
- * checks every record's shape, so an entry can never put a wrong byte in
- * a file.
+ * shapes.h - what a lookup of a packed or padded batch name (.packed.npz,
+ * .padded.npz or one of their .npy parts) read to know its size, kept for
+ * the plans of that batch's reads and of the lookups of its other parts:
+ * np.load opens the name right after looking it up, and a trainer loads
+ * the parts one after another.  That is the records' shapes, and on a
+ * compressed store the records themselves: reading a shape there decodes
+ * the frame's first block, about as much as the whole record for short
+ * ones, so the lookup gathers them once and the first fill places them.
+ * A few entries, bounded in bytes; a miss only reads them again, and the
+ * fill checks every record's shape, so an entry can never put a wrong
+ * byte in a file.
  */
 #ifndef ZR_FS_SHAPES_H
 #define ZR_FS_SHAPES_H
 
 #include "fs.h"
 
-/* Keeps shapes (count * rndim values, malloc'd; the cache frees them) of
- * batch n's records as drawn from the first length records while the
- * stores' generation was gen, in place of any kept for the same batch.
- * Any thread. */
+/* One batch's: all malloc'd, owned by whoever holds the struct. */
+struct zr__kept {
+	uint64_t *shapes;	/* count * rndim values                   */
+	uint32_t rndim;
+	char *recs;		/* the records gathered, or NULL          */
+	uint64_t *off;		/* their boundaries (count + 1), or NULL  */
+};
+
+/* Keeps k (taking it over: k is zeroed) for batch n's records as drawn
+ * from the first length records while the stores' generation was gen, in
+ * place of any kept for the same batch.  Any thread. */
 void zr__shapes_put(const struct zr__node *n, uint64_t length, uint64_t gen,
-		    uint64_t count, uint64_t *shapes, uint32_t rndim);
-/* A copy (free() it) of the shapes kept for the same batch in any of its
- * packed or padded forms, or NULL.  Any thread. */
-uint64_t *zr__shapes_get(const struct zr__node *n, uint64_t length,
-			 uint64_t gen, uint64_t count, uint32_t *rndim);
+		    uint64_t count, struct zr__kept *k);
+/* What is kept for the same batch in any of its packed or padded forms:
+ * a copy of the shapes, and with recs the records (taken: the next
+ * caller gathers its own).  0, or -1 when nothing is kept (*out zeroed).
+ * Any thread. */
+int zr__shapes_get(const struct zr__node *n, uint64_t length, uint64_t gen,
+		   uint64_t count, int recs, struct zr__kept *out);
+void zr__kept_free(struct zr__kept *k);
 /* Frees every entry (at unmount). */
 void zr__shapes_clear(void);
 

@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 
 from fsutil import batch_args, batch_path, make_store, zrecord
+from test_batch_cache import model_delete, npy_bytes
+from test_stalls import write
 
 sys.path.insert(0, os.path.join(os.environ.get("top_srcdir", "../.."),
                                 "contrib", "python"))
@@ -233,3 +235,29 @@ def test_parts_read_by_many_processes_at_once(stores, mount):
         with np.load(os.path.join(batch, stem + "." + form + ".npz")) as z:
             want = hashlib.md5(z.zip.read(member + ".npy")).hexdigest()
         assert got[name] == want, name
+
+
+def test_kept_records_never_outlive_a_delete(src, mount):
+    """On a compressed store a lookup of a packed name gathers its records
+    and keeps them for the read (src/fs/shapes.h).  A delete, then appends
+    that bring the store back to its length, between the lookup and the
+    read change the batch: the read serves the batch as the store now is,
+    never the records kept before."""
+    recs = [np.full(3 + i % 5, i, dtype="<i4") for i in range(12)]
+    make_store(os.path.join(src, "t"), "<i4", ragged=True, codec="zstd",
+               records=recs)
+    m = mount(src, "batch_size=6", "sampler=sequential")
+    batch = m.path("t", "batch")
+    names = ["0-0." + suffix for _, suffix in PARTS["packed"]]
+    for name in names:
+        os.stat(os.path.join(batch, name))  # lookups: records kept
+    write(m.path("t", "delete"), "0 2 4\n")
+    new = [np.full(7, 100 + i, dtype="<i4") for i in range(3)]
+    with open(m.path("t", "append"), "wb") as f:
+        for a in new:
+            f.write(npy_bytes(a))
+    now = (model_delete(recs, [0, 2, 4]) + new)[:6]
+    data, offsets, shapes = [np.load(os.path.join(batch, n)) for n in names]
+    assert np.array_equal(data, np.concatenate(now))
+    assert offsets.tolist() == [0] + np.cumsum([len(r) for r in now]).tolist()
+    assert shapes.tolist() == [[len(r)] for r in now]
