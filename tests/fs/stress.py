@@ -435,7 +435,8 @@ class Reader(Worker):
     OPS = [("record_fd", 40), ("record_burst", 6), ("record_load", 12),
            ("record_stat", 8),
            ("batch_fd", 16), ("batch_indices", 3), ("listdir", 4),
-           ("text_files", 3), ("record_mmap", 1), ("batch_mmap", 2)]
+           ("text_files", 3), ("record_mmap", 1), ("batch_mmap", 2),
+           ("batch_packed", 4)]
 
     def record_path(self, store):
         # A little past the known end: those opens must give ENOENT.
@@ -585,6 +586,65 @@ class Reader(Worker):
             raise Wrong("%s: members %s" % (path, names[:5]))
         for k, a in enumerate(members):
             store.check_record(a, self.owners, "%s[%d]" % (path, k))
+
+    def batch_packed(self):
+        """A ragged batch's .packed.npz, or its data part .packed.npy
+        alone: every record whole, in turn (each record's id says its
+        size).  Batches whose records differ in ndim have no packed form
+        (EINVAL); most of the small B drawn here have one."""
+        store = STORES[-1]
+        npz = self.rng.random() < 0.5
+        path, b = self.batch_name(store, ".packed.npz" if npz else
+                                  ".packed.npy")
+        try:
+            f = self.open_batch(store, path, lambda p: OpenFile(
+                p, self.rng, self.counts))
+        except OSError as e:
+            if e.errno != errno.EINVAL:
+                raise
+            self.counts["packed_einval"] += 1
+            return
+        if f is None:
+            return
+        with f:
+            data = f.read_whole()
+            if npz:
+                self.check_packed_npz(store, data, b, path)
+            else:
+                self.check_packed(store, parse_npy(data, path), b, path)
+            f.recheck(data)
+
+    def check_packed(self, store, flat, b, path, offsets=None):
+        """b records back to back in flat, at offsets when given."""
+        pos = 0
+        for k in range(b):
+            if offsets is not None and offsets[k] != pos:
+                raise Wrong("%s: offsets[%d] %d, not %d" % (
+                    path, k, offsets[k], pos))
+            if flat.ndim != 1 or pos + 2 > len(flat):
+                raise Wrong("%s: record %d past %d elements" % (
+                    path, k, len(flat)))
+            i = int(flat[pos]) | int(flat[pos + 1]) << 32
+            want = store.record(i).reshape(-1)
+            if not np.array_equal(flat[pos:pos + len(want)], want):
+                raise Wrong("%s: torn record %d (id %#x)" % (path, k, i))
+            self.owners.check(i, "%s[%d]" % (path, k))
+            pos += len(want)
+        if pos != len(flat):
+            raise Wrong("%s: %d elements past the records" % (
+                path, len(flat) - pos))
+
+    def check_packed_npz(self, store, data, b, path):
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as z:
+                flat, offsets, shapes = z["data"], z["offsets"], z["shapes"]
+        except Exception as e:
+            raise Wrong("%s: not the packed npz: %s" % (path, e))
+        if offsets.shape != (b + 1,) or len(shapes) != b or \
+                offsets[-1] != len(flat):
+            raise Wrong("%s: offsets %s shapes %s" % (
+                path, offsets.shape, shapes.shape))
+        self.check_packed(store, flat, b, path, offsets)
 
     def batch_indices(self):
         store = self.pick_store()
