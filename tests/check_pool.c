@@ -61,6 +61,10 @@ START_TEST(test_every_item_once)
 	run_count(7, 1);
 	run_count(100000, 1);
 	run_count(100000, 3000);
+	/* Shrinking chunks never leave a short one but the last. */
+	run_count(5999, 3000);
+	run_count(6001, 3000);
+	run_count(9001, 3000);
 	run_count(12345, 100000);
 }
 END_TEST

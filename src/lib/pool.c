@@ -6,10 +6,16 @@
  * finds another job running does all of its own work inline instead of
  * waiting, and a call made from inside a lane always runs inline, so
  * nested or concurrent calls never deadlock and never block on someone
- * else's batch.  Lanes claim small contiguous chunks of items from
- * an atomic cursor: each lane's reads and writes stay sequential, uneven
- * records balance out, and a worker that arrives late only takes what is
- * left, so the caller never waits for more than the chunk a worker holds.
+ * else's batch.  Lanes claim contiguous chunks of items from an atomic
+ * cursor: each lane's reads and writes stay sequential, uneven records
+ * balance out, and a worker that arrives late only takes what is left, so
+ * the caller never waits for more than the chunk a worker holds.  Chunks
+ * shrink as the job drains (a share of what is left, down to the grain):
+ * large ones keep claims few, and the last ones are small, so the lanes
+ * finish together: with fixed chunks of n / (8 x lanes) the caller of a
+ * 256 x 150 KB zstd gather on 2 lanes waited 1.2-1.4 ms of its 45-60 ms
+ * in job_close for the worker's last chunk (a core idle meanwhile), with
+ * shrinking ones 0.2-0.4 ms.
  *
  * A batch can take less time than waking a sleeping thread, so a worker
  * that finishes a job spins for a short while on the job counter before it
@@ -58,9 +64,11 @@
 #include "pool.h"
 
 #define ZR__POOL_MAX_WORKERS 256
-/* Chunks per lane: enough to even out uneven records and late workers,
- * few enough that the cursor is not contended. */
-#define ZR__POOL_CHUNKS_PER_LANE 8
+/* A chunk is the items left over this many times the lanes: enough to
+ * even out uneven records and late workers, few enough claims (about
+ * that many times the lanes times log(n / grain)) that the cursor is not
+ * contended. */
+#define ZR__POOL_CHUNK_SHARE 2
 /* How long an idle worker (or a caller waiting for one) spins before it
  * sleeps: about the cost of a wakeup, so back-to-back batches never pay
  * one while an idle pool burns almost nothing. */
@@ -84,7 +92,8 @@ struct job {
 	zr__pool_fn fn;
 	void *ctx;
 	size_t n;
-	size_t chunk;
+	size_t grain;         /* the smallest chunk (but the last) */
+	size_t share;         /* a chunk is at least 1/share of what is left */
 	atomic_size_t next;   /* first unclaimed item */
 	atomic_int failed;    /* set once a lane failed: others stop claiming */
 	pthread_mutex_t err_lock; /* guards error */
@@ -164,6 +173,35 @@ static int spin_until(int (*done)(const void *), const void *arg)
 	}
 }
 
+/* The size of the chunk to claim when b is the first unclaimed item:
+ * 1/share of what is left, at least the grain, and all of it when the
+ * rest would be a short chunk. */
+static size_t chunk_at(const struct job *j, size_t b)
+{
+	size_t left = j->n - b;
+	size_t c = left / j->share;
+
+	if (c < j->grain)
+		c = j->grain;
+	return c + j->grain > left ? left : c;
+}
+
+/* Claims the next chunk [*b, *e); 0 when none is left. */
+static int claim(struct job *j, size_t *b, size_t *e)
+{
+	size_t at = atomic_load_explicit(&j->next, memory_order_relaxed);
+
+	do {
+		if (at >= j->n)
+			return 0;
+		*e = at + chunk_at(j, at);
+	} while (!atomic_compare_exchange_weak_explicit(
+			&j->next, &at, *e, memory_order_relaxed,
+			memory_order_relaxed));
+	*b = at;
+	return 1;
+}
+
 /* Works chunks until none is left; returns the items this lane did. */
 static size_t lane_work(struct job *j, unsigned lane)
 {
@@ -175,11 +213,8 @@ static size_t lane_work(struct job *j, unsigned lane)
 
 		if (atomic_load_explicit(&j->failed, memory_order_relaxed))
 			return done;
-		b = atomic_fetch_add_explicit(&j->next, j->chunk,
-					      memory_order_relaxed);
-		if (b >= j->n)
+		if (!claim(j, &b, &e))
 			return done;
-		e = j->n - b < j->chunk ? j->n : b + j->chunk;
 		err = j->fn(j->ctx, b, e, lane);
 		if (err) {
 			pthread_mutex_lock(&j->err_lock);
@@ -322,14 +357,6 @@ unsigned zr_pool_lanes(void)
 	return zr__pool_lanes();
 }
 
-static size_t chunk_size(size_t n, size_t grain, unsigned lanes)
-{
-	size_t parts = (size_t)lanes * ZR__POOL_CHUNKS_PER_LANE;
-	size_t chunk = n / parts + (n % parts != 0);
-
-	return chunk < grain ? grain : chunk;
-}
-
 /* Makes j the open job; 0 if another job holds the pool. */
 static int job_open(struct job *j)
 {
@@ -449,7 +476,8 @@ int zr__pool_run(zr__pool_fn fn, void *ctx, size_t n, size_t grain)
 	k = kind_of(kind_key(fn, n, grain));
 	if (kind_skips(k))
 		return fn(ctx, 0, n, 0);
-	j.chunk = chunk_size(n, grain, lanes);
+	j.grain = grain;
+	j.share = (size_t)lanes * ZR__POOL_CHUNK_SHARE;
 	atomic_init(&j.next, 0);
 	atomic_init(&j.failed, 0);
 	pthread_mutex_init(&j.err_lock, NULL);
