@@ -225,50 +225,18 @@ int zr_npyfile_plan_known(zr_npyfile *f, int form,
 	return zr__nf_plan_flat(f, 1);
 }
 
-/* Each record's shape from its prefix in recs, into a new f->shapes. */
-static int parse_shapes(zr_npyfile *f, const char *recs, const uint64_t *off)
-{
-	size_t isz = zr_store_schema(f->st->zs)->dtype.itemsize;
-	uint64_t shape[ZR_MAX_NDIM];
-	uint32_t ndim;
-
-	if (f->count > SIZE_MAX / sizeof(*f->shapes) / ZR_MAX_NDIM)
-		return ZR_E_TOOBIG;
-	for (uint64_t k = 0; k < f->count; k++) {
-		int err = zr_ragged_parse(recs + off[k], off[k + 1] - off[k],
-					  isz, &ndim, shape, NULL);
-
-		if (err)
-			return err;
-		if (k == 0) {
-			f->rndim = ndim;
-			f->shapes = malloc(f->count * (ndim ? ndim : 1) *
-					   sizeof(*f->shapes));
-			if (!f->shapes)
-				return -ENOMEM;
-		}
-		if (ndim != f->rndim)
-			return -EINVAL; /* no flat form takes them */
-		memcpy(f->shapes + k * ndim, shape, ndim * sizeof(*shape));
-	}
-	return 0;
-}
-
 int zr_npyfile_plan_gathered(zr_npyfile *f, int form,
 			     const zr_npyfile_stream *st, const uint64_t *idx,
 			     uint64_t count, const char *recs,
 			     const uint64_t *off)
 {
-	int err;
-
 	plan_init(f, form, st, 1, idx, count);
 	if (!idx || !recs || !off || !count || !zr_npyfile_flat(form) ||
 	    !zr__nf_ragged(st))
 		return -EINVAL;
 	f->recs = recs;
 	f->roff = off;
-	err = parse_shapes(f, recs, off);
-	return err ? err : zr__nf_plan_flat(f, 1);
+	return zr__nf_plan_flat(f, 0); /* shapes from the records' prefixes */
 }
 
 int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,

@@ -72,10 +72,17 @@ static int product(const uint64_t *shape, uint32_t n, uint64_t *elems)
 }
 
 /* Record k's shape into shape[] and *ndim: the one a plan of the same
- * records already read (zr_npyfile_plan_known), or read now. */
+ * records already read (zr_npyfile_plan_known), the prefix of the record
+ * gathered already (zr_npyfile_plan_gathered), or read now. */
 static int shape_of(const zr_npyfile *f, uint64_t k, int known,
 		    uint32_t *ndim, uint64_t *shape)
 {
+	size_t isz = zr_store_schema(f->st->zs)->dtype.itemsize;
+
+	if (!known && f->recs)
+		return zr_ragged_parse(f->recs + f->roff[k],
+				       f->roff[k + 1] - f->roff[k], isz, ndim,
+				       shape, NULL);
 	if (!known)
 		return zr_ragged_shape(f->st->zs, f->idx[k], ndim, shape);
 	*ndim = f->rndim;
