@@ -4,7 +4,6 @@
  * records the Python binding draws.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,17 +31,15 @@ static int number(const char *opt, const char *val, int narrow,
 }
 
 /* --form's names: npz, packed and padded for the .npz files, else a
- * mount's suffix (zr_npyfile_ragged_suffixes); -1 for none. */
+ * mount's suffix (zr_npyfile_ragged_form); -1 for none. */
 static int form_named(const char *name)
 {
-	char npz[16];
-
 	if (!strcmp(name, "npz"))
 		return ZR_NPYFILE_NPZ;
-	if (!strcmp(name, "packed") || !strcmp(name, "padded")) {
-		snprintf(npz, sizeof(npz), "%s.npz", name);
-		name = npz;
-	}
+	if (!strcmp(name, "packed"))
+		return ZR_NPYFILE_PACKED;
+	if (!strcmp(name, "padded"))
+		return ZR_NPYFILE_PADDED;
 	return zr_npyfile_ragged_form(name, strlen(name));
 }
 

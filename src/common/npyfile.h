@@ -60,15 +60,10 @@ enum zr_npyfile_form {
 /* Whether form is PACKED, PADDED or one of their parts. */
 int zr_npyfile_flat(int form);
 /* The forms of a ragged batch by the suffix of their files in a mount
- * (SEED-STEP.packed.npz, ...), which is also the name `zrecord batch
- * --form` takes: a form, or -1 for a name that is none of them. */
+ * (packed.npz, padded.npz, packed.npy, offsets.npy, shapes.npy,
+ * padded.npy, lengths.npy), which is also the name `zrecord batch --form`
+ * takes: a form, or -1 for a name that is none of them. */
 int zr_npyfile_ragged_form(const char *name, size_t len);
-/* The table behind it, ending with a NULL suffix. */
-struct zr_npyfile_suffix {
-	const char *suffix;
-	int form;
-};
-extern const struct zr_npyfile_suffix zr_npyfile_ragged_suffixes[];
 
 /* A store and its name in an .npz: a dense stream NAME is one member
  * NAME.npy of shape (B, *item_shape), a ragged one is members NAME/k.npy,

@@ -26,7 +26,10 @@ static const struct {
 	{ ZR_NPYFILE_LENGTHS, ZR_NPYFILE_PADDED, 2 },
 };
 
-const struct zr_npyfile_suffix zr_npyfile_ragged_suffixes[] = {
+static const struct {
+	const char *suffix;
+	int form;
+} suffixes[] = {
 	{ "packed.npz", ZR_NPYFILE_PACKED },
 	{ "padded.npz", ZR_NPYFILE_PADDED },
 	{ "packed.npy", ZR_NPYFILE_PACKED_DATA },
@@ -39,10 +42,10 @@ const struct zr_npyfile_suffix zr_npyfile_ragged_suffixes[] = {
 
 int zr_npyfile_ragged_form(const char *name, size_t len)
 {
-	for (const struct zr_npyfile_suffix *s = zr_npyfile_ragged_suffixes;
-	     s->suffix; s++)
-		if (strlen(s->suffix) == len && !memcmp(s->suffix, name, len))
-			return s->form;
+	for (size_t i = 0; suffixes[i].suffix; i++)
+		if (strlen(suffixes[i].suffix) == len &&
+		    !memcmp(suffixes[i].suffix, name, len))
+			return suffixes[i].form;
 	return -1;
 }
 

@@ -62,7 +62,7 @@ enum zr__form {
 	ZR__F_IDX,	/* the batch's int64 indices                      */
 	ZR__F_PNG,	/* records/I.png: a uint8 image record as a PNG   */
 	/* ragged store: ZR__F_FLAT + the enum zr_npyfile_form of its
-	 * suffix (zr_npyfile_ragged_suffixes): .packed.npz, .padded.npz
+	 * suffix (zr_npyfile_ragged_form): .packed.npz, .padded.npz
 	 * and their parts, .packed.npy, .offsets.npy, ... */
 	ZR__F_FLAT = 16,
 };

@@ -316,7 +316,7 @@ static int lookup_record(struct zr__fs *fs, struct zr__node *dir,
 }
 
 /* A ragged store's packed or padded form: SEED-STEP.SUFFIX, where SUFFIX
- * (which holds a dot) is one of zr_npyfile_ragged_suffixes. */
+ * (which holds a dot) names a form (zr_npyfile_ragged_form). */
 static int flat_form(const char *name, size_t len, size_t *stem)
 {
 	const char *dot = memchr(name, '.', len);
