@@ -358,7 +358,7 @@ static int fill_data(const zr_npyfile *f, char *buf)
 {
 	const zr_dtype *dt = &zr_store_schema(f->st->zs)->dtype;
 	const zr_npz_member *m = &f->part[0];
-	uint64_t shape[ZR_MAX_NDIM + 1], need, *off;
+	uint64_t shape[ZR_MAX_NDIM + 1], *off;
 	uint32_t ndim = data_shape(f, shape);
 	char *data, *tmp;
 	size_t h;
@@ -368,17 +368,16 @@ static int fill_data(const zr_npyfile *f, char *buf)
 	data = buf + m->offset + h;
 	if (!err && f->recs)
 		return place(f, f->recs, f->roff, data);
-	if (!err)
-		err = zr_store_gather_size(f->st->zs, f->idx, f->count, &need);
 	if (err)
 		return err;
 	tmp = gather_space(f, buf, data);
-	if (need > (uint64_t)(buf + f->total + f->slack - tmp))
-		return -ESTALE; /* the records changed since the plan */
 	off = malloc((f->count + 1) * sizeof(*off));
 	if (!off)
 		return -ENOMEM;
-	err = zr_store_gather(f->st->zs, f->idx, f->count, tmp, need, off);
+	/* bounded by the room the plan made: records grown since fail the
+	 * gather, and place() refuses any other change (-ESTALE) */
+	err = zr_store_gather(f->st->zs, f->idx, f->count, tmp,
+			      (size_t)(buf + f->total + f->slack - tmp), off);
 	if (!err)
 		err = place(f, tmp, off, data);
 	free(off);
