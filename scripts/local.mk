@@ -23,6 +23,6 @@ EXTRA_DIST += scripts/build-deb.sh \
 dist_noinst_SCRIPTS += tests/deb.test
 TESTS += tests/deb.test
 
-# Many hosts on a throwaway GlusterFS volume (README "Many hosts"): the demo
+# Many hosts on a throwaway GlusterFS volume (docs/many-hosts.md): the demo
 # and the benchmark, run by hand (root, FUSE, GlusterFS), never by make check.
 EXTRA_DIST += scripts/cluster-demo.sh scripts/bench_cluster.py

@@ -1,12 +1,13 @@
 /*
- * store_park.h - a served store's lock (struct zrfs_fstore.rw), and parking the
- * requests that need it while a delete or compact holds it.
+ * store_park.h - a served store's lock (struct zrfs_fstore.rw), and parking
+ * the requests that need it while a delete or compact holds it.
  *
  * A delete or compact holds the write lock for as long as it runs.  A
  * request that needs the read lock meanwhile (a lookup, getattr, open or
  * first read that reads the record table) is not left waiting in one of
- * the mount's threads -- enough of those would stall every other store -- but parked
- * on the store and answered by the writer's thread once it is done.
+ * the mount's threads -- enough of those would stall every other store --
+ * but parked on the store and answered by the writer's thread once it is
+ * done.
  */
 #ifndef ZRFS_STORE_PARK_H
 #define ZRFS_STORE_PARK_H

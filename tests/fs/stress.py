@@ -532,7 +532,7 @@ class Reader(Worker):
     def open_batch(self, store, path, how):
         """how(path), or None for a ragged batch whose size a delete or
         compact changed twice while it was opened (the kernel retries
-        once): see README."""
+        once): see docs/guarantees.md, "Races the kernel sees"."""
         try:
             return how(path)
         except OSError as e:

@@ -1,0 +1,9 @@
+# docs/local.mk - the user documentation beyond the README (the README
+# links each page), shipped in the tarball; tests/docs.test checks that
+# every link of README.md, CONTRIBUTING.md and docs/*.md resolves and that
+# README.md stays at most 600 lines.
+EXTRA_DIST += docs/architecture.md docs/guarantees.md docs/loaderx.md \
+	docs/many-hosts.md docs/mount.md docs/performance.md \
+	tests/doc_links.py
+dist_noinst_SCRIPTS += tests/docs.test
+TESTS += tests/docs.test
