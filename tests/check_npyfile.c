@@ -1,5 +1,5 @@
 /*
- * check_npyfile.c - the record encoder (src/common/npyfile.h) on real
+ * check_npyfile.c - the record encoder (src/files/npy_file.h) on real
  * stores of every codec: the sizes it plans before any byte exists are the
  * bytes it writes (every byte of the file written, none past it), each
  * part parses as a .npy of exactly its planned size holding its record,
@@ -13,7 +13,7 @@
 
 #include "check_suites.h"
 #include "check_util.h"
-#include "npyfile.h"
+#include "npy_file.h"
 
 #define GUARD 64
 #define NREC 12
@@ -64,15 +64,15 @@ static zr_store *dense_store(zr_codec codec)
 /* Fills f twice, over different bytes: both give the same file, so every
  * byte of [0, total) was written, and the bytes past its scratch (slack)
  * were left alone. */
-static char *fill_checked(const zr_npyfile *f)
+static char *fill_checked(const zrfile_npy *f)
 {
 	uint64_t end = f->total + f->slack;
 	char *a = malloc(end + GUARD), *b = malloc(end + GUARD);
 
 	memset(a, 0xaa, end + GUARD);
 	memset(b, 0x55, end + GUARD);
-	ck_assert_msg(zr_npyfile_fill(f, a) == 0, "fill: %s", zr_errmsg());
-	ck_assert_int_eq(zr_npyfile_fill(f, b), 0);
+	ck_assert_msg(zrfile_npy_fill(f, a) == 0, "fill: %s", zr_errmsg());
+	ck_assert_int_eq(zrfile_npy_fill(f, b), 0);
 	ck_assert_mem_eq(a, b, f->total);
 	for (size_t i = 0; i < GUARD; i++)
 		ck_assert_int_eq((unsigned char)a[end + i], 0xaa);
@@ -121,19 +121,19 @@ START_TEST(test_ragged_files)
 {
 	uint16_t data[NREC * 400];
 	zr_store *s = ragged_store(ck_codecs[_i], data);
-	zr_npyfile_stream st = { s, NULL };
-	zr_npyfile f;
+	zrfile_source st = { s, NULL };
+	zrfile_npy f;
 	char *buf;
 
 	for (uint64_t i = 0; i < NREC; i++) {
-		ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_RECORD, &st, 1,
+		ck_assert_int_eq(zrfile_npy_plan(&f, ZRFILE_RECORD, &st, 1,
 						 &i, 1), 0);
 		buf = fill_checked(&f);
 		check_ragged_part(s, i, buf, f.total);
 		free(buf);
-		zr_npyfile_free(&f);
+		zrfile_npy_free(&f);
 	}
-	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_NPZ, &st, 1, batch,
+	ck_assert_int_eq(zrfile_npy_plan(&f, ZRFILE_NPZ, &st, 1, batch,
 					 NBATCH), 0);
 	ck_assert_uint_eq(f.nparts, NBATCH);
 	buf = fill_checked(&f);
@@ -142,21 +142,21 @@ START_TEST(test_ragged_files)
 				  f.part[k].size);
 	ck_assert_mem_eq(buf + f.total - 22, "PK\5\6", 4); /* end record */
 	free(buf);
-	zr_npyfile_free(&f);
+	zrfile_npy_free(&f);
 	zr_store_close(s);
 }
 END_TEST
 
 /* Plans form over the dense store: the size wanted, the same with no
  * indices (the size does not depend on them), and a checked fill. */
-static char *dense_file(zr_npyfile *f, int form, const zr_npyfile_stream *st,
+static char *dense_file(zrfile_npy *f, int form, const zrfile_source *st,
 			const uint64_t *idx, uint64_t n, uint64_t want)
 {
-	ck_assert_int_eq(zr_npyfile_plan(f, form, st, 1, NULL, n),
-			 form == ZR_NPYFILE_RECORD ? -EINVAL : 0);
-	ck_assert(form == ZR_NPYFILE_RECORD || f->total == want);
-	zr_npyfile_free(f);
-	ck_assert_int_eq(zr_npyfile_plan(f, form, st, 1, idx, n), 0);
+	ck_assert_int_eq(zrfile_npy_plan(f, form, st, 1, NULL, n),
+			 form == ZRFILE_RECORD ? -EINVAL : 0);
+	ck_assert(form == ZRFILE_RECORD || f->total == want);
+	zrfile_npy_free(f);
+	ck_assert_int_eq(zrfile_npy_plan(f, form, st, 1, idx, n), 0);
 	ck_assert_uint_eq(f->total, want);
 	return fill_checked(f);
 }
@@ -164,38 +164,38 @@ static char *dense_file(zr_npyfile *f, int form, const zr_npyfile_stream *st,
 START_TEST(test_dense_files)
 {
 	zr_store *s = dense_store(ck_codecs[_i]);
-	zr_npyfile_stream st = { s, "x" };
+	zrfile_source st = { s, "x" };
 	char rows[NBATCH * 24], *buf;
 	zr_npy_header h;
-	zr_npyfile f;
+	zrfile_npy f;
 
 	ck_assert_int_eq(zr_store_gather(s, batch, NBATCH, rows, sizeof(rows),
 					 NULL), 0);
-	buf = dense_file(&f, ZR_NPYFILE_RECORD, &st, batch, 1, 128 + 24);
+	buf = dense_file(&f, ZRFILE_RECORD, &st, batch, 1, 128 + 24);
 	h = check_npy(buf, f.total, 2);
 	ck_assert_mem_eq(buf + h.header_len, rows, 24);
 	free(buf);
-	zr_npyfile_free(&f);
-	buf = dense_file(&f, ZR_NPYFILE_STACK, &st, batch, NBATCH,
+	zrfile_npy_free(&f);
+	buf = dense_file(&f, ZRFILE_STACK, &st, batch, NBATCH,
 			 128 + sizeof(rows));
 	h = check_npy(buf, f.total, 3);
 	ck_assert_uint_eq(h.shape[0], NBATCH);
 	ck_assert_mem_eq(buf + h.header_len, rows, sizeof(rows));
 	free(buf);
-	zr_npyfile_free(&f);
-	buf = dense_file(&f, ZR_NPYFILE_INDICES, &st, batch, NBATCH,
+	zrfile_npy_free(&f);
+	buf = dense_file(&f, ZRFILE_INDICES, &st, batch, NBATCH,
 			 128 + 8 * NBATCH);
 	h = check_npy(buf, f.total, 1);
 	ck_assert_uint_eq(((unsigned char *)buf)[h.header_len + 8 * 4], 11);
 	free(buf);
-	zr_npyfile_free(&f);
+	zrfile_npy_free(&f);
 	/* one member x.npy: 30 + 5 local, 46 + 5 central, 22 end */
-	buf = dense_file(&f, ZR_NPYFILE_NPZ, &st, batch, NBATCH,
+	buf = dense_file(&f, ZRFILE_NPZ, &st, batch, NBATCH,
 			 128 + sizeof(rows) + 108);
 	ck_assert_str_eq(f.part[0].name, "x.npy");
 	check_npy(buf + f.part[0].offset, f.part[0].size, 3);
 	free(buf);
-	zr_npyfile_free(&f);
+	zrfile_npy_free(&f);
 	zr_store_close(s);
 }
 END_TEST
@@ -205,11 +205,11 @@ START_TEST(test_streams_in_one_npz)
 	uint16_t data[NREC * 400];
 	zr_store *r = ragged_store(ck_codecs[_i], data);
 	zr_store *d = dense_store(ck_codecs[_i]);
-	zr_npyfile_stream st[] = { { d, "img" }, { r, "tok" } };
-	zr_npyfile f;
+	zrfile_source st[] = { { d, "img" }, { r, "tok" } };
+	zrfile_npy f;
 	char *buf;
 
-	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_NPZ, st, 2, batch, 3),
+	ck_assert_int_eq(zrfile_npy_plan(&f, ZRFILE_NPZ, st, 2, batch, 3),
 			 0);
 	ck_assert_uint_eq(f.nparts, 4);
 	ck_assert_str_eq(f.part[0].name, "img.npy");
@@ -220,7 +220,7 @@ START_TEST(test_streams_in_one_npz)
 		check_ragged_part(r, batch[k], buf + f.part[k + 1].offset,
 				  f.part[k + 1].size);
 	free(buf);
-	zr_npyfile_free(&f);
+	zrfile_npy_free(&f);
 	zr_store_close(d);
 	zr_store_close(r);
 }
@@ -230,26 +230,26 @@ START_TEST(test_refused_forms)
 {
 	uint16_t data[NREC * 400];
 	zr_store *s = ragged_store(ZR_CODEC_RAW, data);
-	zr_npyfile_stream st = { s, NULL };
+	zrfile_source st = { s, NULL };
 	uint64_t past = NREC;
-	zr_npyfile f;
+	zrfile_npy f;
 
-	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_STACK, &st, 1, batch,
+	ck_assert_int_eq(zrfile_npy_plan(&f, ZRFILE_STACK, &st, 1, batch,
 					 2), -EINVAL);
-	zr_npyfile_free(&f);
-	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_RECORD, &st, 1, batch,
+	zrfile_npy_free(&f);
+	ck_assert_int_eq(zrfile_npy_plan(&f, ZRFILE_RECORD, &st, 1, batch,
 					 2), -EINVAL);
-	zr_npyfile_free(&f);
-	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_NPZ, &st, 1, NULL, 2),
+	zrfile_npy_free(&f);
+	ck_assert_int_eq(zrfile_npy_plan(&f, ZRFILE_NPZ, &st, 1, NULL, 2),
 			 -EINVAL);
-	zr_npyfile_free(&f);
-	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_RECORD, &st, 1, &past,
+	zrfile_npy_free(&f);
+	ck_assert_int_eq(zrfile_npy_plan(&f, ZRFILE_RECORD, &st, 1, &past,
 					 1), ZR_E_RANGE);
-	zr_npyfile_free(&f);
-	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_INDICES, &st, 1, NULL,
+	zrfile_npy_free(&f);
+	ck_assert_int_eq(zrfile_npy_plan(&f, ZRFILE_INDICES, &st, 1, NULL,
 					 2), 0);
-	ck_assert_int_eq(zr_npyfile_fill(&f, data), -EINVAL);
-	zr_npyfile_free(&f);
+	ck_assert_int_eq(zrfile_npy_fill(&f, data), -EINVAL);
+	zrfile_npy_free(&f);
 	zr_store_close(s);
 }
 END_TEST
@@ -260,34 +260,34 @@ END_TEST
 static void check_known_shapes(zr_store *s, int form)
 {
 	static const uint64_t ones[] = { 9, 1, 5, 1 }; /* ndim 1 each */
-	zr_npyfile_stream st = { s, NULL };
-	zr_npyfile f, g;
+	zrfile_source st = { s, NULL };
+	zrfile_npy f, g;
 	uint64_t *shapes;
 	uint32_t rndim;
 	char *a, *b;
 
-	ck_assert_int_eq(zr_npyfile_plan(&f, form, &st, 1, ones, 4), 0);
+	ck_assert_int_eq(zrfile_npy_plan(&f, form, &st, 1, ones, 4), 0);
 	a = fill_checked(&f);
-	shapes = zr_npyfile_take_shapes(&f, &rndim);
+	shapes = zrfile_npy_take_shapes(&f, &rndim);
 	ck_assert_uint_eq(rndim, 1);
-	ck_assert_int_eq(zr_npyfile_plan_known(&g, form, &st, ones, 4, shapes,
+	ck_assert_int_eq(zrfile_npy_plan_known(&g, form, &st, ones, 4, shapes,
 					       rndim), 0);
 	ck_assert_uint_eq(g.total, f.total);
 	b = fill_checked(&g);
 	ck_assert_mem_eq(a, b, f.total);
 	free(b);
-	zr_npyfile_free(&g);
-	zr_npyfile_free(&f);
-	ck_assert_int_eq(zr_npyfile_plan(&f, form, &st, 1, ones, 4), 0);
-	shapes = zr_npyfile_take_shapes(&f, &rndim);
+	zrfile_npy_free(&g);
+	zrfile_npy_free(&f);
+	ck_assert_int_eq(zrfile_npy_plan(&f, form, &st, 1, ones, 4), 0);
+	shapes = zrfile_npy_take_shapes(&f, &rndim);
 	shapes[2] += 1;
-	ck_assert_int_eq(zr_npyfile_plan_known(&g, form, &st, ones, 4, shapes,
+	ck_assert_int_eq(zrfile_npy_plan_known(&g, form, &st, ones, 4, shapes,
 					       rndim), 0);
 	b = calloc(1, g.total + g.slack);
-	ck_assert_int_eq(zr_npyfile_fill(&g, b), -ESTALE);
+	ck_assert_int_eq(zrfile_npy_fill(&g, b), -ESTALE);
 	free(b);
-	zr_npyfile_free(&g);
-	zr_npyfile_free(&f);
+	zrfile_npy_free(&g);
+	zrfile_npy_free(&f);
 	free(a);
 }
 
@@ -296,7 +296,7 @@ START_TEST(test_known_shapes)
 	uint16_t data[NREC * 400];
 	zr_store *s = ragged_store(ck_codecs[_i], data);
 
-	for (int form = ZR_NPYFILE_PACKED; form <= ZR_NPYFILE_LENGTHS; form++)
+	for (int form = ZRFILE_PACKED; form <= ZRFILE_LENGTHS; form++)
 		check_known_shapes(s, form);
 	zr_store_close(s);
 }
@@ -309,25 +309,25 @@ END_TEST
 static void check_parts(zr_store *s, const uint64_t *idx, uint64_t n,
 			int form, int first, int last)
 {
-	zr_npyfile_stream st = { s, NULL };
-	zr_npyfile whole, f;
+	zrfile_source st = { s, NULL };
+	zrfile_npy whole, f;
 	char *npz, *part;
 
-	ck_assert_int_eq(zr_npyfile_plan(&whole, form, &st, 1, idx, n), 0);
+	ck_assert_int_eq(zrfile_npy_plan(&whole, form, &st, 1, idx, n), 0);
 	npz = fill_checked(&whole);
 	ck_assert_uint_eq(whole.nparts, (size_t)(last - first + 1));
 	for (int p = first; p <= last; p++) {
-		const zr_npz_member *m = &whole.part[p - first];
+		const zrfile_npz_member *m = &whole.part[p - first];
 
-		ck_assert_int_eq(zr_npyfile_plan(&f, p, &st, 1, idx, n), 0);
+		ck_assert_int_eq(zrfile_npy_plan(&f, p, &st, 1, idx, n), 0);
 		ck_assert_uint_eq(f.total, m->size);
 		part = fill_checked(&f);
 		ck_assert_mem_eq(part, npz + m->offset, m->size);
 		free(part);
-		zr_npyfile_free(&f);
+		zrfile_npy_free(&f);
 	}
 	free(npz);
-	zr_npyfile_free(&whole);
+	zrfile_npy_free(&whole);
 }
 
 /* Planned from records gathered already (what zrecordfs keeps from a
@@ -335,18 +335,18 @@ static void check_parts(zr_store *s, const uint64_t *idx, uint64_t n,
  * the store; a bad prefix in them is ZR_E_CORRUPT. */
 static void check_gathered(zr_store *s, const uint64_t *idx, uint64_t n)
 {
-	zr_npyfile_stream st = { s, NULL };
+	zrfile_source st = { s, NULL };
 	uint64_t need, *off = malloc((n + 1) * sizeof(*off));
-	zr_npyfile f, g;
+	zrfile_npy f, g;
 	char *recs, *a, *b;
 
 	ck_assert_int_eq(zr_store_gather_size(s, idx, n, &need), 0);
 	recs = malloc(need);
 	ck_assert_int_eq(zr_store_gather(s, idx, n, recs, need, off), 0);
-	for (int form = ZR_NPYFILE_PACKED; form <= ZR_NPYFILE_LENGTHS;
+	for (int form = ZRFILE_PACKED; form <= ZRFILE_LENGTHS;
 	     form++) {
-		ck_assert_int_eq(zr_npyfile_plan(&f, form, &st, 1, idx, n), 0);
-		ck_assert_int_eq(zr_npyfile_plan_gathered(&g, form, &st, idx, n,
+		ck_assert_int_eq(zrfile_npy_plan(&f, form, &st, 1, idx, n), 0);
+		ck_assert_int_eq(zrfile_npy_plan_gathered(&g, form, &st, idx, n,
 							  recs, off), 0);
 		ck_assert_uint_eq(g.total, f.total);
 		a = fill_checked(&f);
@@ -354,14 +354,14 @@ static void check_gathered(zr_store *s, const uint64_t *idx, uint64_t n)
 		ck_assert_mem_eq(a, b, f.total);
 		free(a);
 		free(b);
-		zr_npyfile_free(&g);
-		zr_npyfile_free(&f);
+		zrfile_npy_free(&g);
+		zrfile_npy_free(&f);
 	}
 	recs[off[1]] = 9; /* record 1's ndim */
-	ck_assert_int_eq(zr_npyfile_plan_gathered(&g, ZR_NPYFILE_PACKED, &st,
+	ck_assert_int_eq(zrfile_npy_plan_gathered(&g, ZRFILE_PACKED, &st,
 						  idx, n, recs, off),
 			 ZR_E_CORRUPT);
-	zr_npyfile_free(&g);
+	zrfile_npy_free(&g);
 	free(recs);
 	free(off);
 }
@@ -373,20 +373,20 @@ START_TEST(test_plan_from_gathered_records)
 	static const uint64_t mixed[] = { 1, 2 };
 	uint16_t data[NREC * 400];
 	zr_store *s = ragged_store(ck_codecs[_i], data);
-	zr_npyfile_stream st = { s, NULL };
+	zrfile_source st = { s, NULL };
 	uint64_t off[3], need;
 	char recs[4096];
-	zr_npyfile g;
+	zrfile_npy g;
 
 	check_gathered(s, ones, 5);
 	check_gathered(s, twos, 4);
 	ck_assert_int_eq(zr_store_gather_size(s, mixed, 2, &need), 0);
 	ck_assert_int_eq(zr_store_gather(s, mixed, 2, recs, sizeof(recs), off),
 			 0);
-	ck_assert_int_eq(zr_npyfile_plan_gathered(&g, ZR_NPYFILE_OFFSETS, &st,
+	ck_assert_int_eq(zrfile_npy_plan_gathered(&g, ZRFILE_OFFSETS, &st,
 						  mixed, 2, recs, off),
 			 -EINVAL);
-	zr_npyfile_free(&g);
+	zrfile_npy_free(&g);
 	zr_store_close(s);
 }
 END_TEST
@@ -402,10 +402,10 @@ START_TEST(test_parts_are_members)
 		const uint64_t *idx = k ? twos : ones;
 		uint64_t n = k ? 4 : 5;
 
-		check_parts(s, idx, n, ZR_NPYFILE_PACKED,
-			    ZR_NPYFILE_PACKED_DATA, ZR_NPYFILE_SHAPES);
-		check_parts(s, idx, n, ZR_NPYFILE_PADDED,
-			    ZR_NPYFILE_PADDED_DATA, ZR_NPYFILE_LENGTHS);
+		check_parts(s, idx, n, ZRFILE_PACKED,
+			    ZRFILE_PACKED_DATA, ZRFILE_SHAPES);
+		check_parts(s, idx, n, ZRFILE_PADDED,
+			    ZRFILE_PADDED_DATA, ZRFILE_LENGTHS);
 	}
 	zr_store_close(s);
 }
@@ -416,33 +416,33 @@ END_TEST
 START_TEST(test_rows_in_pieces)
 {
 	zr_store *s = dense_store(ck_codecs[_i]);
-	zr_npyfile_stream st = { s, NULL };
-	zr_npyfile f;
+	zrfile_source st = { s, NULL };
+	zrfile_npy f;
 	uint64_t row;
 	char *whole, *pieces;
 
-	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_STACK, &st, 1, batch,
+	ck_assert_int_eq(zrfile_npy_plan(&f, ZRFILE_STACK, &st, 1, batch,
 					 NBATCH), 0);
-	ck_assert_uint_eq(zr_npyfile_rows_at(&f, &row), 128);
+	ck_assert_uint_eq(zrfile_npy_rows_at(&f, &row), 128);
 	ck_assert_uint_eq(row, 24);
 	whole = calloc(1, f.total);
 	pieces = calloc(1, f.total);
-	ck_assert_int_eq(zr_npyfile_fill(&f, whole), 0);
+	ck_assert_int_eq(zrfile_npy_fill(&f, whole), 0);
 	for (uint64_t first = NBATCH; first > 0;) {
 		uint64_t n = first >= 3 ? 3 : first;
 
 		first -= n;
-		ck_assert_int_eq(zr_npyfile_fill_rows(&f, pieces, first, n), 0);
+		ck_assert_int_eq(zrfile_npy_fill_rows(&f, pieces, first, n), 0);
 	}
 	ck_assert_mem_eq(whole, pieces, f.total);
-	ck_assert_int_eq(zr_npyfile_fill_rows(&f, pieces, NBATCH - 1, 2),
+	ck_assert_int_eq(zrfile_npy_fill_rows(&f, pieces, NBATCH - 1, 2),
 			 -EINVAL);
-	zr_npyfile_free(&f);
-	ck_assert_int_eq(zr_npyfile_plan(&f, ZR_NPYFILE_INDICES, &st, 1, batch,
+	zrfile_npy_free(&f);
+	ck_assert_int_eq(zrfile_npy_plan(&f, ZRFILE_INDICES, &st, 1, batch,
 					 NBATCH), 0);
-	ck_assert_uint_eq(zr_npyfile_rows_at(&f, &row), 0);
-	ck_assert_int_eq(zr_npyfile_fill_rows(&f, pieces, 0, 1), -EINVAL);
-	zr_npyfile_free(&f);
+	ck_assert_uint_eq(zrfile_npy_rows_at(&f, &row), 0);
+	ck_assert_int_eq(zrfile_npy_fill_rows(&f, pieces, 0, 1), -EINVAL);
+	zrfile_npy_free(&f);
 	free(whole);
 	free(pieces);
 	zr_store_close(s);

@@ -14,10 +14,10 @@ tests_check_zrecord_SOURCES = tests/check_main.c tests/check_suites.h \
 	tests/check_util.c tests/check_util.h \
 	tests/rmtree.c tests/rmtree.h
 tests_check_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/lib \
-	-I$(top_srcdir)/src/common
+	-I$(top_srcdir)/src/common -I$(top_srcdir)/src/files
 tests_check_zrecord_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZSTD_CFLAGS) \
 	$(MSGPACK_CFLAGS)
-tests_check_zrecord_LDADD = src/common/libzrcommon.la \
+tests_check_zrecord_LDADD = src/files/libzrfiles.la src/common/libzrcommon.la \
 	src/lib/libzrecord_core.la $(CHECK_LIBS)
 TESTS += tests/check_zrecord
 EXTRA_DIST += tests/fixtures/npy_headers.py tests/fixtures/npy_check_load.py \

@@ -20,10 +20,10 @@ FUZZ_SRC = tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h tests/rmtree.c \
 	tests/fuzz/fuzz_npystream.c tests/fuzz/fuzz_store.c
 FUZZ_CC = clang
 FUZZ_BIN = tests/fuzz/bin
-# The sources the harnesses exercise: whatever the library and src/common
+# The sources the harnesses exercise: whatever the library, src/files and src/common
 # build from, so a new file there is picked up without touching this one.
 FUZZ_LIB_SRC = $(src_lib_libzrecord_core_la_SOURCES) \
-	$(src_common_libzrcommon_la_SOURCES)
+	$(src_files_libzrfiles_la_SOURCES) $(src_common_libzrcommon_la_SOURCES)
 
 $(FUZZ_BIN)/built: $(FUZZ_LIB_SRC) $(FUZZ_SRC) include/zrecord.h \
 		tests/fuzz/build.sh

@@ -1,6 +1,6 @@
 /*
  * append.c - `zrecord append`: streams .npy files (or stdin) through one
- * zr_npystream session in fixed-size chunks, so a file of any size appends
+ * zrfile_npystream session in fixed-size chunks, so a file of any size appends
  * in bounded memory and all files of one invocation commit together or not
  * at all.
  */
@@ -13,13 +13,13 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "npystream.h"
+#include "npy_stream.h"
 
 #define CHUNK (8u << 20)
 
 typedef struct append_ctx {
 	const char *store;
-	zr_npystream *stream;
+	zrfile_npystream *stream;
 	unsigned char *chunk;
 	zr_cli_progress progress;
 	uint64_t total;        /* bytes of all inputs; 0 if any is a pipe */
@@ -74,14 +74,15 @@ static int feed_fd(append_ctx *c, const char *file, int fd)
 			return input_error(c, file, -errno, NULL);
 		if (n == 0)
 			break;
-		rc = zr_npystream_feed(c->stream, c->chunk, (size_t)n);
+		rc = zrfile_npystream_feed(c->stream, c->chunk, (size_t)n);
 		if (rc < 0)
 			return input_error(c, file, rc,
-					   zr_npystream_message(c->stream));
+					   zrfile_npystream_message(c->stream));
 		zr_cli_progress_fn(&c->progress,
-				   zr_npystream_offset(c->stream), c->total);
+				   zrfile_npystream_offset(c->stream),
+				   c->total);
 	}
-	if (!zr_npystream_at_boundary(c->stream))
+	if (!zrfile_npystream_at_boundary(c->stream))
 		return input_error(c, file, ZR_E_TRUNCATED,
 				   "ends inside a .npy");
 	return ZR_CLI_OK;
@@ -105,7 +106,7 @@ static int append_all(append_ctx *c, zr_store *s, char **files, int n)
 	uint64_t records;
 	int i, rc;
 
-	rc = zr_npystream_new(s, &c->stream);
+	rc = zrfile_npystream_new(s, &c->stream);
 	if (rc < 0)
 		return zr_cli_lib_error(c->store, "append", rc);
 	for (i = 0; i < n; i++) {
@@ -113,13 +114,13 @@ static int append_all(append_ctx *c, zr_store *s, char **files, int n)
 		if (rc != ZR_CLI_OK)
 			goto out;
 	}
-	rc = zr_npystream_finish(c->stream, &records);
+	rc = zrfile_npystream_finish(c->stream, &records);
 	if (rc < 0)
 		rc = zr_cli_error(c->store, "append", rc,
-				  zr_npystream_message(c->stream));
+				  zrfile_npystream_message(c->stream));
 out:
 	zr_cli_progress_end(&c->progress);
-	zr_npystream_free(c->stream);
+	zrfile_npystream_free(c->stream);
 	return rc;
 }
 

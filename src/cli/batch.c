@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "npyfile.h"
+#include "npy_file.h"
 
 #define DEFAULT_BATCH 256
 
@@ -17,7 +17,7 @@ typedef struct batch_args {
 	zr_sampler cfg;
 	uint64_t step;
 	int have_seed, have_step, indices;
-	int form; /* --form: an enum zr_npyfile_form, or -1 */
+	int form; /* --form: an enum zrfile_npy_form, or -1 */
 } batch_args;
 
 /* Numeric option values: u64, or u32 when narrow is set. */
@@ -31,16 +31,16 @@ static int number(const char *opt, const char *val, int narrow,
 }
 
 /* --form's names: npz, packed and padded for the .npz files, else a
- * mount's suffix (zr_npyfile_ragged_form); -1 for none. */
+ * mount's suffix (zrfile_npy_ragged_form); -1 for none. */
 static int form_named(const char *name)
 {
 	if (!strcmp(name, "npz"))
-		return ZR_NPYFILE_NPZ;
+		return ZRFILE_NPZ;
 	if (!strcmp(name, "packed"))
-		return ZR_NPYFILE_PACKED;
+		return ZRFILE_PACKED;
 	if (!strcmp(name, "padded"))
-		return ZR_NPYFILE_PADDED;
-	return zr_npyfile_ragged_form(name, strlen(name));
+		return ZRFILE_PADDED;
+	return zrfile_npy_ragged_form(name, strlen(name));
 }
 
 static int option(batch_args *a, int c)
@@ -138,7 +138,7 @@ static int parse_args(int argc, char **argv, batch_args *a)
 static int form_of(const batch_args *a, zr_store *s)
 {
 	if (a->indices)
-		return ZR_NPYFILE_INDICES;
+		return ZRFILE_INDICES;
 	if (a->form < 0)
 		return zr_cli_several_form(s);
 	if (!zr_store_schema(s)->ragged)

@@ -140,10 +140,10 @@ void zr_cli_progress_end(zr_cli_progress *p);
 
 /* The form of several records of s in one file: a stacked .npy of shape
  * (n, *item_shape) for a dense store, an .npz of arr_0.npy, arr_1.npy, ...
- * for a ragged one (see src/common/npyfile.h). */
+ * for a ragged one (see src/files/npy_file.h). */
 int zr_cli_several_form(zr_store *s);
 /* Writes records idx[0..n) of s to out (-o; NULL: stdout) as the NumPy
- * file of form (an enum zr_npyfile_form: the bytes zrecordfs serves for
+ * file of form (an enum zrfile_npy_form: the bytes zrecordfs serves for
  * the same records).  Reports errors itself; returns a ZR_CLI_ code. */
 int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
 			 size_t n, const char *out, const char *store,

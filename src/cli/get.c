@@ -8,17 +8,17 @@
 #include <stdlib.h>
 
 #include "cli.h"
-#include "npyfile.h"
-#include "recpng.h"
+#include "npy_file.h"
+#include "record_png.h"
 
 /* --png: the record as the mount's records/INDEX.png. */
 static int write_png(zr_store *s, uint64_t idx, const char *out,
 		     const char *store)
 {
-	zr_png img;
+	zrfile_png img;
 	uint64_t size;
 	void *buf;
-	int err = zr_recpng_plan(s, idx, &img);
+	int err = zrfile_record_png_plan(s, idx, &img);
 
 	if (err == ZR_E_DTYPE || err == ZR_E_SHAPE) {
 		fprintf(stderr, "zrecord get: %s: record %llu is not an image "
@@ -29,11 +29,11 @@ static int write_png(zr_store *s, uint64_t idx, const char *out,
 	}
 	if (err)
 		return zr_cli_lib_error(store, "get", err);
-	size = zr_png_size(&img);
+	size = zrfile_png_size(&img);
 	buf = size <= SIZE_MAX ? malloc(size) : NULL;
 	if (!buf)
 		return zr_cli_lib_error(store, "get", -ENOMEM);
-	err = zr_recpng_fill(s, idx, &img, buf);
+	err = zrfile_record_png_fill(s, idx, &img, buf);
 	err = err ? zr_cli_lib_error(store, "get", err)
 		  : zr_cli_out_all(out, buf, size, store, "get");
 	free(buf);
@@ -78,7 +78,7 @@ static int run(int argc, char **argv)
 			rc = write_png(s, idx[0], out, store);
 		else if (rc == ZR_CLI_OK)
 			rc = zr_cli_write_records(s, n == 1 ?
-						  ZR_NPYFILE_RECORD :
+						  ZRFILE_RECORD :
 						  zr_cli_several_form(s), idx,
 						  (size_t)n, out, store, "get");
 		rc = zr_cli_close(s, store, "get", rc);

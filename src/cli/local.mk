@@ -5,8 +5,10 @@ src_cli_zrecord_SOURCES = \
 	src/cli/progress.c src/cli/records.c \
 	src/cli/create.c src/cli/append.c src/cli/get.c src/cli/batch.c \
 	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c
-src_cli_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
-src_cli_zrecord_LDADD = src/common/libzrcommon.la src/lib/libzrecord.la
+src_cli_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
+	-I$(top_srcdir)/src/files
+src_cli_zrecord_LDADD = src/files/libzrfiles.la src/common/libzrcommon.la \
+	src/lib/libzrecord.la
 
 dist_noinst_SCRIPTS += tests/cli.test
 EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
@@ -15,9 +17,9 @@ EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
 	tests/cli/test_npz.py tests/cli/test_wait.py
 TESTS += tests/cli.test
 
-# A driver that feeds src/common awkward inputs for the suite to check.
+# A driver that feeds src/files awkward inputs for the suite to check.
 check_PROGRAMS += tests/cli/common-driver
 tests_cli_common_driver_SOURCES = tests/cli/common_driver.c
-tests_cli_common_driver_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
-tests_cli_common_driver_LDADD = src/common/libzrcommon.la \
+tests_cli_common_driver_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/files
+tests_cli_common_driver_LDADD = src/files/libzrfiles.la \
 	src/lib/libzrecord.la

@@ -1,27 +1,27 @@
 /*
  * records.c - writes records as the NumPy file `get` and `batch` print,
  * through the encoder zrecordfs serves its files with (src/common/
- * npyfile.h), so a command and a mount give the same bytes: planned, then
+ * npy_file.h), so a command and a mount give the same bytes: planned, then
  * gathered straight into one buffer, then written out.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "cli.h"
-#include "npyfile.h"
+#include "npy_file.h"
 
 int zr_cli_several_form(zr_store *s)
 {
-	return zr_store_schema(s)->ragged ? ZR_NPYFILE_NPZ : ZR_NPYFILE_STACK;
+	return zr_store_schema(s)->ragged ? ZRFILE_NPZ : ZRFILE_STACK;
 }
 
 /* The whole file in a malloc'ed *buf of *len bytes. */
 static int encode(zr_store *s, int form, const uint64_t *idx, size_t n,
 		  void **buf, size_t *len)
 {
-	zr_npyfile_stream st = { .zs = s, .name = NULL };
-	zr_npyfile f;
-	int err = zr_npyfile_plan(&f, form, &st, 1, idx, n);
+	zrfile_source st = { .zs = s, .name = NULL };
+	zrfile_npy f;
+	int err = zrfile_npy_plan(&f, form, &st, 1, idx, n);
 
 	if (!err && f.total + f.slack > SIZE_MAX)
 		err = ZR_E_TOOBIG;
@@ -29,11 +29,11 @@ static int encode(zr_store *s, int form, const uint64_t *idx, size_t n,
 		err = -ENOMEM;
 	if (!err) {
 		*len = f.total;
-		err = zr_npyfile_fill(&f, *buf);
+		err = zrfile_npy_fill(&f, *buf);
 		if (err)
 			free(*buf);
 	}
-	zr_npyfile_free(&f);
+	zrfile_npy_free(&f);
 	return err;
 }
 

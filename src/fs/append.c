@@ -20,13 +20,13 @@
 #include <inttypes.h>
 
 #include "file_kinds.h"
-#include "npystream.h"
+#include "npy_stream.h"
 #include "store_park.h"
 
 static void log_failure(struct zrfs_fh *fh, const char *what, int err)
 {
 	struct zrfs_fstore *st = fh->node->st;
-	const char *msg = fh->ns ? zr_npystream_message(fh->ns) : "";
+	const char *msg = fh->ns ? zrfile_npystream_message(fh->ns) : "";
 
 	if (!*msg)
 		msg = *zr_errmsg() ? zr_errmsg() : zr_strerror(err);
@@ -47,7 +47,7 @@ static int begin(struct zrfs_fh *fh, int may_park)
 		zrfs_st_rdlock_wait(st);
 	if (err)
 		return err;
-	err = zr_npystream_new(st->zs, &fh->ns);
+	err = zrfile_npystream_new(st->zs, &fh->ns);
 	if (!err)
 		atomic_store(&st->appending, 1);
 	zrfs_st_unlock(st);
@@ -62,7 +62,7 @@ static void end(struct zrfs_fh *fh)
 {
 	if (!fh->ns)
 		return;
-	zr_npystream_free(fh->ns);
+	zrfile_npystream_free(fh->ns);
 	fh->ns = NULL;
 	atomic_store(&fh->node->st->appending, 0);
 }
@@ -96,7 +96,7 @@ int zrfs_append_write(struct zrfs_fs *fs, struct zrfs_fh *fh, const char *buf,
 	if (!fh->ns && (err = begin(fh, 0)))
 		goto out;
 	/* An open session keeps deletes and compacts out (EBUSY). */
-	err = zr_npystream_feed(fh->ns, buf, size);
+	err = zrfile_npystream_feed(fh->ns, buf, size);
 	if (err) {
 		log_failure(fh, "write", err);
 		fh->err = err;
@@ -112,7 +112,7 @@ out:
  * all or nothing. */
 static int finish(struct zrfs_fh *fh, const char *when)
 {
-	int err = zr_npystream_finish(fh->ns, NULL);
+	int err = zrfile_npystream_finish(fh->ns, NULL);
 
 	if (err)
 		log_failure(fh, when, err);
@@ -145,7 +145,7 @@ void zrfs_append_release(struct zrfs_fs *fs, struct zrfs_fh *fh)
 {
 	(void)fs;
 	pthread_mutex_lock(&fh->mu);
-	if (fh->ns && !fh->err && zr_npystream_offset(fh->ns))
+	if (fh->ns && !fh->err && zrfile_npystream_offset(fh->ns))
 		finish(fh, "after the last close");
 	end(fh);
 	pthread_mutex_unlock(&fh->mu);

@@ -2,7 +2,7 @@
  * file_bytes.c - record and batch files as the daemon serves them (see
  * file_bytes.h): which records (the node's index, the sampler's batch) and
  * whether a name may be served at all; sizes and bytes come from the
- * common encoder (npyfile.h).  Everything here runs under the read locks
+ * common encoder (npy_file.h).  Everything here runs under the read locks
  * of the stores involved, so the record table cannot change between
  * computing a size and filling it, except the bounds check of a batch
  * name, which runs before any lock, allocation or table read.
@@ -18,31 +18,31 @@
 
 /* Record idx's file: the encoder's RECORD form over the stream *s. */
 static int rec_plan(struct zrfs_fstore *st, const uint64_t *idx,
-		    zr_npyfile_stream *s, zr_npyfile *f)
+		    zrfile_source *s, zrfile_npy *f)
 {
 	s->zs = st->zs;
 	s->name = NULL;
-	return zr_npyfile_plan(f, ZR_NPYFILE_RECORD, s, 1, idx, 1);
+	return zrfile_npy_plan(f, ZRFILE_RECORD, s, 1, idx, 1);
 }
 
 int zrfs_rec_size(struct zrfs_fstore *st, uint64_t idx, int form,
 		 uint64_t *size)
 {
-	zr_npyfile_stream s;
-	zr_npyfile f;
-	zr_png img;
+	zrfile_source s;
+	zrfile_npy f;
+	zrfile_png img;
 	int err;
 
 	if (idx >= zr_store_length(st->zs))
 		return -ENOENT;
 	if (form == ZRFS_F_PNG) {
-		err = zr_recpng_plan(st->zs, idx, &img);
-		*size = err ? 0 : zr_png_size(&img);
+		err = zrfile_record_png_plan(st->zs, idx, &img);
+		*size = err ? 0 : zrfile_png_size(&img);
 		return err;
 	}
 	err = rec_plan(st, &idx, &s, &f);
 	*size = f.total;
-	zr_npyfile_free(&f);
+	zrfile_npy_free(&f);
 	return err;
 }
 
@@ -55,19 +55,19 @@ int zrfs_rec_current(const struct zrfs_fstore *st, const struct zrfs_node *n)
 static int png_fill(struct zrfs_fstore *st, uint64_t idx, char *buf,
 		    uint64_t size)
 {
-	zr_png img;
-	int err = zr_recpng_plan(st->zs, idx, &img);
+	zrfile_png img;
+	int err = zrfile_record_png_plan(st->zs, idx, &img);
 
-	if (!err && zr_png_size(&img) != size)
+	if (!err && zrfile_png_size(&img) != size)
 		err = -ESTALE;
-	return err ? err : zr_recpng_fill(st->zs, idx, &img, buf);
+	return err ? err : zrfile_record_png_fill(st->zs, idx, &img, buf);
 }
 
 int zrfs_rec_fill(struct zrfs_fstore *st, uint64_t idx, int form, char *buf,
 		 uint64_t size)
 {
-	zr_npyfile_stream s;
-	zr_npyfile f;
+	zrfile_source s;
+	zrfile_npy f;
 	int err;
 
 	if (form == ZRFS_F_PNG)
@@ -76,8 +76,8 @@ int zrfs_rec_fill(struct zrfs_fstore *st, uint64_t idx, int form, char *buf,
 	if (!err && f.total != size)
 		err = -ESTALE; /* a delete or compact since the lookup */
 	if (!err)
-		err = zr_npyfile_fill(&f, buf);
-	zr_npyfile_free(&f);
+		err = zrfile_npy_fill(&f, buf);
+	zrfile_npy_free(&f);
 	return err;
 }
 
@@ -98,11 +98,11 @@ static int form_of(const struct zrfs_node *n)
 {
 	switch (n->form) {
 	case ZRFS_F_IDX:
-		return ZR_NPYFILE_INDICES;
+		return ZRFILE_INDICES;
 	case ZRFS_F_NPY:
-		return ZR_NPYFILE_STACK;
+		return ZRFILE_STACK;
 	case ZRFS_F_NPZ:
-		return ZR_NPYFILE_NPZ;
+		return ZRFILE_NPZ;
 	default:
 		return n->form - ZRFS_F_FLAT;
 	}
@@ -148,7 +148,7 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 	if (err)
 		return err;
 	p->count = n->bsize;
-	if (size_only && !zr_npyfile_needs_records(form_of(n), p->streams,
+	if (size_only && !zrfile_npy_needs_records(form_of(n), p->streams,
 						    p->nst))
 		return 0;
 	p->idx = malloc(p->count * sizeof(*p->idx));
@@ -160,9 +160,9 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 /* Whether a packed or padded form holds the records' data. */
 static int has_data(int form)
 {
-	return form == ZR_NPYFILE_PACKED || form == ZR_NPYFILE_PADDED ||
-	       form == ZR_NPYFILE_PACKED_DATA ||
-	       form == ZR_NPYFILE_PADDED_DATA;
+	return form == ZRFILE_PACKED || form == ZRFILE_PADDED ||
+	       form == ZRFILE_PACKED_DATA ||
+	       form == ZRFILE_PADDED_DATA;
 }
 
 /* A compressed ragged store's records of a packed or padded batch,
@@ -205,12 +205,12 @@ static int plan_flat(struct zrfs_fs *fs, const struct zrfs_node *n,
 		p->roff = k.off;
 		if (p->recs) {
 			free(k.shapes);
-			return zr_npyfile_plan_gathered(&p->file, form,
+			return zrfile_npy_plan_gathered(&p->file, form,
 							p->streams, p->idx,
 							p->count, p->recs,
 							p->roff);
 		}
-		return zr_npyfile_plan_known(&p->file, form, p->streams,
+		return zrfile_npy_plan_known(&p->file, form, p->streams,
 					     p->idx, p->count, k.shapes,
 					     k.rndim);
 	}
@@ -218,10 +218,10 @@ static int plan_flat(struct zrfs_fs *fs, const struct zrfs_node *n,
 	if (err < 0)
 		return err;
 	if (!err)
-		return zr_npyfile_plan_gathered(&p->file, form, p->streams,
+		return zrfile_npy_plan_gathered(&p->file, form, p->streams,
 						p->idx, p->count, p->recs,
 						p->roff);
-	return zr_npyfile_plan(&p->file, form, p->streams, p->nst, p->idx,
+	return zrfile_npy_plan(&p->file, form, p->streams, p->nst, p->idx,
 			       p->count);
 }
 
@@ -230,9 +230,9 @@ static int plan_file(struct zrfs_fs *fs, const struct zrfs_node *n,
 {
 	int form = form_of(n);
 
-	if (zr_npyfile_flat(form))
+	if (zrfile_npy_flat(form))
 		return plan_flat(fs, n, p, size_only, form);
-	return zr_npyfile_plan(&p->file, form, p->streams, p->nst, p->idx,
+	return zrfile_npy_plan(&p->file, form, p->streams, p->nst, p->idx,
 			       p->count);
 }
 
@@ -275,7 +275,7 @@ static int batch_bound(struct zrfs_fs *fs, const struct zrfs_node *n)
 		least += row ? row : 8;
 		members += row ? 1 : b;
 	}
-	if (n->form == ZRFS_F_NPZ && members > ZR_NPZ_MEMBERS_MAX)
+	if (n->form == ZRFS_F_NPZ && members > ZRFILE_NPZ_MEMBERS_MAX)
 		return -EFBIG;
 	return b > cap / least ? -EFBIG : 0;
 }
@@ -300,7 +300,7 @@ static void log_too_big(const struct zrfs_node *n, struct zrfs_fs *fs)
 		     "mount's max_batch_bytes=%llu or %u .npz members (EFBIG)",
 		     (unsigned long long)n->bsize,
 		     (unsigned long long)fs->opts.max_batch,
-		     ZR_NPZ_MEMBERS_MAX);
+		     ZRFILE_NPZ_MEMBERS_MAX);
 }
 
 /* What a lookup's plan read of a packed or padded batch, kept for its
@@ -311,7 +311,7 @@ static void keep(const struct zrfs_node *n, struct zrfs_plan *p)
 
 	if (p->kept)
 		return;
-	k.shapes = zr_npyfile_take_shapes(&p->file, &k.rndim);
+	k.shapes = zrfile_npy_take_shapes(&p->file, &k.rndim);
 	if (!k.shapes)
 		return; /* not such a form */
 	k.recs = p->recs;
@@ -352,7 +352,7 @@ int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
 
 void zrfs_plan_free(struct zrfs_plan *p)
 {
-	zr_npyfile_free(&p->file);
+	zrfile_npy_free(&p->file);
 	free(p->recs);
 	free(p->roff);
 	free(p->idx);
@@ -362,14 +362,14 @@ void zrfs_plan_free(struct zrfs_plan *p)
 
 int zrfs_plan_fill(const struct zrfs_plan *p, char *buf)
 {
-	return zr_npyfile_fill(&p->file, buf);
+	return zrfile_npy_fill(&p->file, buf);
 }
 
 void zrfs_plan_pieces(const struct zrfs_plan *p, struct zrfs_pieces *pc)
 {
 	uint64_t row, rows;
 
-	pc->at = zr_npyfile_rows_at(&p->file, &row);
+	pc->at = zrfile_npy_rows_at(&p->file, &row);
 	pc->n = 1;
 	pc->bytes = p->total;
 	if (!pc->at || !row || !p->count)
@@ -396,10 +396,10 @@ int zrfs_plan_fill_piece(const struct zrfs_plan *p,
 
 	if (pc->n == 1)
 		return zrfs_plan_fill(p, buf);
-	zr_npyfile_rows_at(&p->file, &row);
+	zrfile_npy_rows_at(&p->file, &row);
 	rows = pc->bytes / row;
 	first = k * rows;
 	if (rows > p->count - first)
 		rows = p->count - first;
-	return zr_npyfile_fill_rows(&p->file, buf, first, rows);
+	return zrfile_npy_fill_rows(&p->file, buf, first, rows);
 }

@@ -2,15 +2,15 @@
  * file_bytes.h - record and batch files as the daemon serves them: their sizes
  * from the record table and the sampler alone (getattr never decompresses)
  * and their bytes, both from the one encoder `zrecord` uses too
- * (src/common/npyfile.h, where the header policy is), and the bounds a
+ * (src/files/npy_file.h, where the header policy is), and the bounds a
  * batch name must pass before any of that.
  */
 #ifndef ZRFS_FILE_BYTES_H
 #define ZRFS_FILE_BYTES_H
 
 #include "fs.h"
-#include "npyfile.h"
-#include "recpng.h"
+#include "npy_file.h"
+#include "record_png.h"
 
 /* Size of record idx's file in form ZRFS_F_NPY (records/I.npy) or
  * ZRFS_F_PNG (records/I.png: ZR_E_DTYPE or ZR_E_SHAPE unless the record is
@@ -32,12 +32,12 @@ struct zrfs_plan {
 	uint64_t *idx;		/* this rank's batch indices         */
 	uint64_t length;	/* the records it samples from       */
 	uint64_t count;
-	zr_npyfile_stream *streams; /* the node's stores, for the encoder */
+	zrfile_source *streams; /* the node's stores, for the encoder */
 	size_t nst;
-	zr_npyfile file;	/* the layout, and what fills it     */
+	zrfile_npy file;	/* the layout, and what fills it     */
 	uint64_t total;		/* bytes of the file                 */
-	/* a packed or padded form: what its lookup kept (shape_cache.h), or what
-	 * this plan read for a lookup to keep */
+	/* a packed or padded form: what its lookup kept (shape_cache.h), or
+	 * what this plan read for a lookup to keep */
 	int kept;		/* planned from what was kept        */
 	char *recs;		/* its records gathered, or NULL     */
 	uint64_t *roff;		/* their boundaries                  */

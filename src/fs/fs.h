@@ -61,8 +61,8 @@ enum zrfs_form {
 	ZRFS_F_NPZ,	/* ragged store or dataset: one member per record */
 	ZRFS_F_IDX,	/* the batch's int64 indices                      */
 	ZRFS_F_PNG,	/* records/I.png: a uint8 image record as a PNG   */
-	/* ragged store: ZRFS_F_FLAT + the enum zr_npyfile_form of its
-	 * suffix (zr_npyfile_ragged_form): .packed.npz, .padded.npz
+	/* ragged store: ZRFS_F_FLAT + the enum zrfile_npy_form of its
+	 * suffix (zrfile_npy_ragged_form): .packed.npz, .padded.npz
 	 * and their parts, .packed.npy, .offsets.npy, ... */
 	ZRFS_F_FLAT = 16,
 };
@@ -173,7 +173,7 @@ struct zrfs_fh {
 	 * them (batch.c); set under mu, then planned (release). */
 	struct zrfs_fill *fill;
 	atomic_int planned;
-	struct zr_npystream *ns;    /* append session (NULL between them) */
+	struct zrfile_npystream *ns;    /* append session (NULL between them) */
 	uint64_t pos;		/* append: next expected write offset;
 				 * delete: input checked up to here        */
 	int err;		/* first failure of the append or delete   */

@@ -9,7 +9,7 @@
 
 #include "file_kinds.h"
 #include "file_bytes.h"
-#include "npystream.h"
+#include "npy_stream.h"
 #include "lookup.h"
 
 /* Released batch buffers kept for the next open: a fresh 37 MiB buffer
@@ -113,7 +113,7 @@ static void fh_free(struct zrfs_fs *fs, struct zrfs_fh *fh)
 		free(fh->buf);
 	zrfs_batch_fill_free(fh);
 	pthread_mutex_destroy(&fh->mu);
-	zr_npystream_free(fh->ns); /* an unfinished session is aborted */
+	zrfile_npystream_free(fh->ns); /* an unfinished session is aborted */
 	zrfs_ns_forget(fs, fh->node->ino, 1);
 	free(fh);
 }

@@ -11,9 +11,11 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/errors_log.c src/fs/errors_log.h src/fs/store_park.c src/fs/store_park.h \
 	src/fs/delete_log.c src/fs/delete_log.h src/fs/mount_lock.c src/fs/mount_lock.h \
 	src/fs/follow.c src/fs/follow.h
-src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
+src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
+	-I$(top_srcdir)/src/files
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
-src_fs_zrecordfs_LDADD = src/lib/libzrecord.la src/common/libzrcommon.la \
+src_fs_zrecordfs_LDADD = src/lib/libzrecord.la src/files/libzrfiles.la \
+	src/common/libzrcommon.la \
 	$(FUSE_LIBS)
 
 # The mount(8) and umount(8) helpers: mount.zrecordfs (a script; the

@@ -316,7 +316,7 @@ static int lookup_record(struct zrfs_fs *fs, struct zrfs_node *dir,
 }
 
 /* A ragged store's packed or padded form: SEED-STEP.SUFFIX, where SUFFIX
- * (which holds a dot) names a form (zr_npyfile_ragged_form). */
+ * (which holds a dot) names a form (zrfile_npy_ragged_form). */
 static int flat_form(const char *name, size_t len, size_t *stem)
 {
 	const char *dot = memchr(name, '.', len);
@@ -324,7 +324,7 @@ static int flat_form(const char *name, size_t len, size_t *stem)
 
 	if (!dot)
 		return 0;
-	form = zr_npyfile_ragged_form(dot + 1, len - (dot + 1 - name));
+	form = zrfile_npy_ragged_form(dot + 1, len - (dot + 1 - name));
 	if (form < 0)
 		return 0;
 	*stem = dot - name;

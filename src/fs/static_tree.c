@@ -1,7 +1,7 @@
 /*
  * static_tree.c - builds the static namespace at mount.  Stores created
- * under SRC after the mount are not picked up (remount to serve them): the tree, and
- * the store locks it holds, are fixed for the mount's lifetime.
+ * under SRC after the mount are not picked up (remount to serve them): the
+ * tree, and the store locks it holds, are fixed for the mount's lifetime.
  */
 #include <dirent.h>
 #include <errno.h>

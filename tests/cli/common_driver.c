@@ -2,7 +2,7 @@
  * common_driver.c - drives src/common from the pytest suite, where numpy
  * checks the results:
  *
- *   common-driver feed STORE SIZES FILE   feeds FILE to a zr_npystream in
+ *   common-driver feed STORE SIZES FILE   feeds FILE to a zrfile_npystream in
  *                                         chunks of the comma-separated
  *                                         SIZES (cycled), then finishes
  *   common-driver npz OUT FILE...         stores each FILE as member
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npystream.h"
+#include "npy_stream.h"
 #include "npz.h"
 
 static int fail(int rc, const char *msg)
@@ -54,7 +54,7 @@ static int feed(const char *store, const char *sizes, const char *file)
 {
 	size_t len, at = 0, nsz = 0, i = 0, sz[64];
 	unsigned char *buf;
-	zr_npystream *p = NULL;
+	zrfile_npystream *p = NULL;
 	zr_store *s = NULL;
 	uint64_t records = 0;
 	char *end;
@@ -69,7 +69,7 @@ static int feed(const char *store, const char *sizes, const char *file)
 	rc = zr_store_open(store, 0, &s);
 	if (rc < 0)
 		return fail(rc, zr_errmsg());
-	rc = zr_npystream_new(s, &p);
+	rc = zrfile_npystream_new(s, &p);
 	if (rc < 0)
 		return fail(rc, zr_errmsg());
 	while (at < len && rc == 0) {
@@ -77,18 +77,18 @@ static int feed(const char *store, const char *sizes, const char *file)
 
 		if (n > len - at)
 			n = len - at;
-		rc = zr_npystream_feed(p, buf + at, n);
+		rc = zrfile_npystream_feed(p, buf + at, n);
 		at += n;
 	}
-	if (rc == 0 && zr_npystream_offset(p) != len)
+	if (rc == 0 && zrfile_npystream_offset(p) != len)
 		rc = fail(-EIO, "offset does not count every byte fed");
 	if (rc == 0)
-		rc = zr_npystream_finish(p, &records);
+		rc = zrfile_npystream_finish(p, &records);
 	if (rc < 0)
-		rc = fail(rc, zr_npystream_message(p));
+		rc = fail(rc, zrfile_npystream_message(p));
 	else
 		printf("records %llu\n", (unsigned long long)records);
-	zr_npystream_free(p);
+	zrfile_npystream_free(p);
 	if (zr_store_close(s) < 0 && rc == 0)
 		rc = fail(-EIO, "close");
 	free(buf);
@@ -97,7 +97,7 @@ static int feed(const char *store, const char *sizes, const char *file)
 
 static int npz(const char *out, char **files, int n)
 {
-	zr_npz_member m[64];
+	zrfile_npz_member m[64];
 	unsigned char *data[64], *buf;
 	char names[64][32];
 	size_t len;
@@ -114,7 +114,7 @@ static int npz(const char *out, char **files, int n)
 		m[i].name = names[i];
 		m[i].size = len;
 	}
-	rc = zr_npz_layout(m, (size_t)n, &total);
+	rc = zrfile_npz_layout(m, (size_t)n, &total);
 	if (rc < 0)
 		return fail(rc, "layout");
 	buf = calloc(1, total);
@@ -122,7 +122,7 @@ static int npz(const char *out, char **files, int n)
 		memcpy(buf + m[i].offset, data[i], m[i].size);
 		free(data[i]);
 	}
-	rc = zr_npz_finish(buf, total, m, (size_t)n);
+	rc = zrfile_npz_finish(buf, total, m, (size_t)n);
 	if (rc < 0)
 		return fail(rc, "finish");
 	f = fopen(out, "wb");
@@ -135,7 +135,7 @@ static int npz(const char *out, char **files, int n)
 
 static int layout(char **sizes, int n)
 {
-	zr_npz_member *m = calloc((size_t)n + 1, sizeof(*m));
+	zrfile_npz_member *m = calloc((size_t)n + 1, sizeof(*m));
 	uint64_t total;
 	int i, rc;
 
@@ -143,7 +143,7 @@ static int layout(char **sizes, int n)
 		m[i].name = "arr_0.npy";
 		m[i].size = strtoull(sizes[i], NULL, 10);
 	}
-	rc = zr_npz_layout(m, (size_t)n, &total);
+	rc = zrfile_npz_layout(m, (size_t)n, &total);
 	free(m);
 	if (rc < 0)
 		return fail(rc, "layout");

@@ -1,4 +1,4 @@
-"""zrecord append and the .npy stream parser (src/common/npystream) behind
+"""zrecord append and the .npy stream parser (src/files/npy_stream) behind
 it, fed whole files, stdin, and chunks split at awkward places."""
 import subprocess
 

@@ -1,4 +1,4 @@
-"""The .npz writer (src/common/npz) through the common-driver: archives
+"""The .npz writer (src/files/npz) through the common-driver: archives
 np.load and zipfile accept, and the no-zip64 limits."""
 import io
 import subprocess

@@ -1,7 +1,7 @@
 #!/bin/sh
 # build.sh OUTDIR SRCDIR SOURCE... - builds the libFuzzer harnesses with
 # clang outside automake's compile (the normal build never needs clang).
-# The library and src/common SOURCES are compiled once with coverage and
+# The library, src/files and src/common SOURCES are compiled once with coverage and
 # ASan+UBSan into OUTDIR/libfuzzzr.a, then each harness links against it.
 # Without clang it leaves OUTDIR/no-clang, and the fuzz test skips.
 # Environment: FUZZ_CC, FUZZ_CPPFLAGS, FUZZ_LIBS (set by tests/rel.mk).
@@ -19,7 +19,7 @@ if ! command -v "$cc" >/dev/null 2>&1; then
 fi
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 cflags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer $san"
-cflags="$cflags -I$src/include -I$src/src/lib -I$src/src/common"
+cflags="$cflags -I$src/include -I$src/src/lib -I$src/src/common -I$src/src/files"
 cflags="$cflags -I$src/tests/fuzz ${FUZZ_CPPFLAGS:-}"
 
 # One object per library source, named after its path (no clashes), two

@@ -1,6 +1,6 @@
 /*
  * fuzz_npystream.c - libFuzzer harness for the append-stream parser
- * (src/common/npystream.h) that `zrecord append` and the mount's append
+ * (src/files/npy_stream.h) that `zrecord append` and the mount's append
  * file share.
  *
  * Input: byte 0 picks one of a few stores (dense / ragged, raw / zstd),
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
-#include "npystream.h"
+#include "npy_stream.h"
 #include "zrecord.h"
 
 struct config {
@@ -76,7 +76,7 @@ static uint32_t next_rand(uint32_t *state)
 }
 
 /* Feeds the stream in random chunks; returns the first failure or 0. */
-static int feed_all(zr_npystream *p, const uint8_t *data, size_t size,
+static int feed_all(zrfile_npystream *p, const uint8_t *data, size_t size,
 		    uint32_t seed)
 {
 	while (size > 0) {
@@ -87,7 +87,7 @@ static int feed_all(zr_npystream *p, const uint8_t *data, size_t size,
 
 		if (n > size)
 			n = size;
-		rc = zr_npystream_feed(p, data, n);
+		rc = zrfile_npystream_feed(p, data, n);
 		if (rc != 0)
 			return rc;
 		data += n;
@@ -130,7 +130,7 @@ static void check_added(zr_store *s, uint64_t first, uint64_t count)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	zr_npystream *p = NULL;
+	zrfile_npystream *p = NULL;
 	zr_store *s;
 	zr_stats before;
 	uint64_t records = 0;
@@ -143,17 +143,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	seed = (uint32_t)data[1] | (uint32_t)data[2] << 8 |
 	       (uint32_t)data[3] << 16 | (uint32_t)data[4] << 24;
 	ZR_FUZZ_CHECK(zr_store_stats(s, &before) == 0);
-	ZR_FUZZ_CHECK(zr_npystream_new(s, &p) == 0);
+	ZR_FUZZ_CHECK(zrfile_npystream_new(s, &p) == 0);
 	rc = feed_all(p, data + 5, size - 5, seed);
 	if (rc != 0) {
 		ZR_FUZZ_CHECK(rc < 0);
-		ZR_FUZZ_CHECK(zr_npystream_message(p)[0] != '\0');
-		ZR_FUZZ_CHECK(zr_npystream_feed(p, "x", 1) == rc);
-		ZR_FUZZ_CHECK(zr_npystream_finish(p, &records) == rc);
+		ZR_FUZZ_CHECK(zrfile_npystream_message(p)[0] != '\0');
+		ZR_FUZZ_CHECK(zrfile_npystream_feed(p, "x", 1) == rc);
+		ZR_FUZZ_CHECK(zrfile_npystream_finish(p, &records) == rc);
 	} else {
-		rc = zr_npystream_finish(p, &records);
+		rc = zrfile_npystream_finish(p, &records);
 	}
-	zr_npystream_free(p);
+	zrfile_npystream_free(p);
 	if (rc != 0) {
 		check_unchanged(s, &before);
 		return 0;

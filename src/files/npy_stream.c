@@ -1,5 +1,5 @@
 /*
- * npystream.c - the .npy stream parser behind `zrecord append` and the
+ * npy_stream.c - the .npy stream parser behind `zrecord append` and the
  * filesystem's append file: a small state machine (header, dense rows,
  * ragged record) fed with chunks whose boundaries fall anywhere.
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npystream.h"
+#include "npy_stream.h"
 
 /* Smallest prefix that can tell a .npy header's length (magic, version,
  * 2-byte length); the parser asks for more when it needs it. */
@@ -21,7 +21,7 @@
 
 enum npy_state { ST_HEADER, ST_DENSE, ST_RAGGED };
 
-struct zr_npystream {
+struct zrfile_npystream {
 	zr_append *app;           /* NULL once committed                  */
 	const zr_schema *schema;
 	size_t row_bytes;         /* dense stores                         */
@@ -41,11 +41,11 @@ struct zr_npystream {
 	char msg[512];
 };
 
-static int fail(zr_npystream *p, int err, uint64_t at, const char *fmt, ...)
+static int fail(zrfile_npystream *p, int err, uint64_t at, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* Records the first failure; later ones keep the first message. */
-static int fail(zr_npystream *p, int err, uint64_t at, const char *fmt, ...)
+static int fail(zrfile_npystream *p, int err, uint64_t at, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -63,7 +63,7 @@ static int fail(zr_npystream *p, int err, uint64_t at, const char *fmt, ...)
 }
 
 /* Library failures carry their own detail in zr_errmsg(). */
-static int fail_lib(zr_npystream *p, int err, uint64_t at, const char *what)
+static int fail_lib(zrfile_npystream *p, int err, uint64_t at, const char *what)
 {
 	const char *detail = zr_errmsg();
 
@@ -109,9 +109,9 @@ static int reserve(unsigned char **buf, size_t *cap, size_t want,
 	return 0;
 }
 
-int zr_npystream_new(zr_store *s, zr_npystream **out)
+int zrfile_npystream_new(zr_store *s, zrfile_npystream **out)
 {
-	zr_npystream *p;
+	zrfile_npystream *p;
 	int rc;
 
 	if (!s || !out)
@@ -131,7 +131,7 @@ int zr_npystream_new(zr_store *s, zr_npystream **out)
 	return 0;
 }
 
-static int check_dense(zr_npystream *p, const zr_npy_header *h)
+static int check_dense(zrfile_npystream *p, const zr_npy_header *h)
 {
 	const zr_schema *sc = p->schema;
 	char got[256], want[256];
@@ -146,7 +146,7 @@ static int check_dense(zr_npystream *p, const zr_npy_header *h)
 		    "item_shape %s", got, want);
 }
 
-static int check_ragged(zr_npystream *p, const zr_npy_header *h)
+static int check_ragged(zrfile_npystream *p, const zr_npy_header *h)
 {
 	uint64_t rec = 8 + 8 * (uint64_t)h->ndim + h->data_len;
 
@@ -162,7 +162,7 @@ static int check_ragged(zr_npystream *p, const zr_npy_header *h)
 }
 
 /* A complete header: check it against the schema and pick the data state. */
-static int accept_header(zr_npystream *p, const zr_npy_header *h)
+static int accept_header(zrfile_npystream *p, const zr_npy_header *h)
 {
 	int rc;
 
@@ -186,7 +186,7 @@ static int accept_header(zr_npystream *p, const zr_npy_header *h)
 
 /* Gathers header bytes, never more than the parser asked for, so array
  * data is not copied.  Returns the bytes consumed from buf. */
-static int64_t header_step(zr_npystream *p, const unsigned char *buf,
+static int64_t header_step(zrfile_npystream *p, const unsigned char *buf,
 			   size_t len)
 {
 	size_t take = p->hdr_need - p->hdr_len, need = 0, extra;
@@ -227,7 +227,7 @@ static int64_t header_step(zr_npystream *p, const unsigned char *buf,
 	return take - extra;
 }
 
-static int append_rows(zr_npystream *p, const void *rows, uint64_t count)
+static int append_rows(zrfile_npystream *p, const void *rows, uint64_t count)
 {
 	int rc = zr_append_dense(p->app, rows, count);
 
@@ -236,7 +236,7 @@ static int append_rows(zr_npystream *p, const void *rows, uint64_t count)
 	return 0;
 }
 
-static int64_t dense_step(zr_npystream *p, const unsigned char *buf,
+static int64_t dense_step(zrfile_npystream *p, const unsigned char *buf,
 			  size_t len)
 {
 	size_t row = p->row_bytes, take;
@@ -272,7 +272,7 @@ static int64_t dense_step(zr_npystream *p, const unsigned char *buf,
 	return take;
 }
 
-static int append_record(zr_npystream *p, const void *data)
+static int append_record(zrfile_npystream *p, const void *data)
 {
 	zr_ragged_in in = {
 		.data = data, .ndim = p->cur.ndim, .shape = p->cur.shape,
@@ -284,7 +284,7 @@ static int append_record(zr_npystream *p, const void *data)
 	return 0;
 }
 
-static int64_t ragged_step(zr_npystream *p, const unsigned char *buf,
+static int64_t ragged_step(zrfile_npystream *p, const unsigned char *buf,
 			   size_t len)
 {
 	const unsigned char *rec = buf;
@@ -318,7 +318,7 @@ static int64_t ragged_step(zr_npystream *p, const unsigned char *buf,
 	return take;
 }
 
-int zr_npystream_feed(zr_npystream *p, const void *buf, size_t len)
+int zrfile_npystream_feed(zrfile_npystream *p, const void *buf, size_t len)
 {
 	const unsigned char *b = buf;
 	int64_t n;
@@ -345,12 +345,12 @@ int zr_npystream_feed(zr_npystream *p, const void *buf, size_t len)
 	return 0;
 }
 
-int zr_npystream_at_boundary(const zr_npystream *p)
+int zrfile_npystream_at_boundary(const zrfile_npystream *p)
 {
 	return p->state == ST_HEADER && p->hdr_len == 0;
 }
 
-int zr_npystream_finish(zr_npystream *p, uint64_t *records)
+int zrfile_npystream_finish(zrfile_npystream *p, uint64_t *records)
 {
 	uint64_t n;
 	int rc;
@@ -361,7 +361,7 @@ int zr_npystream_finish(zr_npystream *p, uint64_t *records)
 		return p->err;
 	if (p->finished)
 		return -EINVAL;
-	if (!zr_npystream_at_boundary(p))
+	if (!zrfile_npystream_at_boundary(p))
 		return fail(p, ZR_E_TRUNCATED, p->offset,
 			    "stream ends inside the .npy that starts at byte %"
 			    PRIu64, p->npy_start);
@@ -376,17 +376,17 @@ int zr_npystream_finish(zr_npystream *p, uint64_t *records)
 	return 0;
 }
 
-const char *zr_npystream_message(const zr_npystream *p)
+const char *zrfile_npystream_message(const zrfile_npystream *p)
 {
 	return p ? p->msg : "";
 }
 
-uint64_t zr_npystream_offset(const zr_npystream *p)
+uint64_t zrfile_npystream_offset(const zrfile_npystream *p)
 {
 	return p ? p->offset : 0;
 }
 
-void zr_npystream_free(zr_npystream *p)
+void zrfile_npystream_free(zrfile_npystream *p)
 {
 	if (!p)
 		return;

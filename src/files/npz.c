@@ -32,13 +32,13 @@ static unsigned char *put32(unsigned char *p, uint32_t v)
 
 /* The walk both functions share: where the central directory starts and
  * the total.  Fails rather than overflow a 32-bit ZIP field. */
-static int walk(const zr_npz_member *m, size_t n, uint64_t *cd_off,
+static int walk(const zrfile_npz_member *m, size_t n, uint64_t *cd_off,
 		uint64_t *total)
 {
 	uint64_t at = 0, cd = 0;
 	size_t i, len;
 
-	if (n > ZR_NPZ_MEMBERS_MAX)
+	if (n > ZRFILE_NPZ_MEMBERS_MAX)
 		return ZR_E_TOOBIG;
 	for (i = 0; i < n; i++) {
 		if (!m[i].name)
@@ -62,7 +62,7 @@ static int walk(const zr_npz_member *m, size_t n, uint64_t *cd_off,
 	return 0;
 }
 
-int zr_npz_layout(zr_npz_member *m, size_t n, uint64_t *total)
+int zrfile_npz_layout(zrfile_npz_member *m, size_t n, uint64_t *total)
 {
 	uint64_t cd, t, at = 0;
 	size_t i;
@@ -104,7 +104,7 @@ static uint32_t member_crc(const unsigned char *data, uint64_t size)
 	return crc32_z(crc32_z(0, Z_NULL, 0), data, size);
 }
 
-int zr_npz_finish(void *buf, uint64_t total, const zr_npz_member *m,
+int zrfile_npz_finish(void *buf, uint64_t total, const zrfile_npz_member *m,
 		  size_t n)
 {
 	unsigned char *base = buf, *p, *cdp;
@@ -124,7 +124,8 @@ int zr_npz_finish(void *buf, uint64_t total, const zr_npz_member *m,
 	for (i = 0; i < n; i++) {
 		len = strlen(m[i].name);
 		if (m[i].offset != next + LOCAL_LEN + len)
-			return -EINVAL; /* not the layout zr_npz_layout made */
+			/* not the layout zrfile_npz_layout made */
+			return -EINVAL;
 		local = next;
 		next = m[i].offset + m[i].size;
 		crc = member_crc(base + m[i].offset, m[i].size);

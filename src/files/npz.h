@@ -7,8 +7,8 @@
  * archive must stay under 4 GiB and hold at most 65535 members (else
  * ZR_E_TOOBIG).  np.load() reads the result.  Pure functions, no I/O.
  */
-#ifndef ZR_NPZ_H
-#define ZR_NPZ_H
+#ifndef ZRFILE_NPZ_H
+#define ZRFILE_NPZ_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,22 +16,22 @@
 #include "zrecord.h"
 
 /* The most members an archive holds (ZIP without zip64). */
-#define ZR_NPZ_MEMBERS_MAX 0xffffu
+#define ZRFILE_NPZ_MEMBERS_MAX 0xffffu
 
-typedef struct zr_npz_member {
+typedef struct zrfile_npz_member {
 	const char *name;   /* member name inside the zip, e.g. "arr_0.npy" */
 	uint64_t size;      /* bytes of the member (its whole .npy)        */
 	uint64_t offset;    /* out: where the member's bytes start          */
-} zr_npz_member;
+} zrfile_npz_member;
 
 /* Computes every member's offset and the archive's total size.  -EINVAL for
  * a missing or over-long (> 65535 bytes) name. */
-int zr_npz_layout(zr_npz_member *m, size_t n, uint64_t *total);
+int zrfile_npz_layout(zrfile_npz_member *m, size_t n, uint64_t *total);
 
 /* With every member's bytes already at buf + m[i].offset, writes the local
  * headers (with CRC-32 of those bytes), the central directory and the end
- * record.  buf holds total bytes; m is as zr_npz_layout left it. */
-int zr_npz_finish(void *buf, uint64_t total, const zr_npz_member *m,
+ * record.  buf holds total bytes; m is as zrfile_npz_layout left it. */
+int zrfile_npz_finish(void *buf, uint64_t total, const zrfile_npz_member *m,
 		  size_t n);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * npystream.h - incremental parser of a stream of concatenated .npy files
+ * npy_stream.h - incremental parser of a stream of concatenated .npy files
  * that feeds one append session.  Shared by `zrecord append` (file chunks)
  * and zrecordfs's `append` file (FUSE writes with arbitrary boundaries).
  *
@@ -8,18 +8,18 @@
  * copied); a ragged record (one whole .npy) is held until complete, which
  * ZR_RECORD_MAX bounds.  Not thread-safe: one caller at a time per parser.
  */
-#ifndef ZR_NPYSTREAM_H
-#define ZR_NPYSTREAM_H
+#ifndef ZRFILE_NPY_STREAM_H
+#define ZRFILE_NPY_STREAM_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "zrecord.h"
 
-typedef struct zr_npystream zr_npystream;
+typedef struct zrfile_npystream zrfile_npystream;
 
 /* Starts an append session on s (zr_append_begin) and an empty parser. */
-int zr_npystream_new(zr_store *s, zr_npystream **out);
+int zrfile_npystream_new(zr_store *s, zrfile_npystream **out);
 
 /* Feeds the next len bytes.  Validates each .npy header as soon as it is
  * complete: dense stores need dtype == store dtype and shape[1:] ==
@@ -28,25 +28,25 @@ int zr_npystream_new(zr_store *s, zr_npystream **out);
  * elements -> ZR_E_EMPTY).  On error returns the code, keeps a one-line
  * message (with the byte offset in the stream), and every later call fails
  * with the same code. */
-int zr_npystream_feed(zr_npystream *p, const void *buf, size_t len);
+int zrfile_npystream_feed(zrfile_npystream *p, const void *buf, size_t len);
 
 /* The stream must end at a .npy boundary (else ZR_E_TRUNCATED); commits the
  * session.  *records (may be NULL) receives how many records were added.
  * After it, every call but message/offset/free fails with -EINVAL. */
-int zr_npystream_finish(zr_npystream *p, uint64_t *records);
+int zrfile_npystream_finish(zrfile_npystream *p, uint64_t *records);
 
 /* The one-line reason of the first failure ("" if none); lives with p. */
-const char *zr_npystream_message(const zr_npystream *p);
+const char *zrfile_npystream_message(const zrfile_npystream *p);
 
 /* Bytes consumed so far (for progress). */
-uint64_t zr_npystream_offset(const zr_npystream *p);
+uint64_t zrfile_npystream_offset(const zrfile_npystream *p);
 
 /* 1 if the bytes fed so far end exactly at a .npy boundary (nothing of a
  * header or array pending), else 0.  Lets a caller require that each of
  * several input files holds whole .npy files. */
-int zr_npystream_at_boundary(const zr_npystream *p);
+int zrfile_npystream_at_boundary(const zrfile_npystream *p);
 
 /* Aborts the session if not finished; frees.  NULL is a no-op. */
-void zr_npystream_free(zr_npystream *p);
+void zrfile_npystream_free(zrfile_npystream *p);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * npyflat.c - the PACKED and PADDED forms of a ragged batch (see
- * npyfile.h): an .npz of a few np.save members, or one of those members
+ * npy_ragged.c - the PACKED and PADDED forms of a ragged batch (see
+ * npy_file.h): an .npz of a few np.save members, or one of those members
  * as a .npy of its own, laid out from the records' shapes (read without
  * decoding their payloads), filled from one gather.  Their content is that
  * of loaderx's RaggedStore.gather(form="packed" | "padded", pad=0).
@@ -10,37 +10,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npyfile_impl.h"
+#include "npy_file_impl.h"
 
 /* Each flat form: the .npz it is, or is a member of (only: 1 + the
  * member's index). */
 static const struct {
 	int form, family, only;
 } flat[] = {
-	{ ZR_NPYFILE_PACKED, ZR_NPYFILE_PACKED, 0 },
-	{ ZR_NPYFILE_PADDED, ZR_NPYFILE_PADDED, 0 },
-	{ ZR_NPYFILE_PACKED_DATA, ZR_NPYFILE_PACKED, 1 },
-	{ ZR_NPYFILE_OFFSETS, ZR_NPYFILE_PACKED, 2 },
-	{ ZR_NPYFILE_SHAPES, ZR_NPYFILE_PACKED, 3 },
-	{ ZR_NPYFILE_PADDED_DATA, ZR_NPYFILE_PADDED, 1 },
-	{ ZR_NPYFILE_LENGTHS, ZR_NPYFILE_PADDED, 2 },
+	{ ZRFILE_PACKED, ZRFILE_PACKED, 0 },
+	{ ZRFILE_PADDED, ZRFILE_PADDED, 0 },
+	{ ZRFILE_PACKED_DATA, ZRFILE_PACKED, 1 },
+	{ ZRFILE_OFFSETS, ZRFILE_PACKED, 2 },
+	{ ZRFILE_SHAPES, ZRFILE_PACKED, 3 },
+	{ ZRFILE_PADDED_DATA, ZRFILE_PADDED, 1 },
+	{ ZRFILE_LENGTHS, ZRFILE_PADDED, 2 },
 };
 
 static const struct {
 	const char *suffix;
 	int form;
 } suffixes[] = {
-	{ "packed.npz", ZR_NPYFILE_PACKED },
-	{ "padded.npz", ZR_NPYFILE_PADDED },
-	{ "packed.npy", ZR_NPYFILE_PACKED_DATA },
-	{ "offsets.npy", ZR_NPYFILE_OFFSETS },
-	{ "shapes.npy", ZR_NPYFILE_SHAPES },
-	{ "padded.npy", ZR_NPYFILE_PADDED_DATA },
-	{ "lengths.npy", ZR_NPYFILE_LENGTHS },
+	{ "packed.npz", ZRFILE_PACKED },
+	{ "padded.npz", ZRFILE_PADDED },
+	{ "packed.npy", ZRFILE_PACKED_DATA },
+	{ "offsets.npy", ZRFILE_OFFSETS },
+	{ "shapes.npy", ZRFILE_SHAPES },
+	{ "padded.npy", ZRFILE_PADDED_DATA },
+	{ "lengths.npy", ZRFILE_LENGTHS },
 	{ NULL, -1 },
 };
 
-int zr_npyfile_ragged_form(const char *name, size_t len)
+int zrfile_npy_ragged_form(const char *name, size_t len)
 {
 	for (size_t i = 0; suffixes[i].suffix; i++)
 		if (strlen(suffixes[i].suffix) == len &&
@@ -57,7 +57,7 @@ static int flat_entry(int form)
 	return -1;
 }
 
-int zr_npyfile_flat(int form)
+int zrfile_npy_flat(int form)
 {
 	return flat_entry(form) >= 0;
 }
@@ -75,9 +75,9 @@ static int product(const uint64_t *shape, uint32_t n, uint64_t *elems)
 }
 
 /* Record k's shape into shape[] and *ndim: the one a plan of the same
- * records already read (zr_npyfile_plan_known), the prefix of the record
- * gathered already (zr_npyfile_plan_gathered), or read now. */
-static int shape_of(const zr_npyfile *f, uint64_t k, int known,
+ * records already read (zrfile_npy_plan_known), the prefix of the record
+ * gathered already (zrfile_npy_plan_gathered), or read now. */
+static int shape_of(const zrfile_npy *f, uint64_t k, int known,
 		    uint32_t *ndim, uint64_t *shape)
 {
 	size_t isz = zr_store_schema(f->st->zs)->dtype.itemsize;
@@ -96,11 +96,11 @@ static int shape_of(const zr_npyfile *f, uint64_t k, int known,
 /* Reads every record's shape into f->shapes (rndim values each: B * ndim,
  * not B * ZR_MAX_NDIM), unless known; -EINVAL if they cannot take the
  * form. */
-static int read_shapes(zr_npyfile *f, int known)
+static int read_shapes(zrfile_npy *f, int known)
 {
 	uint64_t shape[ZR_MAX_NDIM];
 	uint32_t ndim;
-	int padded = f->form == ZR_NPYFILE_PADDED;
+	int padded = f->form == ZRFILE_PADDED;
 
 	if (f->count > SIZE_MAX / sizeof(*f->shapes) / ZR_MAX_NDIM)
 		return ZR_E_TOOBIG;
@@ -131,9 +131,9 @@ static int read_shapes(zr_npyfile *f, int known)
 }
 
 /* The shape of data.npy. */
-static uint32_t data_shape(const zr_npyfile *f, uint64_t *shape)
+static uint32_t data_shape(const zrfile_npy *f, uint64_t *shape)
 {
-	if (f->form == ZR_NPYFILE_PACKED) {
+	if (f->form == ZRFILE_PACKED) {
 		shape[0] = f->elems;
 		return 1;
 	}
@@ -146,9 +146,9 @@ static uint32_t data_shape(const zr_npyfile *f, uint64_t *shape)
 }
 
 /* The shape of the second and third members. */
-static uint32_t meta_shape(const zr_npyfile *f, size_t i, uint64_t *shape)
+static uint32_t meta_shape(const zrfile_npy *f, size_t i, uint64_t *shape)
 {
-	if (f->form == ZR_NPYFILE_PADDED) {
+	if (f->form == ZRFILE_PADDED) {
 		shape[0] = f->count; /* lengths */
 		return 1;
 	}
@@ -161,7 +161,7 @@ static uint32_t meta_shape(const zr_npyfile *f, size_t i, uint64_t *shape)
 	return 2;
 }
 
-static int member_sizes(zr_npyfile *f)
+static int member_sizes(zrfile_npy *f)
 {
 	const zr_dtype *dt = &zr_store_schema(f->st->zs)->dtype;
 	uint64_t shape[ZR_MAX_NDIM + 1], n;
@@ -170,26 +170,26 @@ static int member_sizes(zr_npyfile *f)
 
 	if (ndim > ZR_MAX_NDIM)
 		return ZR_E_SHAPE;
-	err = zr__nf_add_product(&f->part[0].size,
+	err = zrfile_nf_add_product(&f->part[0].size,
 				 zr_npy_header_len(dt, ndim, shape), f->elems,
 				 dt->itemsize);
 	for (size_t i = 1; !err && i < f->nparts; i++) {
 		ndim = meta_shape(f, i, shape);
 		err = product(shape, ndim, &n);
 		if (!err)
-			err = zr__nf_add_product(&f->part[i].size,
+			err = zrfile_nf_add_product(&f->part[i].size,
 						 zr_npy_header_len(
-						     zr__nf_int64(), ndim,
+						     zrfile_nf_int64(), ndim,
 						     shape), n, 8);
 	}
 	return err;
 }
 
 /* The file: the whole .npz, or the one member at offset 0. */
-static int layout(zr_npyfile *f)
+static int layout(zrfile_npy *f)
 {
 	if (!f->only)
-		return zr_npz_layout(f->part, f->nparts, &f->total);
+		return zrfile_npz_layout(f->part, f->nparts, &f->total);
 	f->part[f->only - 1].offset = 0;
 	f->total = f->part[f->only - 1].size;
 	return 0;
@@ -200,9 +200,9 @@ static int layout(zr_npyfile *f)
  * to the end of the file, which is nothing for a whole .npz (offsets and
  * shapes hold more than the prefixes) and a few bytes per record for a
  * data.npy alone; padded, all the records, gathered behind the file. */
-static int plan_slack(zr_npyfile *f)
+static int plan_slack(zrfile_npy *f)
 {
-	const zr_npz_member *m = &f->part[0];
+	const zrfile_npz_member *m = &f->part[0];
 	size_t isz = zr_store_schema(f->st->zs)->dtype.itemsize;
 	uint64_t need, room;
 	int err;
@@ -213,14 +213,14 @@ static int plan_slack(zr_npyfile *f)
 	if (err)
 		return err;
 	room = f->total - (m->offset + m->size) + f->elems * isz;
-	if (f->form == ZR_NPYFILE_PADDED)
+	if (f->form == ZRFILE_PADDED)
 		f->slack = need;
 	else
 		f->slack = need > room ? need - room : 0;
 	return f->slack > UINT64_MAX - f->total ? ZR_E_TOOBIG : 0;
 }
 
-int zr__nf_plan_flat(zr_npyfile *f, int known)
+int zrfile_nf_plan_flat(zrfile_npy *f, int known)
 {
 	static const char *packed[] = { "data.npy", "offsets.npy",
 					"shapes.npy" };
@@ -229,11 +229,11 @@ int zr__nf_plan_flat(zr_npyfile *f, int known)
 	uint64_t e, rest;
 	int err;
 
-	if (which < 0 || f->nst != 1 || !zr__nf_ragged(f->st))
+	if (which < 0 || f->nst != 1 || !zrfile_nf_ragged(f->st))
 		return -EINVAL;
 	f->form = flat[which].family;
 	f->only = flat[which].only;
-	is_packed = f->form == ZR_NPYFILE_PACKED;
+	is_packed = f->form == ZRFILE_PACKED;
 	err = read_shapes(f, known);
 	for (uint64_t k = 0; !err && k < f->count; k++) {
 		const uint64_t *sh = f->shapes + k * f->rndim;
@@ -247,9 +247,10 @@ int zr__nf_plan_flat(zr_npyfile *f, int known)
 	if (!err && !is_packed && f->count) {
 		err = product(f->shapes + 1, f->rndim - 1, &rest);
 		if (!err)
-			err = zr__nf_add_product(&e, 0, f->count, f->longest);
+			err = zrfile_nf_add_product(&e, 0, f->count,
+						    f->longest);
 		if (!err)
-			err = zr__nf_add_product(&f->elems, 0, e, rest);
+			err = zrfile_nf_add_product(&f->elems, 0, e, rest);
 	}
 	if (err)
 		return err;
@@ -274,21 +275,21 @@ static void put_i64(char *dst, uint64_t v)
 }
 
 /* An int64 member: np.save's header, then the values from val(f, j). */
-static int fill_meta(const zr_npyfile *f, size_t i, char *buf)
+static int fill_meta(const zrfile_npy *f, size_t i, char *buf)
 {
-	const zr_npz_member *m = &f->part[i];
+	const zrfile_npz_member *m = &f->part[i];
 	uint64_t shape[2], pos = 0;
 	uint32_t ndim = meta_shape(f, i, shape);
 	char *dst = buf + m->offset;
 	size_t h;
-	int err = zr_npy_write_header(zr__nf_int64(), ndim, shape, dst,
+	int err = zr_npy_write_header(zrfile_nf_int64(), ndim, shape, dst,
 				      m->size, &h);
 
 	for (uint64_t k = 0; !err && k < f->count; k++) {
 		const uint64_t *sh = f->shapes + k * f->rndim;
 		uint64_t e;
 
-		if (f->form == ZR_NPYFILE_PADDED) {
+		if (f->form == ZRFILE_PADDED) {
 			put_i64(dst + h + 8 * k, sh[0]);
 		} else if (i == 1) {
 			put_i64(dst + h + 8 * k, pos);
@@ -300,7 +301,7 @@ static int fill_meta(const zr_npyfile *f, size_t i, char *buf)
 					sh[d]);
 		}
 	}
-	if (!err && f->form == ZR_NPYFILE_PACKED && i == 1)
+	if (!err && f->form == ZRFILE_PACKED && i == 1)
 		put_i64(dst + h + 8 * f->count, pos);
 	return err;
 }
@@ -310,13 +311,13 @@ static int fill_meta(const zr_npyfile *f, size_t i, char *buf)
  * array.  -ESTALE if a record's shape is no longer the planned one.
  * Packed, tmp may be dst itself: record k then moves down by its
  * predecessors' prefixes, never past the start of record k + 1. */
-static int place(const zr_npyfile *f, const char *tmp, const uint64_t *off,
+static int place(const zrfile_npy *f, const char *tmp, const uint64_t *off,
 		 char *dst)
 {
 	size_t isz = zr_store_schema(f->st->zs)->dtype.itemsize;
 	uint64_t rowbytes = 0, pos = 0;
 
-	if (f->form == ZR_NPYFILE_PADDED) {
+	if (f->form == ZRFILE_PADDED) {
 		product(f->shapes + 1, f->rndim - 1, &rowbytes);
 		rowbytes *= isz;
 		memset(dst, 0, f->elems * isz);
@@ -334,7 +335,7 @@ static int place(const zr_npyfile *f, const char *tmp, const uint64_t *off,
 		    memcmp(shape, f->shapes + k * f->rndim,
 			   ndim * sizeof(*shape)))
 			return -ESTALE;
-		if (f->form == ZR_NPYFILE_PADDED) {
+		if (f->form == ZRFILE_PADDED) {
 			memcpy(dst + k * f->longest * rowbytes,
 			       tmp + off[k] + poff, len - poff);
 		} else {
@@ -348,16 +349,16 @@ static int place(const zr_npyfile *f, const char *tmp, const uint64_t *off,
 /* Where fill_data gathers the records (the plan's slack makes room): a
  * packed file in place, at its data, since a buffer of the batch's size
  * costs more in page faults than the gather; padded, behind the file. */
-static char *gather_space(const zr_npyfile *f, char *buf, char *data)
+static char *gather_space(const zrfile_npy *f, char *buf, char *data)
 {
-	return f->form == ZR_NPYFILE_PACKED ? data : buf + f->total;
+	return f->form == ZRFILE_PACKED ? data : buf + f->total;
 }
 
 /* data.npy: its header, then the records gathered and placed. */
-static int fill_data(const zr_npyfile *f, char *buf)
+static int fill_data(const zrfile_npy *f, char *buf)
 {
 	const zr_dtype *dt = &zr_store_schema(f->st->zs)->dtype;
-	const zr_npz_member *m = &f->part[0];
+	const zrfile_npz_member *m = &f->part[0];
 	uint64_t shape[ZR_MAX_NDIM + 1], *off;
 	uint32_t ndim = data_shape(f, shape);
 	char *data, *tmp;
@@ -388,7 +389,7 @@ static int fill_data(const zr_npyfile *f, char *buf)
  * check its shape against: each planned shape must give the record's
  * stored length (its prefix and payload), read from the table, or the
  * plan is stale (-ESTALE). */
-static int check_lengths(const zr_npyfile *f)
+static int check_lengths(const zrfile_npy *f)
 {
 	size_t isz = zr_store_schema(f->st->zs)->dtype.itemsize;
 
@@ -406,7 +407,7 @@ static int check_lengths(const zr_npyfile *f)
 	return 0;
 }
 
-int zr__nf_fill_flat(const zr_npyfile *f, char *buf)
+int zrfile_nf_fill_flat(const zrfile_npy *f, char *buf)
 {
 	int err = f->only > 1 ? check_lengths(f) : 0;
 
@@ -416,5 +417,5 @@ int zr__nf_fill_flat(const zr_npyfile *f, char *buf)
 			err = i ? fill_meta(f, i, buf) : fill_data(f, buf);
 	if (err || f->only)
 		return err;
-	return zr_npz_finish(buf, f->total, f->part, f->nparts);
+	return zrfile_npz_finish(buf, f->total, f->part, f->nparts);
 }

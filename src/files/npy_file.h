@@ -1,13 +1,13 @@
 /*
- * npyfile.h - the one encoder of NumPy files made of store records: what
+ * npy_file.h - the one encoder of NumPy files made of store records: what
  * `zrecord get` and `zrecord batch` write and what zrecordfs serves as
  * records/I.npy and batch files.  Both use it, so the same records give
  * the same bytes.
  *
- * A file is planned, then filled.  zr_npyfile_plan() computes the size and
+ * A file is planned, then filled.  zrfile_npy_plan() computes the size and
  * the place of every part from the store's schema and record table alone:
  * no record is read or decoded, so the daemon can answer getattr with the
- * exact size.  zr_npyfile_fill() then gathers the records straight into
+ * exact size.  zrfile_npy_fill() then gathers the records straight into
  * their places (each part's bytes depend only on its own records, so a
  * later caller can fill parts separately).
  *
@@ -23,8 +23,8 @@
  *   in np.save's files).  np.load and np.load(mmap_mode='r') read it.
  * - an .npz is stored (not compressed), laid out by npz.h.
  */
-#ifndef ZR_NPYFILE_H
-#define ZR_NPYFILE_H
+#ifndef ZRFILE_NPY_FILE_H
+#define ZRFILE_NPY_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -32,57 +32,57 @@
 #include "npz.h"
 #include "zrecord.h"
 
-enum zr_npyfile_form {
-	ZR_NPYFILE_RECORD,  /* the one record idx[0] of streams[0]: its .npy */
-	ZR_NPYFILE_STACK,   /* dense streams[0]: (B, *item_shape) .npy       */
-	ZR_NPYFILE_NPZ,     /* every stream's members, in stream order        */
-	ZR_NPYFILE_INDICES, /* idx itself as an int64 (B,) .npy; no stream    */
-	/* One ragged stream's records as an .npz of a few members (npyflat.c):
-	 * PACKED: data.npy (1-d, every record flattened, concatenated),
+enum zrfile_npy_form {
+	ZRFILE_RECORD,  /* the one record idx[0] of streams[0]: its .npy */
+	ZRFILE_STACK,   /* dense streams[0]: (B, *item_shape) .npy       */
+	ZRFILE_NPZ,     /* every stream's members, in stream order        */
+	ZRFILE_INDICES, /* idx itself as an int64 (B,) .npy; no stream    */
+	/* One ragged stream's records as an .npz of a few members
+	 * (npy_ragged.c): PACKED: data.npy (1-d, every record flattened, concatenated),
 	 * offsets.npy (int64 (B+1,) element boundaries) and shapes.npy (int64
 	 * (B, ndim)); the records must share their ndim.  PADDED: data.npy
 	 * ((B, max_len, *rest), records padded along axis 0 with zero bytes)
 	 * and lengths.npy (int64 (B,)); the records must have ndim >= 1 and
 	 * equal shapes beyond axis 0.  Else plan gives -EINVAL.  The size
 	 * depends on the records' shapes: plan reads them (zr_ragged_shape). */
-	ZR_NPYFILE_PACKED,
-	ZR_NPYFILE_PADDED,
+	ZRFILE_PACKED,
+	ZRFILE_PADDED,
 	/* One member of those .npz files as a .npy file of its own, byte for
 	 * byte the member's bytes, on the same conditions (-EINVAL), so that
 	 * np.load reads each part in a read or two and without zipfile. */
-	ZR_NPYFILE_PACKED_DATA,	/* PACKED's data.npy    */
-	ZR_NPYFILE_OFFSETS,	/* PACKED's offsets.npy */
-	ZR_NPYFILE_SHAPES,	/* PACKED's shapes.npy  */
-	ZR_NPYFILE_PADDED_DATA,	/* PADDED's data.npy    */
-	ZR_NPYFILE_LENGTHS,	/* PADDED's lengths.npy */
+	ZRFILE_PACKED_DATA,	/* PACKED's data.npy    */
+	ZRFILE_OFFSETS,	/* PACKED's offsets.npy */
+	ZRFILE_SHAPES,	/* PACKED's shapes.npy  */
+	ZRFILE_PADDED_DATA,	/* PADDED's data.npy    */
+	ZRFILE_LENGTHS,	/* PADDED's lengths.npy */
 };
 
 /* Whether form is PACKED, PADDED or one of their parts. */
-int zr_npyfile_flat(int form);
+int zrfile_npy_flat(int form);
 /* The forms of a ragged batch by the suffix of their files in a mount
  * (packed.npz, padded.npz, packed.npy, offsets.npy, shapes.npy,
  * padded.npy, lengths.npy), which is also the name `zrecord batch --form`
  * takes: a form, or -1 for a name that is none of them. */
-int zr_npyfile_ragged_form(const char *name, size_t len);
+int zrfile_npy_ragged_form(const char *name, size_t len);
 
 /* A store and its name in an .npz: a dense stream NAME is one member
  * NAME.npy of shape (B, *item_shape), a ragged one is members NAME/k.npy,
  * k = 0 ... B-1.  With name NULL (a file of one stream) they are named as
  * np.savez names its arguments: arr_0.npy, or arr_k.npy per record. */
-typedef struct zr_npyfile_stream {
+typedef struct zrfile_source {
 	zr_store *zs;
 	const char *name;
-} zr_npyfile_stream;
+} zrfile_source;
 
-typedef struct zr_npyfile {
+typedef struct zrfile_npy {
 	int form;
-	const zr_npyfile_stream *st;	/* the caller's, as planned         */
+	const zrfile_source *st;	/* the caller's, as planned         */
 	size_t nst;
 	const uint64_t *idx;		/* the caller's; NULL: size only    */
 	uint64_t count;			/* B                                */
-	zr_npz_member *part;		/* NPZ: the members                 */
+	zrfile_npz_member *part;	/* NPZ: the members                 */
 	size_t nparts;
-	zr_npz_member one;		/* the part of a .npy, at offset 0  */
+	zrfile_npz_member one;		/* the part of a .npy, at offset 0  */
 	char *names;			/* storage of the member names      */
 	uint64_t total;			/* bytes of the file                */
 	/* Bytes past total that fill uses as scratch: it takes a buffer of
@@ -97,33 +97,33 @@ typedef struct zr_npyfile {
 	uint64_t *shapes;		/* count * rndim                    */
 	uint64_t longest;		/* PADDED: max_len                  */
 	uint64_t elems;			/* elements of data.npy             */
-} zr_npyfile;
+} zrfile_npy;
 
 /* Whether the size of such a file depends on which records it holds
  * (an .npz with a ragged stream, a ragged record); if not, plan may be
  * given idx NULL to compute only the size. */
-int zr_npyfile_needs_records(int form, const zr_npyfile_stream *st,
+int zrfile_npy_needs_records(int form, const zrfile_source *st,
 			     size_t nst);
 
 /* Lays out the file of records idx[0..count) of the streams st[0..nst).
- * st and idx must stay valid until zr_npyfile_free.  -EINVAL for a form
+ * st and idx must stay valid until zrfile_npy_free.  -EINVAL for a form
  * the streams cannot take (a ragged STACK, a RECORD of count != 1);
  * ZR_E_TOOBIG past what the format holds; ZR_E_RANGE, ZR_E_CORRUPT from
  * the record table.  Free the plan even when this fails. */
-int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,
+int zrfile_npy_plan(zrfile_npy *f, int form, const zrfile_source *st,
 		    size_t nst, const uint64_t *idx, uint64_t count);
 
 /* PACKED, PADDED and their parts: the records' shapes a plan read (count
  * * *rndim values), handed to the caller (free()), so that a later plan of
  * the same records, in any of these forms, need not read them again
- * (zr_npyfile_plan_known takes them, and
+ * (zrfile_npy_plan_known takes them, and
  * frees them with the plan, even when it fails) instead of reading them.
  * A stale shape cannot reach a file: fill checks each record's shape
  * against the record it gathers, or, for a part without data (offsets,
  * shapes, lengths), against the record's stored length (-ESTALE). */
-uint64_t *zr_npyfile_take_shapes(zr_npyfile *f, uint32_t *rndim);
-int zr_npyfile_plan_known(zr_npyfile *f, int form,
-			  const zr_npyfile_stream *st, const uint64_t *idx,
+uint64_t *zrfile_npy_take_shapes(zrfile_npy *f, uint32_t *rndim);
+int zrfile_npy_plan_known(zrfile_npy *f, int form,
+			  const zrfile_source *st, const uint64_t *idx,
 			  uint64_t count, uint64_t *shapes, uint32_t rndim);
 
 /* PACKED, PADDED and their parts, from records idx[0..count) gathered
@@ -131,27 +131,27 @@ int zr_npyfile_plan_known(zr_npyfile *f, int form,
  * their prefixes (ZR_E_CORRUPT for a bad one) and fill places them
  * rather than gathering again, so that a compressed record is decoded
  * once for both.  recs and off stay the caller's and must stay valid
- * until zr_npyfile_free. */
-int zr_npyfile_plan_gathered(zr_npyfile *f, int form,
-			     const zr_npyfile_stream *st, const uint64_t *idx,
+ * until zrfile_npy_free. */
+int zrfile_npy_plan_gathered(zrfile_npy *f, int form,
+			     const zrfile_source *st, const uint64_t *idx,
 			     uint64_t count, const char *recs,
 			     const uint64_t *off);
 
 /* Writes the whole file into buf (f->total + f->slack bytes).  -ESTALE if
  * a record's stored length is no longer the planned one. */
-int zr_npyfile_fill(const zr_npyfile *f, void *buf);
+int zrfile_npy_fill(const zrfile_npy *f, void *buf);
 
 /* A dense STACK file in pieces, so that a reader's first bytes need not
- * wait for the whole gather: zr_npyfile_rows_at gives where row 0 starts
+ * wait for the whole gather: zrfile_npy_rows_at gives where row 0 starts
  * (the header's length; 0 for any other form, which fills only whole)
- * and each row's bytes (*row); zr_npyfile_fill_rows writes rows
+ * and each row's bytes (*row); zrfile_npy_fill_rows writes rows
  * [first, first + n) into buf (the whole file's buffer, f->total bytes),
  * and the header with row 0.  A row depends on its record alone: rows may
  * be filled in any order, by any thread, each once. */
-uint64_t zr_npyfile_rows_at(const zr_npyfile *f, uint64_t *row);
-int zr_npyfile_fill_rows(const zr_npyfile *f, void *buf, uint64_t first,
+uint64_t zrfile_npy_rows_at(const zrfile_npy *f, uint64_t *row);
+int zrfile_npy_fill_rows(const zrfile_npy *f, void *buf, uint64_t first,
 			 uint64_t n);
 
-void zr_npyfile_free(zr_npyfile *f);
+void zrfile_npy_free(zrfile_npy *f);
 
 #endif

@@ -1,27 +1,27 @@
 /*
- * npyfile.c - plans a NumPy file of records (see npyfile.h): every part's
+ * npy_plan.c - plans a NumPy file of records (see npy_file.h): every part's
  * size from the schema and the record table, the .npz layout around them.
- * Filling is in npyfill.c.
+ * Filling is in npy_fill.c.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "npyfile_impl.h"
+#include "npy_file_impl.h"
 
 #define INDEX_NAME_MAX 20 /* digits of the largest k */
 
-int zr__nf_ragged(const zr_npyfile_stream *s)
+int zrfile_nf_ragged(const zrfile_source *s)
 {
 	return zr_store_schema(s->zs)->ragged;
 }
 
-int zr__nf_dense_shape(const zr_npyfile *f, const zr_npyfile_stream *s,
+int zrfile_nf_dense_shape(const zrfile_npy *f, const zrfile_source *s,
 		       uint64_t shape[ZR_MAX_NDIM], uint32_t *ndim)
 {
 	const zr_schema *sc = zr_store_schema(s->zs);
-	int lead = f->form != ZR_NPYFILE_RECORD;
+	int lead = f->form != ZRFILE_RECORD;
 
 	if (sc->ndim + lead > ZR_MAX_NDIM)
 		return ZR_E_SHAPE; /* a batch of rank-32 records has rank 33 */
@@ -31,7 +31,7 @@ int zr__nf_dense_shape(const zr_npyfile *f, const zr_npyfile_stream *s,
 	return 0;
 }
 
-int zr__nf_add_product(uint64_t *size, uint64_t a, uint64_t b, uint64_t c)
+int zrfile_nf_add_product(uint64_t *size, uint64_t a, uint64_t b, uint64_t c)
 {
 	if (c && b > (UINT64_MAX - a) / c)
 		return ZR_E_TOOBIG;
@@ -39,21 +39,22 @@ int zr__nf_add_product(uint64_t *size, uint64_t a, uint64_t b, uint64_t c)
 	return 0;
 }
 
-static int dense_size(const zr_npyfile *f, const zr_npyfile_stream *s,
+static int dense_size(const zrfile_npy *f, const zrfile_source *s,
 		      uint64_t *size)
 {
 	uint64_t shape[ZR_MAX_NDIM];
 	uint32_t ndim;
 	const zr_schema *sc = zr_store_schema(s->zs);
-	int err = zr__nf_dense_shape(f, s, shape, &ndim);
+	int err = zrfile_nf_dense_shape(f, s, shape, &ndim);
 
 	if (err)
 		return err;
-	return zr__nf_add_product(size, zr_npy_header_len(&sc->dtype, ndim, shape),
-			   f->count, zr_store_row_bytes(s->zs));
+	return zrfile_nf_add_product(size,
+				     zr_npy_header_len(&sc->dtype, ndim, shape),
+				     f->count, zr_store_row_bytes(s->zs));
 }
 
-int zr__nf_ragged_size(const zr_npyfile_stream *s, uint64_t logic,
+int zrfile_nf_ragged_size(const zrfile_source *s, uint64_t logic,
 		       uint64_t *size, size_t *H)
 {
 	*H = zr_npy_ragged_header_len(&zr_store_schema(s->zs)->dtype, logic);
@@ -64,43 +65,43 @@ int zr__nf_ragged_size(const zr_npyfile_stream *s, uint64_t logic,
 }
 
 /* The size of ragged record idx's .npy, from its table entry. */
-static int record_size(const zr_npyfile_stream *s, uint64_t idx,
+static int record_size(const zrfile_source *s, uint64_t idx,
 		       uint64_t *size)
 {
 	zr_loc loc;
 	size_t H;
 	int err = zr_store_loc(s->zs, idx, &loc);
 
-	return err ? err : zr__nf_ragged_size(s, loc.logic_length, size, &H);
+	return err ? err : zrfile_nf_ragged_size(s, loc.logic_length, size, &H);
 }
 
-int zr_npyfile_needs_records(int form, const zr_npyfile_stream *st,
+int zrfile_npy_needs_records(int form, const zrfile_source *st,
 			     size_t nst)
 {
-	if (form == ZR_NPYFILE_RECORD || zr_npyfile_flat(form))
+	if (form == ZRFILE_RECORD || zrfile_npy_flat(form))
 		return 1;
-	for (size_t i = 0; form == ZR_NPYFILE_NPZ && i < nst; i++)
-		if (zr__nf_ragged(&st[i]))
+	for (size_t i = 0; form == ZRFILE_NPZ && i < nst; i++)
+		if (zrfile_nf_ragged(&st[i]))
 			return 1;
 	return 0;
 }
 
-size_t zr__nf_stream_parts(const zr_npyfile *f, const zr_npyfile_stream *s)
+size_t zrfile_nf_stream_parts(const zrfile_npy *f, const zrfile_source *s)
 {
-	return zr__nf_ragged(s) ? f->count : 1;
+	return zrfile_nf_ragged(s) ? f->count : 1;
 }
 
 /* Member count and an upper bound of the name bytes of an .npz. */
-static int count_members(const zr_npyfile *f, size_t *n, size_t *bytes)
+static int count_members(const zrfile_npy *f, size_t *n, size_t *bytes)
 {
 	*n = *bytes = 0;
 	for (size_t i = 0; i < f->nst; i++) {
 		const char *name = f->st[i].name;
-		size_t parts = zr__nf_stream_parts(f, &f->st[i]);
+		size_t parts = zrfile_nf_stream_parts(f, &f->st[i]);
 		size_t len = (name ? strlen(name) + 1 : 4) + INDEX_NAME_MAX +
 			     sizeof(".npy");
 
-		if (parts > ZR_NPZ_MEMBERS_MAX - *n)
+		if (parts > ZRFILE_NPZ_MEMBERS_MAX - *n)
 			return ZR_E_TOOBIG; /* before allocating for them */
 		*n += parts;
 		*bytes += parts * len;
@@ -109,21 +110,21 @@ static int count_members(const zr_npyfile *f, size_t *n, size_t *bytes)
 }
 
 /* Names and sizes of one stream's members, from f->part[f->nparts]. */
-static int stream_members(zr_npyfile *f, const zr_npyfile_stream *s,
+static int stream_members(zrfile_npy *f, const zrfile_source *s,
 			  char **names)
 {
 	const char *name = s->name;
 	int err = 0;
 
-	if (!zr__nf_ragged(s)) {
-		zr_npz_member *m = &f->part[f->nparts++];
+	if (!zrfile_nf_ragged(s)) {
+		zrfile_npz_member *m = &f->part[f->nparts++];
 
 		m->name = *names;
 		*names += sprintf(*names, "%s.npy", name ? name : "arr_0") + 1;
 		return dense_size(f, s, &m->size);
 	}
 	for (uint64_t k = 0; k < f->count && !err; k++) {
-		zr_npz_member *m = &f->part[f->nparts++];
+		zrfile_npz_member *m = &f->part[f->nparts++];
 
 		m->name = *names;
 		if (name)
@@ -137,7 +138,7 @@ static int stream_members(zr_npyfile *f, const zr_npyfile_stream *s,
 	return err;
 }
 
-static int plan_npz(zr_npyfile *f)
+static int plan_npz(zrfile_npy *f)
 {
 	size_t n, bytes;
 	char *names;
@@ -151,10 +152,10 @@ static int plan_npz(zr_npyfile *f)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->nst && !err; i++)
 		err = stream_members(f, &f->st[i], &names);
-	return err ? err : zr_npz_layout(f->part, f->nparts, &f->total);
+	return err ? err : zrfile_npz_layout(f->part, f->nparts, &f->total);
 }
 
-const zr_dtype *zr__nf_int64(void)
+const zr_dtype *zrfile_nf_int64(void)
 {
 	static const zr_dtype i8 = { "<i8", 'i', '<', 8 };
 
@@ -162,38 +163,38 @@ const zr_dtype *zr__nf_int64(void)
 }
 
 /* Record idx[0]'s .npy; its table entry must exist and be valid. */
-static int record_file_size(const zr_npyfile *f, uint64_t *size)
+static int record_file_size(const zrfile_npy *f, uint64_t *size)
 {
-	const zr_npyfile_stream *s = f->st;
+	const zrfile_source *s = f->st;
 	zr_loc loc;
 	int err;
 
 	if (f->count != 1)
 		return -EINVAL;
-	if (zr__nf_ragged(s))
+	if (zrfile_nf_ragged(s))
 		return record_size(s, f->idx[0], size);
 	err = zr_store_loc(s->zs, f->idx[0], &loc);
 	return err ? err : dense_size(f, s, size);
 }
 
 /* The one part of a .npy file, at offset 0. */
-static int plan_npy(zr_npyfile *f)
+static int plan_npy(zrfile_npy *f)
 {
 	f->nparts = 1;
-	if (f->form == ZR_NPYFILE_INDICES)
-		return zr__nf_add_product(&f->one.size,
-				   zr_npy_header_len(zr__nf_int64(), 1,
+	if (f->form == ZRFILE_INDICES)
+		return zrfile_nf_add_product(&f->one.size,
+				   zr_npy_header_len(zrfile_nf_int64(), 1,
 						     &f->count), f->count, 8);
 	if (f->nst != 1)
 		return -EINVAL;
-	if (f->form == ZR_NPYFILE_RECORD)
+	if (f->form == ZRFILE_RECORD)
 		return record_file_size(f, &f->one.size);
-	if (f->form != ZR_NPYFILE_STACK || zr__nf_ragged(f->st))
+	if (f->form != ZRFILE_STACK || zrfile_nf_ragged(f->st))
 		return -EINVAL;
 	return dense_size(f, f->st, &f->one.size);
 }
 
-static void plan_init(zr_npyfile *f, int form, const zr_npyfile_stream *st,
+static void plan_init(zrfile_npy *f, int form, const zrfile_source *st,
 		      size_t nst, const uint64_t *idx, uint64_t count)
 {
 	memset(f, 0, sizeof(*f));
@@ -204,7 +205,7 @@ static void plan_init(zr_npyfile *f, int form, const zr_npyfile_stream *st,
 	f->count = count;
 }
 
-uint64_t *zr_npyfile_take_shapes(zr_npyfile *f, uint32_t *rndim)
+uint64_t *zrfile_npy_take_shapes(zrfile_npy *f, uint32_t *rndim)
 {
 	uint64_t *shapes = f->shapes;
 
@@ -213,51 +214,52 @@ uint64_t *zr_npyfile_take_shapes(zr_npyfile *f, uint32_t *rndim)
 	return shapes;
 }
 
-int zr_npyfile_plan_known(zr_npyfile *f, int form,
-			  const zr_npyfile_stream *st, const uint64_t *idx,
+int zrfile_npy_plan_known(zrfile_npy *f, int form,
+			  const zrfile_source *st, const uint64_t *idx,
 			  uint64_t count, uint64_t *shapes, uint32_t rndim)
 {
 	plan_init(f, form, st, 1, idx, count);
 	f->shapes = shapes;
 	f->rndim = rndim;
-	if (!idx || !shapes || !zr_npyfile_flat(form))
+	if (!idx || !shapes || !zrfile_npy_flat(form))
 		return -EINVAL;
-	return zr__nf_plan_flat(f, 1);
+	return zrfile_nf_plan_flat(f, 1);
 }
 
-int zr_npyfile_plan_gathered(zr_npyfile *f, int form,
-			     const zr_npyfile_stream *st, const uint64_t *idx,
+int zrfile_npy_plan_gathered(zrfile_npy *f, int form,
+			     const zrfile_source *st, const uint64_t *idx,
 			     uint64_t count, const char *recs,
 			     const uint64_t *off)
 {
 	plan_init(f, form, st, 1, idx, count);
-	if (!idx || !recs || !off || !count || !zr_npyfile_flat(form) ||
-	    !zr__nf_ragged(st))
+	if (!idx || !recs || !off || !count || !zrfile_npy_flat(form) ||
+	    !zrfile_nf_ragged(st))
 		return -EINVAL;
 	f->recs = recs;
 	f->roff = off;
-	return zr__nf_plan_flat(f, 0); /* shapes from the records' prefixes */
+	/* shapes from the records' prefixes */
+	return zrfile_nf_plan_flat(f, 0);
 }
 
-int zr_npyfile_plan(zr_npyfile *f, int form, const zr_npyfile_stream *st,
+int zrfile_npy_plan(zrfile_npy *f, int form, const zrfile_source *st,
 		    size_t nst, const uint64_t *idx, uint64_t count)
 {
 	int err;
 
 	plan_init(f, form, st, nst, idx, count);
-	if (!idx && zr_npyfile_needs_records(form, st, nst))
+	if (!idx && zrfile_npy_needs_records(form, st, nst))
 		return -EINVAL;
-	if (form == ZR_NPYFILE_NPZ)
+	if (form == ZRFILE_NPZ)
 		return plan_npz(f);
-	if (zr_npyfile_flat(form))
-		return zr__nf_plan_flat(f, 0);
+	if (zrfile_npy_flat(form))
+		return zrfile_nf_plan_flat(f, 0);
 	err = plan_npy(f);
 	if (!err)
 		f->total = f->one.size;
 	return err;
 }
 
-void zr_npyfile_free(zr_npyfile *f)
+void zrfile_npy_free(zrfile_npy *f)
 {
 	free(f->part);
 	free(f->names);

@@ -1,5 +1,5 @@
 /*
- * npyfill.c - fills a planned NumPy file (see npyfile.h): records are
+ * npy_fill.c - fills a planned NumPy file (see npy_file.h): records are
  * gathered straight into their planned places, then the headers and the
  * .npz structure are written around them.
  */
@@ -7,22 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npyfile_impl.h"
+#include "npy_file_impl.h"
 
 /* np.save's header of a dense part at dst (size bytes); *h its length. */
-static int dense_header(const zr_npyfile *f, const zr_npyfile_stream *s,
+static int dense_header(const zrfile_npy *f, const zrfile_source *s,
 			char *dst, uint64_t size, size_t *h)
 {
 	const zr_dtype *dt = &zr_store_schema(s->zs)->dtype;
 	uint64_t shape[ZR_MAX_NDIM];
 	uint32_t ndim;
-	int err = zr__nf_dense_shape(f, s, shape, &ndim);
+	int err = zrfile_nf_dense_shape(f, s, shape, &ndim);
 
 	return err ? err : zr_npy_write_header(dt, ndim, shape, dst, size, h);
 }
 
 /* A dense part at dst (size bytes): np.save's header, then the rows. */
-static int fill_dense(const zr_npyfile *f, const zr_npyfile_stream *s,
+static int fill_dense(const zrfile_npy *f, const zrfile_source *s,
 		      char *dst, uint64_t size)
 {
 	size_t h;
@@ -32,18 +32,18 @@ static int fill_dense(const zr_npyfile *f, const zr_npyfile_stream *s,
 					   size - h, NULL);
 }
 
-uint64_t zr_npyfile_rows_at(const zr_npyfile *f, uint64_t *row)
+uint64_t zrfile_npy_rows_at(const zrfile_npy *f, uint64_t *row)
 {
-	if (f->form != ZR_NPYFILE_STACK)
+	if (f->form != ZRFILE_STACK)
 		return 0;
 	*row = zr_store_row_bytes(f->st->zs);
 	return f->total - f->count * *row;
 }
 
-int zr_npyfile_fill_rows(const zr_npyfile *f, void *buf, uint64_t first,
+int zrfile_npy_fill_rows(const zrfile_npy *f, void *buf, uint64_t first,
 			 uint64_t n)
 {
-	uint64_t row, h = zr_npyfile_rows_at(f, &row);
+	uint64_t row, h = zrfile_npy_rows_at(f, &row);
 	size_t hw;
 	int err = 0;
 
@@ -76,7 +76,7 @@ static int ragged_header(const zr_dtype *dt, char *dst, size_t H,
 /* Moves the records gathered packed at off[] from base to their parts m[]
  * behind their headers, last first: each only moves forward, past the
  * records still packed before it. */
-static int place_ragged(const zr_npyfile_stream *s, const zr_npz_member *m,
+static int place_ragged(const zrfile_source *s, const zrfile_npz_member *m,
 			size_t n, const uint64_t *off, char *buf, char *base)
 {
 	const zr_dtype *dt = &zr_store_schema(s->zs)->dtype;
@@ -86,7 +86,7 @@ static int place_ragged(const zr_npyfile_stream *s, const zr_npz_member *m,
 		uint64_t logic = off[k + 1] - off[k], size;
 		size_t H;
 
-		err = zr__nf_ragged_size(s, logic, &size, &H);
+		err = zrfile_nf_ragged_size(s, logic, &size, &H);
 		if (!err && size != m[k].size)
 			err = -ESTALE; /* the record changed since the plan */
 		if (err)
@@ -99,8 +99,8 @@ static int place_ragged(const zr_npyfile_stream *s, const zr_npz_member *m,
 
 /* Ragged records idx[0..n) into their parts m[0..n), which follow each
  * other in buf: gathered packed at the first part, then placed. */
-static int fill_ragged(const zr_npyfile_stream *s, const uint64_t *idx,
-		       size_t n, const zr_npz_member *m, char *buf)
+static int fill_ragged(const zrfile_source *s, const uint64_t *idx,
+		       size_t n, const zrfile_npz_member *m, char *buf)
 {
 	uint64_t *off = malloc((n + 1) * sizeof(*off));
 	char *base = buf + m[0].offset;
@@ -117,18 +117,18 @@ static int fill_ragged(const zr_npyfile_stream *s, const uint64_t *idx,
 }
 
 /* One stream's parts, from m on. */
-static int fill_stream(const zr_npyfile *f, const zr_npyfile_stream *s,
-		       const zr_npz_member *m, char *buf)
+static int fill_stream(const zrfile_npy *f, const zrfile_source *s,
+		       const zrfile_npz_member *m, char *buf)
 {
-	if (zr__nf_ragged(s))
+	if (zrfile_nf_ragged(s))
 		return fill_ragged(s, f->idx, f->count, m, buf);
 	return fill_dense(f, s, buf + m->offset, m->size);
 }
 
-static int fill_indices(const zr_npyfile *f, char *buf)
+static int fill_indices(const zrfile_npy *f, char *buf)
 {
 	size_t h;
-	int err = zr_npy_write_header(zr__nf_int64(), 1, &f->count, buf,
+	int err = zr_npy_write_header(zrfile_nf_int64(), 1, &f->count, buf,
 				      f->total, &h);
 
 	for (uint64_t k = 0; !err && k < f->count; k++)
@@ -137,30 +137,30 @@ static int fill_indices(const zr_npyfile *f, char *buf)
 	return err;
 }
 
-static int fill_npz(const zr_npyfile *f, char *buf)
+static int fill_npz(const zrfile_npy *f, char *buf)
 {
-	const zr_npz_member *m = f->part;
+	const zrfile_npz_member *m = f->part;
 	int err = 0;
 
 	for (size_t i = 0; i < f->nst && !err; i++) {
 		err = fill_stream(f, &f->st[i], m, buf);
-		m += zr__nf_stream_parts(f, &f->st[i]);
+		m += zrfile_nf_stream_parts(f, &f->st[i]);
 	}
-	return err ? err : zr_npz_finish(buf, f->total, f->part, f->nparts);
+	return err ? err : zrfile_npz_finish(buf, f->total, f->part, f->nparts);
 }
 
-int zr_npyfile_fill(const zr_npyfile *f, void *buf)
+int zrfile_npy_fill(const zrfile_npy *f, void *buf)
 {
 	if (!f->idx || !buf)
 		return -EINVAL; /* planned for its size only */
 	switch (f->form) {
-	case ZR_NPYFILE_INDICES:
+	case ZRFILE_INDICES:
 		return fill_indices(f, buf);
-	case ZR_NPYFILE_NPZ:
+	case ZRFILE_NPZ:
 		return fill_npz(f, buf);
-	case ZR_NPYFILE_PACKED:
-	case ZR_NPYFILE_PADDED: /* or one of their parts (f->only) */
-		return zr__nf_fill_flat(f, buf);
+	case ZRFILE_PACKED:
+	case ZRFILE_PADDED: /* or one of their parts (f->only) */
+		return zrfile_nf_fill_flat(f, buf);
 	default:
 		return fill_stream(f, f->st, &f->one, buf);
 	}

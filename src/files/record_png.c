@@ -1,14 +1,15 @@
 /*
- * recpng.c - a store record as a PNG file (see recpng.h): the image shape
- * comes from the schema or the record's shape prefix, so sizing a file
- * decodes nothing; filling gathers the record and encodes it (png.c).
+ * record_png.c - a store record as a PNG file (see record_png.h): the
+ * image shape comes from the schema or the record's shape prefix, so
+ * sizing a file decodes nothing; filling gathers the record and encodes
+ * it (png.c).
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "recpng.h"
+#include "record_png.h"
 
-int zr_recpng_plan(zr_store *s, uint64_t idx, zr_png *img)
+int zrfile_record_png_plan(zr_store *s, uint64_t idx, zrfile_png *img)
 {
 	const zr_schema *sc = zr_store_schema(s);
 	uint64_t shape[ZR_MAX_NDIM];
@@ -16,24 +17,25 @@ int zr_recpng_plan(zr_store *s, uint64_t idx, zr_png *img)
 	int err;
 
 	if (!sc->ragged)
-		return zr_png_shape(&sc->dtype, sc->ndim, sc->shape, img);
+		return zrfile_png_shape(&sc->dtype, sc->ndim, sc->shape, img);
 	err = zr_ragged_shape(s, idx, &ndim, shape);
-	return err ? err : zr_png_shape(&sc->dtype, ndim, shape, img);
+	return err ? err : zrfile_png_shape(&sc->dtype, ndim, shape, img);
 }
 
-static int same_image(const zr_png *a, const zr_png *b)
+static int same_image(const zrfile_png *a, const zrfile_png *b)
 {
 	return a->height == b->height && a->width == b->width &&
 	       a->channels == b->channels && a->planar == b->planar;
 }
 
-int zr_recpng_fill(zr_store *s, uint64_t idx, const zr_png *img, void *out)
+int zrfile_record_png_fill(zr_store *s, uint64_t idx, const zrfile_png *img,
+			   void *out)
 {
 	const zr_schema *sc = zr_store_schema(s);
 	uint64_t size, off[2], shape[ZR_MAX_NDIM];
 	size_t payload = 0;
 	uint32_t ndim;
-	zr_png now;
+	zrfile_png now;
 	void *rec;
 	int err;
 
@@ -48,13 +50,13 @@ int zr_recpng_fill(zr_store *s, uint64_t idx, const zr_png *img, void *out)
 	if (!err && sc->ragged)
 		err = zr_ragged_parse(rec, size, 1, &ndim, shape, &payload);
 	if (!err && sc->ragged)
-		err = zr_png_shape(&sc->dtype, ndim, shape, &now);
+		err = zrfile_png_shape(&sc->dtype, ndim, shape, &now);
 	else if (!err)
 		now = *img;
 	if (!err && !same_image(&now, img))
 		err = -ESTALE;
 	if (!err)
-		zr_png_encode(img, (const char *)rec + payload, out);
+		zrfile_png_encode(img, (const char *)rec + payload, out);
 	free(rec);
 	return err;
 }

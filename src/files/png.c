@@ -31,26 +31,27 @@ static int channels_ok(uint64_t c)
 	return c == 1 || c == 3 || c == 4;
 }
 
-int zr_png_shape(const zr_dtype *dtype, uint32_t ndim, const uint64_t *shape,
-		 zr_png *out)
+int zrfile_png_shape(const zr_dtype *dtype, uint32_t ndim,
+		     const uint64_t *shape, zrfile_png *out)
 {
-	zr_png img = { 0 };
+	zrfile_png img = { 0 };
 
 	if (dtype->kind != 'u' || dtype->itemsize != 1)
 		return ZR_E_DTYPE;
 	if (ndim == 2) {
-		img = (zr_png){ (uint32_t)shape[0], (uint32_t)shape[1], 1, 0 };
+		img = (zrfile_png){ (uint32_t)shape[0], (uint32_t)shape[1], 1,
+				    0 };
 		if (shape[0] > DIM_MAX || shape[1] > DIM_MAX)
 			return ZR_E_SHAPE;
 	} else if (ndim == 3 && channels_ok(shape[2])) {
 		if (shape[0] > DIM_MAX || shape[1] > DIM_MAX)
 			return ZR_E_SHAPE;
-		img = (zr_png){ (uint32_t)shape[0], (uint32_t)shape[1],
+		img = (zrfile_png){ (uint32_t)shape[0], (uint32_t)shape[1],
 				(uint32_t)shape[2], 0 };
 	} else if (ndim == 3 && channels_ok(shape[0])) {
 		if (shape[1] > DIM_MAX || shape[2] > DIM_MAX)
 			return ZR_E_SHAPE;
-		img = (zr_png){ (uint32_t)shape[1], (uint32_t)shape[2],
+		img = (zrfile_png){ (uint32_t)shape[1], (uint32_t)shape[2],
 				(uint32_t)shape[0], 1 };
 	} else {
 		return ZR_E_SHAPE;
@@ -61,13 +62,13 @@ int zr_png_shape(const zr_dtype *dtype, uint32_t ndim, const uint64_t *shape,
 	return 0;
 }
 
-static uint64_t raw_len(const zr_png *img)
+static uint64_t raw_len(const zrfile_png *img)
 {
 	return (uint64_t)img->height *
 	       (1 + (uint64_t)img->width * img->channels);
 }
 
-static uint64_t zlib_len(const zr_png *img)
+static uint64_t zlib_len(const zrfile_png *img)
 {
 	uint64_t raw = raw_len(img);
 	uint64_t blocks = (raw + BLOCK_MAX - 1) / BLOCK_MAX;
@@ -80,7 +81,7 @@ static uint64_t idat_chunks(uint64_t z)
 	return (z + IDAT_MAX - 1) / IDAT_MAX;
 }
 
-uint64_t zr_png_size(const zr_png *img)
+uint64_t zrfile_png_size(const zrfile_png *img)
 {
 	uint64_t z = zlib_len(img);
 
@@ -158,7 +159,7 @@ static void rwrite(struct rows *r, const unsigned char *b, uint64_t n)
 	}
 }
 
-static void write_rows(const zr_png *img, const unsigned char *px,
+static void write_rows(const zrfile_png *img, const unsigned char *px,
 		       struct rows *r)
 {
 	uint64_t w = img->width, c = img->channels, plane = img->height * w;
@@ -195,12 +196,12 @@ static void chunk_seal(unsigned char *at, uint32_t len, const char *type)
 	put32(at + 8 + len, (uint32_t)crc);
 }
 
-void zr_png_encode(const zr_png *img, const void *pixels, void *out)
+void zrfile_png_encode(const zrfile_png *img, const void *pixels, void *out)
 {
 	static const unsigned char zhdr[ZLIB_HDR] = { 0x78, 0x01 };
 	static const unsigned char color[5] = { 0, 0, 0, 2, 6 };
 	unsigned char *f = out, adler[ADLER_LEN];
-	uint64_t z = zlib_len(img), size = zr_png_size(img);
+	uint64_t z = zlib_len(img), size = zrfile_png_size(img);
 	struct rows r = { { f, 0 }, 0, raw_len(img), adler32(0, NULL, 0) };
 	unsigned char *ihdr = f + SIG_LEN;
 

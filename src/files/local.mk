@@ -1,0 +1,16 @@
+# src/files/local.mk - the file forms, in one place with one prefix
+# (zrfile_): the encoder of record, batch, .npz and PNG files and the
+# parser of the .npy append stream, which the zrecord command and the
+# zrecordfs daemon share so that the same records give the same bytes.
+# Not part of libzrecord's public API (see npy_file.h for why); zlib
+# provides the ZIP members' CRC-32 and PNG's checksums.
+noinst_LTLIBRARIES += src/files/libzrfiles.la
+src_files_libzrfiles_la_SOURCES = \
+	src/files/npy_file.h src/files/npy_file_impl.h \
+	src/files/npy_plan.c src/files/npy_fill.c src/files/npy_ragged.c \
+	src/files/npz.c src/files/npz.h \
+	src/files/png.c src/files/png.h \
+	src/files/record_png.c src/files/record_png.h \
+	src/files/npy_stream.c src/files/npy_stream.h
+src_files_libzrfiles_la_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
+src_files_libzrfiles_la_LIBADD = $(ZLIB_LIBS)
