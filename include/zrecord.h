@@ -429,6 +429,33 @@ ZR_API int zr_ragged_parse(const void *rec, size_t len, size_t itemsize,
 ZR_API int zr_ragged_pack(void *buf, const uint64_t *offsets, size_t count,
 			  size_t itemsize, uint32_t ndim, uint64_t *shapes,
 			  uint64_t *packed);
+/* The same with the elements written to dst (dst_cap bytes; -EINVAL if
+ * they need more) instead of buf, which is then left as it was; dst may
+ * be buf, else the two must not overlap.  Pure, thread-safe. */
+ZR_API int zr_ragged_pack_into(const void *buf, const uint64_t *offsets,
+			       size_t count, size_t itemsize, uint32_t ndim,
+			       void *dst, size_t dst_cap, uint64_t *shapes,
+			       uint64_t *packed);
+/* The padded form of a packed batch: the shape every record is padded to,
+ * padded[0] the longest axis 0 and padded[1..ndim) the axes beyond it,
+ * which every record must share (shapes as zr_ragged_pack gives them).
+ * ZR_E_SHAPE, naming the record, for shapes that differ beyond axis 0 or
+ * for ndim 0 (no axis 0 to pad).  Pure, thread-safe. */
+ZR_API int zr_ragged_pad_shape(const uint64_t *shapes, size_t count,
+			       uint32_t ndim, uint64_t padded[ZR_MAX_NDIM]);
+/* Lays a packed batch (src, packed, shapes as zr_ragged_pack left them)
+ * out as one (count, *padded) array at dst: record k's elements at dst +
+ * k * row, row = product(padded[0..ndim)) * itemsize bytes, then pad (one
+ * element of itemsize bytes; NULL: zero bytes) to the end of the row.
+ * dst_cap must be >= count * row (-EINVAL otherwise).  dst may be src
+ * (the records then move up, the last first), else the two must not
+ * overlap.  ZR_E_SHAPE if a record does not fit padded or its byte length
+ * is not its shape's.  These are the bytes of the data member of a
+ * mount's .padded.npz (pad NULL).  Pure, thread-safe. */
+ZR_API int zr_ragged_pad(const void *src, const uint64_t *packed,
+			 size_t count, size_t itemsize, uint32_t ndim,
+			 const uint64_t *shapes, const uint64_t *padded,
+			 const void *pad, void *dst, size_t dst_cap);
 /* Reads ragged record idx's shape without decoding its payload (a
  * compressed record decodes only the frame's first bytes). */
 ZR_API int zr_ragged_shape(zr_store *s, uint64_t idx, uint32_t *ndim,

@@ -22,6 +22,17 @@
  *   the table without decoding; the data start at a multiple of 8 (of 64
  *   in np.save's files).  np.load and np.load(mmap_mode='r') read it.
  * - an .npz is stored (not compressed), laid out by npz.h.
+ *
+ * Where this lives (src/files, prefix zrfile_, not libzrecord's API): its
+ * plans are structs the command and the daemon keep by value and fill in
+ * pieces, which an ABI would freeze, and the file framing needs zlib,
+ * which the library does not.  What a binding needs of it, the arrays of
+ * the packed and padded forms, is in the library instead
+ * (zr_ragged_pack_into, zr_ragged_pad_shape, zr_ragged_pad in zrecord.h):
+ * npy_ragged.c places data.npy's elements with those very functions and
+ * loaderx's RaggedStore.gather(form=) calls them through cffi, so the
+ * arrays and the files' members are the same bytes
+ * (tests/fs/test_ragged_forms.py).  docs/architecture.md has the choice.
  */
 #ifndef ZRFILE_NPY_FILE_H
 #define ZRFILE_NPY_FILE_H

@@ -116,16 +116,17 @@ static int read_shapes(zrfile_npy *f, int known)
 			if (!f->shapes)
 				return -ENOMEM;
 		}
-		if (ndim != f->rndim || (padded && !ndim))
+		if (ndim != f->rndim)
 			return -EINVAL;
-		if (padded && k && memcmp(shape + 1, f->shapes + 1,
-					  (ndim - 1) * sizeof(*shape)))
-			return -EINVAL; /* differ beyond axis 0 */
 		if (!known)
 			memcpy(f->shapes + k * ndim, shape,
 			       ndim * sizeof(*shape));
-		if (padded && shape[0] > f->longest)
-			f->longest = shape[0];
+	}
+	if (padded && f->count) {
+		/* the library's rule, which loaderx's padded form follows */
+		if (zr_ragged_pad_shape(f->shapes, f->count, f->rndim, shape))
+			return -EINVAL;
+		f->longest = shape[0];
 	}
 	return 0;
 }
@@ -306,44 +307,39 @@ static int fill_meta(const zrfile_npy *f, size_t i, char *buf)
 	return err;
 }
 
-/* Copies the gathered records (off[] in tmp) into data.npy's array at
- * dst: packed one after the other, or row k of a zeroed (B, longest, ...)
- * array.  -ESTALE if a record's shape is no longer the planned one.
- * Packed, tmp may be dst itself: record k then moves down by its
- * predecessors' prefixes, never past the start of record k + 1. */
+/* Places the gathered records (off[] in tmp) in data.npy's array at dst
+ * through the library's packed and padded forms (ragged_forms.c), the
+ * ones loaderx's gather(form=) returns: packed one after the other, or
+ * padded with zeros to row k of a (B, longest, ...) array.  -ESTALE if a
+ * record's shape is no longer the planned one.  Packed, tmp may be dst
+ * itself (records move down over their prefixes); padded, they are packed
+ * at dst, then padded there in place. */
 static int place(const zrfile_npy *f, const char *tmp, const uint64_t *off,
 		 char *dst)
 {
 	size_t isz = zr_store_schema(f->st->zs)->dtype.itemsize;
-	uint64_t rowbytes = 0, pos = 0;
+	size_t cap = (size_t)(f->elems * isz), n = f->count * f->rndim;
+	uint64_t *shapes = malloc((n ? n : 1) * sizeof(*shapes));
+	uint64_t *packed = malloc((f->count + 1) * sizeof(*packed));
+	uint64_t padded[ZR_MAX_NDIM];
+	int err = shapes && packed ? 0 : -ENOMEM;
 
-	if (f->form == ZRFILE_PADDED) {
-		product(f->shapes + 1, f->rndim - 1, &rowbytes);
-		rowbytes *= isz;
-		memset(dst, 0, f->elems * isz);
+	if (!err)
+		err = zr_ragged_pack_into(tmp, off, f->count, isz, f->rndim,
+					  dst, cap, shapes, packed);
+	if (err == ZR_E_SHAPE || err == -EINVAL ||
+	    (!err && memcmp(shapes, f->shapes, n * sizeof(*shapes))))
+		err = -ESTALE; /* another ndim, another shape, grown */
+	if (!err && f->form == ZRFILE_PADDED && f->count) {
+		padded[0] = f->longest;
+		memcpy(padded + 1, f->shapes + 1,
+		       (f->rndim - 1) * sizeof(*padded));
+		err = zr_ragged_pad(dst, packed, f->count, isz, f->rndim,
+				    f->shapes, padded, NULL, dst, cap);
 	}
-	for (uint64_t k = 0; k < f->count; k++) {
-		uint64_t shape[ZR_MAX_NDIM];
-		uint32_t ndim;
-		size_t poff, len = off[k + 1] - off[k];
-		int err = zr_ragged_parse(tmp + off[k], len, isz, &ndim, shape,
-					  &poff);
-
-		if (err)
-			return err;
-		if (ndim != f->rndim ||
-		    memcmp(shape, f->shapes + k * f->rndim,
-			   ndim * sizeof(*shape)))
-			return -ESTALE;
-		if (f->form == ZRFILE_PADDED) {
-			memcpy(dst + k * f->longest * rowbytes,
-			       tmp + off[k] + poff, len - poff);
-		} else {
-			memmove(dst + pos, tmp + off[k] + poff, len - poff);
-			pos += len - poff;
-		}
-	}
-	return 0;
+	free(shapes);
+	free(packed);
+	return err;
 }
 
 /* Where fill_data gathers the records (the plan's slack makes room): a

@@ -8,6 +8,7 @@ member; and a store whose records cannot take the form refuses every one
 of its names with EINVAL."""
 import errno
 import hashlib
+import io
 import os
 import subprocess
 import sys
@@ -59,6 +60,14 @@ PARTS = {"packed": [("data", "packed.npy"), ("offsets", "offsets.npy"),
          "padded": [("data", "padded.npy"), ("lengths", "lengths.npy")]}
 
 
+def payload(npy):
+    """The array bytes of a .npy file, after its header."""
+    f = io.BytesIO(npy)
+    version = np.lib.format.read_magic(f)
+    np.lib.format._read_array_header(f, version)
+    return npy[f.tell():]
+
+
 def check_parts(m, src, tmp_path, store, form, seed, step, mode, size, z):
     """Every part file is its .npz member, byte for byte, and the CLI's
     --form of the same part."""
@@ -94,6 +103,10 @@ def check_form(m, src, tmp_path, store, form, batches=BATCHES):
                     assert got.dtype == w.dtype, (store, form, name)
                     assert got.shape == w.shape, (store, form, name)
                     assert np.array_equal(got, w), (store, form, name)
+                    # one C implementation behind both: the same bytes
+                    assert payload(z.zip.read(name + ".npy")) == \
+                        np.ascontiguousarray(w).tobytes(), (store, form,
+                                                            name)
                 check_parts(m, src, tmp_path, store, form, seed, step,
                             mode, size, z)
             mine = tmp_path / "cli.npz"
@@ -115,6 +128,34 @@ def test_forms_match_loaderx_and_the_cli(stores, mount, tmp_path):
     zrecord("batch", os.path.join(stores, "tokens"), "--seed", 7,
             "--step", 0, "--form", "npz", "-o", mine)
     assert cmp(mine, m.path("tokens", "batch", "7-0.npz"))
+
+
+def test_loaderx_forms_are_the_members_bytes(src, mount, tmp_path):
+    """Records of 8-byte floats with two axes beyond axis 0 (a row is
+    more than one element): loaderx's packed and padded arrays are the
+    .packed.npz and .padded.npz members byte for byte, the padding zeros
+    included, and a pad value lands exactly where the mount has zeros."""
+    rng = np.random.default_rng(19)
+    recs = [rng.standard_normal((int(rng.integers(1, 7)), 2, 3))
+            .astype("<f8") for _ in range(25)]
+    for codec in ("raw", "zstd"):
+        make_store(os.path.join(src, "f8" + codec), "<f8", ragged=True,
+                   codec=codec, records=recs)
+    m = mount(src, "ro")
+    for codec in ("raw", "zstd"):
+        check_form(m, src, tmp_path, "f8" + codec, "packed")
+        check_form(m, src, tmp_path, "f8" + codec, "padded")
+    from loaderx.zrecord import RaggedStore
+    with RaggedStore.open(os.path.join(src, "f8raw"), readonly=True) as rs:
+        idx = np.load(m.path("f8raw", "batch", "7-0.indices.npy"))
+        data, lengths = rs.gather(idx, form="padded", pad=np.nan)
+        with np.load(m.path("f8raw", "batch", "7-0.padded.npz")) as z:
+            served = z["data"]
+        filled = np.arange(data.shape[1])[None, :] < lengths[:, None]
+        assert filled.sum() == sum(len(recs[i]) for i in idx)
+        assert np.array_equal(data[filled], served[filled])
+        assert np.isnan(data[~filled]).all() and \
+            (served[~filled] == 0).all()
 
 
 def test_tokens_offsets_are_cu_seqlens(stores, mount):

@@ -102,6 +102,12 @@ int zr_ragged_parse(const void *rec, size_t len, size_t itemsize,
 int zr_ragged_pack(void *buf, const uint64_t *offsets, size_t count,
             size_t itemsize, uint32_t ndim, uint64_t *shapes,
             uint64_t *packed);
+int zr_ragged_pad_shape(const uint64_t *shapes, size_t count,
+            uint32_t ndim, uint64_t padded[32]);
+int zr_ragged_pad(const void *src, const uint64_t *packed,
+            size_t count, size_t itemsize, uint32_t ndim,
+            const uint64_t *shapes, const uint64_t *padded,
+            const void *pad, void *dst, size_t dst_cap);
 
 int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count);
 typedef void (*zr_progress_fn)(void *ctx, uint64_t done, uint64_t total);

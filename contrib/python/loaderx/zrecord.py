@@ -347,27 +347,6 @@ class _Chunk:
         return self.recs, n
 
 
-def _padded(data, shapes, dtype, pad):
-    """(data, lengths) of a packed batch: records padded along axis 0 to
-    the longest, placed by one boolean-mask assignment."""
-    n = len(shapes)
-    if n and shapes.shape[1] == 0:
-        raise ValueError("padded form: a 0-d record has no axis 0")
-    rests = shapes[:, 1:]
-    if n and (rests != rests[0]).any():
-        raise ValueError("padded form: the records' shapes differ beyond "
-                         "axis 0 (%s)" % sorted({tuple(r) for r in
-                                                 rests.tolist()}))
-    rest = tuple(int(d) for d in rests[0]) if n else ()
-    lengths = shapes[:, 0].copy() if n else np.zeros(0, dtype=np.int64)
-    longest = int(lengths.max()) if n else 0
-    out = np.full((n, longest) + rest, pad, dtype=dtype)
-    if n:
-        out[np.arange(longest) < lengths[:, None]] = data.reshape(
-            (-1,) + rest)
-    return out, lengths
-
-
 class RaggedStore(_Store):
     """Variable-shape records: each keeps its own shape; a batch comes back
     as a list of arrays.  Appends run on a background writer thread."""
@@ -412,10 +391,9 @@ class RaggedStore(_Store):
             raise ValueError("form must be 'list', 'packed' or 'padded'")
         if form == "list":
             return self._gather_list(idx)
-        data, offsets, shapes = self._gather_packed(idx)
         if form == "packed":
-            return data, offsets, shapes
-        return _padded(data, shapes, self.dtype, pad)
+            return self._gather_packed(idx)
+        return self._gather_padded(idx, pad)
 
     def _gather_raw(self, idx):
         """The records as stored (shape prefix, then elements), back to
@@ -438,14 +416,11 @@ class RaggedStore(_Store):
         buf, offsets = self._gather_raw(idx)
         return self._split(buf, offsets.tolist())
 
-    def _gather_packed(self, idx):
-        """(data, element offsets, shapes), packed in the gather's own
-        buffer by zr_ragged_pack; every record must have record 0's
-        ndim (ValueError otherwise)."""
+    def _pack(self, idx):
+        """The gathered records packed in the gather's own buffer by
+        zr_ragged_pack: (buffer, byte boundaries, shapes); every record
+        must have record 0's ndim (ValueError otherwise)."""
         n = len(idx)
-        if not n:
-            return (np.empty(0, dtype=self.dtype),
-                    np.zeros(1, dtype=np.int64), np.empty((0, 1), np.int64))
         buf, offsets = self._gather_raw(idx)
         base, itemsize = ffi.from_buffer(buf), self.dtype.itemsize
         ndim, at = ffi.new("uint32_t *"), ffi.new("size_t *")
@@ -456,8 +431,40 @@ class RaggedStore(_Store):
         check(lib.zr_ragged_pack(base, u64_ptr(offsets), n, itemsize,
                                  ndim[0], u64_ptr(shapes), u64_ptr(packed)),
               self.path)
+        return buf, packed, shapes
+
+    def _gather_packed(self, idx):
+        """(data, element offsets, shapes): the members of the mount's
+        .packed.npz, from the same C code (zr_ragged_pack)."""
+        if not len(idx):
+            return (np.empty(0, dtype=self.dtype),
+                    np.zeros(1, dtype=np.int64), np.empty((0, 1), np.int64))
+        buf, packed, shapes = self._pack(idx)
         data = buf[:int(packed[-1])].view(self.dtype)
-        return data, (packed // itemsize).astype(np.int64), shapes
+        return data, (packed // self.dtype.itemsize).astype(np.int64), shapes
+
+    def _gather_padded(self, idx, pad):
+        """(data, lengths): the members of the mount's .padded.npz (with
+        pad 0), from the same C code: zr_ragged_pad_shape checks that the
+        records differ only along axis 0 (ValueError otherwise) and
+        zr_ragged_pad places them, pad elsewhere."""
+        n = len(idx)
+        if not n:
+            return (np.empty((0, 0), dtype=self.dtype),
+                    np.zeros(0, dtype=np.int64))
+        buf, packed, shapes = self._pack(idx)
+        ndim = shapes.shape[1]
+        padded = ffi.new("uint64_t[]", MAX_NDIM)
+        check(lib.zr_ragged_pad_shape(u64_ptr(shapes), n, ndim, padded),
+              self.path)
+        out = np.empty((n,) + tuple(padded[0:ndim]), dtype=self.dtype)
+        value = np.empty((), dtype=self.dtype)
+        np.copyto(value, pad, casting="unsafe")  # as np.full casts it
+        check(lib.zr_ragged_pad(ffi.from_buffer(buf), u64_ptr(packed), n,
+                                self.dtype.itemsize, ndim, u64_ptr(shapes),
+                                padded, ffi.from_buffer(value),
+                                ffi.from_buffer(out), out.nbytes), self.path)
+        return out, shapes[:, 0].copy()
 
     def _split(self, buf, offsets):
         """One array per gathered record, each a view into buf when its
