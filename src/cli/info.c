@@ -29,7 +29,7 @@ static int print_stats(const char *path, zr_store *s)
 	int rc = zr_store_stats(s, &st);
 
 	if (!rc)
-		rc = zr_stats_json(s, &st, &json, &len);
+		rc = zrcommon_stats_json(s, &st, &json, &len);
 	if (rc < 0)
 		return zr_cli_lib_error(path, "stats", rc);
 	fwrite(json, 1, len, stdout);

@@ -255,11 +255,11 @@ static int busy_error(const char *path, const char *cmd, unsigned waited)
 	int write = 0, on_data = 1;
 
 	snprintf(file, sizeof(file), "%s/data.zr", path);
-	pid = zr_lock_holder(file, comm, sizeof(comm), &write);
+	pid = zrcommon_lock_holder(file, comm, sizeof(comm), &write);
 	if (!pid) {
 		on_data = 0;
 		snprintf(file, sizeof(file), "%s/meta.zr", path);
-		pid = zr_lock_holder(file, comm, sizeof(comm), &write);
+		pid = zrcommon_lock_holder(file, comm, sizeof(comm), &write);
 	}
 	if (pid)
 		snprintf(msg, sizeof(msg), "process %d (%s) holds its lock %s",
@@ -287,7 +287,7 @@ static int try_open(void *ctx)
 	struct open_try *t = ctx;
 
 	t->rc = zr_store_open(t->path, t->flags, t->out);
-	return t->rc == ZR_E_BUSY ? ZR_RETRY_BUSY : 0;
+	return t->rc == ZR_E_BUSY ? ZRCOMMON_RETRY_BUSY : 0;
 }
 
 void zr_cli_warn_lock(const zr_store *s)
@@ -304,7 +304,7 @@ int zr_cli_open(const char *path, unsigned flags, const char *cmd,
 	struct open_try t = { path, flags, out, 0 };
 	int rc;
 
-	zr_retry(try_open, &t, wait_ms);
+	zrcommon_retry(try_open, &t, wait_ms);
 	rc = t.rc;
 	if (rc == ZR_E_BUSY)
 		return busy_error(path, cmd, wait_ms);

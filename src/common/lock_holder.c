@@ -56,8 +56,8 @@ static void read_comm(pid_t pid, char *comm, size_t commsz)
 	fclose(f);
 }
 
-pid_t zr_lock_holder(const char *path, char *comm, size_t commsz,
-		     int *write)
+pid_t zrcommon_lock_holder(const char *path, char *comm, size_t commsz,
+			   int *write)
 {
 	struct stat st;
 	pid_t pid = 0;

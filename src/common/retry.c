@@ -27,13 +27,13 @@ static void pause_ms(long long ms)
 		;
 }
 
-int zr_retry(int (*attempt)(void *ctx), void *ctx, unsigned timeout_ms)
+int zrcommon_retry(int (*attempt)(void *ctx), void *ctx, unsigned timeout_ms)
 {
 	long long end = now_ms() + timeout_ms, left;
 	long long pause = PAUSE_FIRST_MS;
 	int rc;
 
-	while ((rc = attempt(ctx)) == ZR_RETRY_BUSY) {
+	while ((rc = attempt(ctx)) == ZRCOMMON_RETRY_BUSY) {
 		left = end - now_ms();
 		if (left <= 0)
 			break;
@@ -55,14 +55,14 @@ static int try_flock(void *ctx)
 	if (!flock(t->fd, t->op | LOCK_NB))
 		return 0;
 	if (errno == EWOULDBLOCK)
-		return ZR_RETRY_BUSY;
-	return errno == EINTR ? ZR_RETRY_BUSY : -errno;
+		return ZRCOMMON_RETRY_BUSY;
+	return errno == EINTR ? ZRCOMMON_RETRY_BUSY : -errno;
 }
 
-int zr_flock_wait(int fd, int op, unsigned timeout_ms)
+int zrcommon_flock_wait(int fd, int op, unsigned timeout_ms)
 {
 	struct flock_try t = { fd, op };
-	int rc = zr_retry(try_flock, &t, timeout_ms);
+	int rc = zrcommon_retry(try_flock, &t, timeout_ms);
 
-	return rc == ZR_RETRY_BUSY ? -ETIMEDOUT : rc;
+	return rc == ZRCOMMON_RETRY_BUSY ? -ETIMEDOUT : rc;
 }

@@ -9,19 +9,19 @@
  * within milliseconds, so the pause starts short and grows, bounding both
  * the added latency and the cost of a long wait.
  */
-#ifndef ZR_RETRY_H
-#define ZR_RETRY_H
+#ifndef ZRCOMMON_RETRY_H
+#define ZRCOMMON_RETRY_H
 
 /* What an attempt returns while the thing it wants is still busy. */
-#define ZR_RETRY_BUSY 1
+#define ZRCOMMON_RETRY_BUSY 1
 
-/* Calls attempt(ctx) until it returns anything but ZR_RETRY_BUSY or
+/* Calls attempt(ctx) until it returns anything but ZRCOMMON_RETRY_BUSY or
  * timeout_ms have passed (0: exactly once).  Returns the last result, so
- * ZR_RETRY_BUSY means the time ran out. */
-int zr_retry(int (*attempt)(void *ctx), void *ctx, unsigned timeout_ms);
+ * ZRCOMMON_RETRY_BUSY means the time ran out. */
+int zrcommon_retry(int (*attempt)(void *ctx), void *ctx, unsigned timeout_ms);
 
 /* flock(fd, op | LOCK_NB) retried for up to timeout_ms: 0, -ETIMEDOUT, or
  * the -errno of a failure other than the lock being held. */
-int zr_flock_wait(int fd, int op, unsigned timeout_ms);
+int zrcommon_flock_wait(int fd, int op, unsigned timeout_ms);
 
 #endif

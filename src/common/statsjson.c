@@ -9,8 +9,8 @@
 
 #include "statsjson.h"
 
-int zr_stats_json(const zr_store *s, const zr_stats *st, char **out,
-		  size_t *len)
+int zrcommon_stats_json(const zr_store *s, const zr_stats *st, char **out,
+			size_t *len)
 {
 	const zr_schema *sc = zr_store_schema(s);
 	char schema[ZR_SCHEMA_MAX * 4];

@@ -7,8 +7,8 @@
  * {"records": 40, "live_bytes": 7680, "data_bytes": 7680, "reclaimable": 0,
  *  "codec": "raw", "ragged": false, "dtype": "|u1", "item_shape": [3, 8, 8]}
  */
-#ifndef ZR_STATSJSON_H
-#define ZR_STATSJSON_H
+#ifndef ZRCOMMON_STATSJSON_H
+#define ZRCOMMON_STATSJSON_H
 
 #include <stddef.h>
 
@@ -17,7 +17,7 @@
 /* The report of store s whose figures are st (from zr_store_stats), with
  * a trailing newline, into a malloc'ed *out of *len bytes (NUL-terminated
  * besides).  0, -ENOMEM, or zr_schema_json's error. */
-int zr_stats_json(const zr_store *s, const zr_stats *st, char **out,
-		  size_t *len);
+int zrcommon_stats_json(const zr_store *s, const zr_stats *st, char **out,
+			size_t *len);
 
 #endif

@@ -26,7 +26,7 @@ static int stats_json(struct zrfs_fstore *st, char **out, size_t *len)
 		return err;
 	err = zr_store_stats(st->zs, &s);
 	zrfs_st_unlock(st);
-	return err ? err : zr_stats_json(st->zs, &s, out, len);
+	return err ? err : zrcommon_stats_json(st->zs, &s, out, len);
 }
 
 static int schema_json(struct zrfs_fstore *st, char **out, size_t *len)

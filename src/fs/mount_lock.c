@@ -23,7 +23,7 @@ static void say_holder(const char *mnt)
 {
 	char comm[64];
 	int write;
-	pid_t pid = zr_lock_holder(mnt, comm, sizeof(comm), &write);
+	pid_t pid = zrcommon_lock_holder(mnt, comm, sizeof(comm), &write);
 
 	if (pid)
 		fprintf(stderr, " (process %d, %s)", (int)pid, comm);
@@ -39,7 +39,7 @@ int zrfs_mntlock_take(const char *mnt, unsigned timeout_ms, int *fd)
 	if (!strncmp(mnt, "/dev/fd/", 8))
 		return 0;
 	lock = open_dir(mnt);
-	err = lock < 0 ? lock : zr_flock_wait(lock, LOCK_EX, timeout_ms);
+	err = lock < 0 ? lock : zrcommon_flock_wait(lock, LOCK_EX, timeout_ms);
 	if (!err) {
 		*fd = lock;
 		return 0;
@@ -72,7 +72,7 @@ int zrfs_mntlock_wait(const char *mnt, unsigned timeout_ms)
 
 	if (fd < 0)
 		return fd;
-	err = zr_flock_wait(fd, LOCK_SH, timeout_ms);
+	err = zrcommon_flock_wait(fd, LOCK_SH, timeout_ms);
 	close(fd);
 	return err;
 }

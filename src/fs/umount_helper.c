@@ -201,7 +201,7 @@ static int wait_for_daemon(const struct args *a)
 			strerror(-err));
 		return EX_FAIL;
 	}
-	pid = zr_lock_holder(a->mnt, comm, sizeof(comm), &write);
+	pid = zrcommon_lock_holder(a->mnt, comm, sizeof(comm), &write);
 	fprintf(stderr, ME ": %s is unmounted, but its zrecordfs", a->mnt);
 	if (pid)
 		fprintf(stderr, " (process %d)", (int)pid);
