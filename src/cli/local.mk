@@ -4,6 +4,7 @@ src_cli_zrecord_SOURCES = \
 	src/cli/main.c src/cli/cli.h src/cli/util.c src/cli/output.c \
 	src/cli/progress.c src/cli/records.c \
 	src/cli/create.c src/cli/append.c src/cli/get.c src/cli/batch.c \
+	src/cli/batch.h src/cli/batchmix.c \
 	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c
 src_cli_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
 src_cli_zrecord_LDADD = src/common/libzrcommon.la src/lib/libzrecord.la

@@ -1,6 +1,6 @@
 # src/common/local.mk - code shared by the zrecord command, the zrecordfs
 # daemon and its umount helper (the .npy stream parser; the encoder of
-# record, batch and .npz files; the PNG writer; the stats report; waiting
+# record, batch and .npz files; the PNG writer; the stats report; the mixture file reader; waiting
 # for a lock, naming a lock's holder); not part of libzrecord's public
 # API.  zlib provides the ZIP members' CRC-32 and PNG's checksums.
 noinst_LTLIBRARIES += src/common/libzrcommon.la
@@ -10,6 +10,7 @@ src_common_libzrcommon_la_SOURCES = \
 	src/common/npyfile.c src/common/npyfill.c src/common/npyflat.c src/common/npyfile.h \
 	src/common/npyfile_impl.h \
 	src/common/statsjson.c src/common/statsjson.h \
+	src/common/mixfile.c src/common/mixfile.h \
 	src/common/png.c src/common/png.h \
 	src/common/recpng.c src/common/recpng.h \
 	src/common/retry.c src/common/retry.h \
