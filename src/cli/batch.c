@@ -5,6 +5,7 @@
  * A mixture file goes to batchmix.c.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,46 @@ static int entry(batch_args *a, int kind, const char *val)
 	return rc;
 }
 
+/* --length N[,N...] */
+static int lengths(batch_args *a, const char *val)
+{
+	char buf[16384], *save = NULL, *tok;
+
+	if (strlen(val) >= sizeof(buf))
+		return zr_cli_usage(&zr_cli_batch, "--length: too long");
+	strcpy(buf, val);
+	a->nlen = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save))
+		if (a->nlen == ZR_CLI_MAX_LENGTHS ||
+		    zr_cli_parse_u64(tok, &a->len[a->nlen++]) < 0)
+			return zr_cli_usage(&zr_cli_batch, "bad --length '%s': "
+					    "want N or N,N,... (one per "
+					    "source)", val);
+	return -1;
+}
+
+int zr_cli_batch_length(const batch_args *a, size_t k, uint64_t n,
+			uint64_t *out)
+{
+	if (!a->nlen) {
+		*out = n;
+		return ZR_CLI_OK;
+	}
+	if (a->nlen <= k)
+		return zr_cli_usage(&zr_cli_batch, "--length gives %zu lengths, "
+				    "want one per source", a->nlen);
+	if (a->len[k] > n) {
+		fprintf(stderr, "zrecord: %s: batch: --length %llu of source "
+			"%zu is above its %llu records\n", a->store,
+			(unsigned long long)a->len[k], k,
+			(unsigned long long)n);
+		return ZR_CLI_FAIL;
+	}
+	*out = a->len[k];
+	return ZR_CLI_OK;
+}
+
 static int option(batch_args *a, int c)
 {
 	uint64_t v;
@@ -129,6 +170,9 @@ static int option(batch_args *a, int c)
 			rc = zr_cli_usage(&zr_cli_batch, "--granule must be "
 					  "at least 1");
 		break;
+	case 'L':
+		rc = lengths(a, optarg);
+		break;
 	case 'S':
 		rc = entry(a, ZR_CLI_SKIP, optarg);
 		break;
@@ -164,6 +208,7 @@ static int parse_args(int argc, char **argv, batch_args *a)
 		{ "indices", no_argument, NULL, 'i' },
 		{ "start", required_argument, NULL, 'P' },
 		{ "granule", required_argument, NULL, 'G' },
+		{ "length", required_argument, NULL, 'L' },
 		{ "skip", required_argument, NULL, 'S' },
 		{ "grow", required_argument, NULL, 'g' },
 		{ "output", required_argument, NULL, 'o' },
@@ -284,14 +329,16 @@ static int plain_stream(const batch_args *a, uint64_t length, zr_stream **st)
 
 static int draw(const batch_args *a, zr_store *s)
 {
-	uint64_t *idx = NULL, b = a->cfg.batch_size;
+	uint64_t *idx = NULL, b = a->cfg.batch_size, n;
 	zr_stream *st;
 	int rc, form = form_of(a, s);
 
 	if (form < 0)
 		return zr_cli_usage(&zr_cli_batch, "--form: '%s' is a dense "
 				    "store (its batch is one .npy)", a->store);
-	rc = plain_stream(a, zr_store_length(s), &st);
+	rc = zr_cli_batch_length(a, 0, zr_store_length(s), &n);
+	if (rc == ZR_CLI_OK)
+		rc = plain_stream(a, n, &st);
 	if (rc != ZR_CLI_OK)
 		return rc;
 	if (b > SIZE_MAX / sizeof(*idx))
@@ -341,7 +388,8 @@ const zr_cli_cmd zr_cli_batch = {
 		    "           [--mode sequential|iid|cyclic] "
 		    "[--batch-size B]\n"
 		    "           [--rank R --world W] [--granule G] "
-		    "[--skip A:B]... [--grow P[:K]:N]...\n"
+		    "[--length N[,N...]]\n"
+		    "           [--skip A:B]... [--grow P[:K]:N]...\n"
 		    "           [--indices | --form F] [-o OUT]",
 	.help =
 	"Writes the batch the sampler draws for (seed, step): a dense store\n"
@@ -360,6 +408,8 @@ const zr_cli_cmd zr_cli_batch = {
 	"  --start P         the run's first position (default 0)\n"
 	"  --granule G       cycle multiple of the stream (default W*B; keep\n"
 	"                    the first run's W*B when W or B change)\n"
+	"  --length N        the stream's length at position 0 (default: the\n"
+	"                    store's; a MIX: one per source, N,N,...)\n"
 	"  --skip A:B        positions A..B-1 are not served (repeatable)\n"
 	"  --grow P:N        the store has N records from the first cycle\n"
 	"                    boundary at or after position P (P:K:N: source K\n"

@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #define ZR_CLI_MAX_ENTRIES 256
+#define ZR_CLI_MAX_LENGTHS 1024
 
 enum { ZR_CLI_SKIP, ZR_CLI_GROW, ZR_CLI_WEIGHTS };
 
@@ -28,7 +29,14 @@ typedef struct batch_args {
 	int form; /* --form: an enum zr_npyfile_form, or -1 */
 	size_t nent;
 	zr_cli_entry ent[ZR_CLI_MAX_ENTRIES];
+	size_t nlen; /* --length: each source's length at position 0 */
+	uint64_t len[ZR_CLI_MAX_LENGTHS];
 } batch_args;
+
+/* The length source k starts with: --length's, else the store's (n),
+ * which it must not pass; reports a failure itself (ZR_CLI_ codes). */
+int zr_cli_batch_length(const batch_args *a, size_t k, uint64_t n,
+			uint64_t *out);
 
 /* Applies a's entries and extra[0..nextra) to st in position order;
  * reports a failure itself (ZR_CLI_ codes). */

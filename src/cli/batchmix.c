@@ -81,7 +81,10 @@ static int open_sources(mix *m)
 		rc = zr_cli_open(src, ZR_OPEN_RDONLY, "batch", &m->zs[i]);
 		if (rc != ZR_CLI_OK)
 			return rc;
-		m->len[i] = zr_store_length(m->zs[i]);
+		rc = zr_cli_batch_length(m->a, i, zr_store_length(m->zs[i]),
+					 &m->len[i]);
+		if (rc != ZR_CLI_OK)
+			return rc;
 	}
 	return ZR_CLI_OK;
 }
