@@ -54,7 +54,5 @@ struct zr_stream {
 
 /* The draws of each source before position pos (counts[0..k)). */
 int zr__stream_counts(const zr_stream *st, uint64_t pos, uint64_t *counts);
-/* The index of counter c of source s. */
-uint64_t zr__source_index(const zr__source *s, uint64_t c);
 
 #endif

@@ -88,39 +88,34 @@ static void source_run(const zr__source *s, uint64_t c, uint64_t n,
 	}
 }
 
-uint64_t zr__source_index(const zr__source *s, uint64_t c)
-{
-	uint64_t i;
-
-	source_run(s, c, 1, &i);
-	return i;
-}
-
 /* The interleave of one period: C[k] draws of source k so far; source k
  * is ready at offset x when floor(C[k] * S / w[k]) <= x (rel[k]) and
- * due by floor((C[k] + 1) * S / w[k]) (due[k]). */
+ * due by floor((C[k] + 1) * S / w[k]) (due[k], with remainder rem[k]).
+ * Each draw moves due on by S / w[k] = sq[k] + sr[k] / w[k], so a step
+ * divides nothing. */
 typedef struct edf {
 	uint32_t k;
 	uint64_t s;
 	const uint64_t *w;
-	uint64_t *c, *rel, *due;
+	uint64_t *c, *rel, *due, *rem, *sq, *sr;
 } edf;
 
-static void edf_set(edf *e, uint32_t i)
-{
-	if (!e->w[i] || e->c[i] >= e->w[i]) {
-		e->rel[i] = UINT64_MAX;
-		return;
-	}
-	e->rel[i] = e->c[i] * e->s / e->w[i];
-	e->due[i] = (e->c[i] + 1) * e->s / e->w[i];
-}
+#define ZR__EDF_ARRAYS 6
 
 static void edf_reset(edf *e)
 {
-	memset(e->c, 0, e->k * sizeof(*e->c));
-	for (uint32_t i = 0; i < e->k; i++)
-		edf_set(e, i);
+	for (uint32_t i = 0; i < e->k; i++) {
+		e->c[i] = 0;
+		if (!e->w[i]) {
+			e->rel[i] = UINT64_MAX;
+			continue;
+		}
+		e->rel[i] = 0;
+		e->sq[i] = e->s / e->w[i];
+		e->sr[i] = e->s % e->w[i];
+		e->due[i] = e->sq[i];
+		e->rem[i] = e->sr[i];
+	}
 }
 
 /* The source at offset x (the ready one due first, the lowest on a tie). */
@@ -134,22 +129,60 @@ static uint32_t edf_step(edf *e, uint64_t x)
 			due = e->due[i];
 			best = i;
 		}
-	e->c[best]++;
-	edf_set(e, best);
+	if (++e->c[best] >= e->w[best]) {
+		e->rel[best] = UINT64_MAX; /* all its draws of the period */
+		return best;
+	}
+	e->rel[best] = e->due[best];
+	e->due[best] += e->sq[best];
+	e->rem[best] += e->sr[best];
+	if (e->rem[best] >= e->w[best]) {
+		e->rem[best] -= e->w[best];
+		e->due[best]++;
+	}
 	return best;
 }
 
-/* Scratch of a mixture call: the interleave's arrays and each source's
- * counter. */
+/* A mixture source's current cycle: counters [lo, hi) are perm(c - lo)
+ * (its sources are cyclic, granule 1), so consecutive draws of one
+ * source set up its permutation once. */
+typedef struct cycle_cache {
+	uint64_t lo, hi;
+	zr__feistel f;
+} cycle_cache;
+
+static uint64_t cached_index(const zr__source *s, cycle_cache *cc,
+			     uint64_t c)
+{
+	uint64_t i;
+
+	if (c < cc->lo || c >= cc->hi) {
+		const zr__lenseg *g = seg_of(s, c);
+		uint64_t end = g + 1 < s->seg + s->nseg ? g[1].at : UINT64_MAX;
+		uint64_t d = c - g->at;
+
+		cc->lo = c - d % g->len;
+		cc->hi = end - cc->lo > g->len ? cc->lo + g->len : end;
+		zr__feistel_init(&cc->f, s->key, g->cycles + d / g->len, g->n);
+	}
+	zr__feistel_run(&cc->f, c - cc->lo, 1, &i);
+	return i;
+}
+
+/* Scratch of a mixture call: the interleave's arrays, each source's
+ * counter and cycle. */
 typedef struct scratch {
 	edf e;
 	uint64_t *ctr;
+	cycle_cache *cc;
 	void *mem;
 } scratch;
 
 static int scratch_new(scratch *sc, uint32_t k)
 {
-	uint64_t *m = calloc(4 * (size_t)k, sizeof(*m));
+	size_t arrays = ZR__EDF_ARRAYS + 1;
+	size_t words = arrays * k + k * ((sizeof(cycle_cache) + 7) / 8);
+	uint64_t *m = calloc(words, sizeof(*m));
 
 	if (!m)
 		return zr__fail(-ENOMEM, "stream: no memory for %u sources",
@@ -159,7 +192,11 @@ static int scratch_new(scratch *sc, uint32_t k)
 	sc->e.c = m;
 	sc->e.rel = m + k;
 	sc->e.due = m + 2 * (size_t)k;
-	sc->ctr = m + 3 * (size_t)k;
+	sc->e.rem = m + 3 * (size_t)k;
+	sc->e.sq = m + 4 * (size_t)k;
+	sc->e.sr = m + 5 * (size_t)k;
+	sc->ctr = m + 6 * (size_t)k;
+	sc->cc = (cycle_cache *)(m + arrays * k);
 	return 0;
 }
 
@@ -230,7 +267,8 @@ static int mixture_run(const zr_stream *st, uint64_t pos, uint64_t n,
 
 			if (source)
 				*source++ = k;
-			*index++ = zr__source_index(&st->src[k], sc.ctr[k]++);
+			*index++ = cached_index(&st->src[k], &sc.cc[k],
+						sc.ctr[k]++);
 			if (++o == g->period) {
 				o = 0;
 				edf_reset(&sc.e);
