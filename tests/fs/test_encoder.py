@@ -92,6 +92,24 @@ def test_rank_slices_are_the_same_bytes(stores, mount, tmp_path, rank):
     check_batches(m, stores, tmp_path, "ragged", "npz", world)
 
 
+@pytest.mark.parametrize("rank", [0, 1])
+def test_start_serves_the_runs_positions(stores, mount, tmp_path, rank):
+    """-o start=P: the batches of a run that began at position P, the
+    bytes of `zrecord batch --start P` and, for P a multiple of the
+    global batch, those of a mount without it at a later step."""
+    m = mount(stores, "ro", "rank=%d" % rank, "world=2", "start=12",
+              name="s%d" % rank)
+    args = ("--rank", rank, "--world", 2, "--start", 12)
+    check_batches(m, stores, tmp_path, "dense", "npy", args)
+    check_batches(m, stores, tmp_path, "ragged", "npz", args)
+    plain = mount(stores, "ro", "rank=%d" % rank, "world=2",
+                  name="p%d" % rank)
+    for mode in ("iid", "cyclic", "sequential"):
+        later = np.load(plain.path("dense", "batch", mode, "3", "5-3.npy"))
+        here = np.load(m.path("dense", "batch", mode, "3", "5-1.npy"))
+        assert (later == here).all(), mode
+
+
 def test_stats_are_the_same_report(stores, mount):
     m = mount(stores, "ro")
     for store in ("dense", "ragged"):
