@@ -209,10 +209,11 @@ static int weight_list(scan *s, zr_mixfile *m, uint64_t *w)
 
 	while (!rc && n < m->k) {
 		rc = integer(s, MAX_WEIGHT, "weight", &w[n++]);
-		if (!rc && n < m->k)
-			rc = expect(s, ',');
+		if (!rc && n < m->k && !take(s, ','))
+			rc = fail(s, "schedule: want %u weights, one per "
+				  "source", (unsigned)m->k);
 	}
-	if (!rc && expect(s, ']'))
+	if (!rc && !take(s, ']'))
 		return fail(s, "schedule: want %u weights, one per source",
 			    (unsigned)m->k);
 	return rc;
