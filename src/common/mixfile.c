@@ -141,38 +141,56 @@ static int key(scan *s, char **k)
 	return rc;
 }
 
-static int source(scan *s, zr_mixfile *m)
+/* The members of an object: each key's value goes to member(s, m, key,
+ * seen), seen holding a flag per known key (so a repeated one fails). */
+typedef int (*member_fn)(scan *s, zr_mixfile *m, const char *key, int *seen);
+
+static int object(scan *s, zr_mixfile *m, member_fn member, int *seen)
 {
-	int have_w = 0, rc = expect(s, '{');
-	uint32_t i = m->k;
+	int rc = expect(s, '{');
 
 	while (!rc && !take(s, '}')) {
 		char *k;
 
 		if ((rc = key(s, &k)))
 			break;
-		if (!strcmp(k, "path") && !m->path[i]) {
-			rc = string(s, &m->path[i]);
-			if (!rc && !*m->path[i])
-				rc = fail(s, "source %u: empty path",
-					  (unsigned)i);
-		} else if (!strcmp(k, "weight") && !have_w) {
-			rc = integer(s, MAX_WEIGHT, "weight", &m->weight[i]);
-			have_w = 1;
-		} else {
-			rc = fail(s, "source %u: unknown or repeated key "
-				  "'%.40s' (want path, weight)", (unsigned)i,
-				  k);
-		}
+		rc = member(s, m, k, seen);
 		free(k);
 		if (!rc && !take(s, ','))
 			rc = expect(s, '}') ? -EINVAL : 1;
 	}
-	if (rc < 0)
+	return rc < 0 ? rc : 0;
+}
+
+static int source_member(scan *s, zr_mixfile *m, const char *k, int *seen)
+{
+	uint32_t i = m->k;
+	int rc;
+
+	if (!strcmp(k, "path") && !seen[0]) {
+		seen[0] = 1;
+		rc = string(s, &m->path[i]);
+		if (!rc && !*m->path[i])
+			rc = fail(s, "source %u: empty path", (unsigned)i);
 		return rc;
-	if (!m->path[i] || !have_w)
+	}
+	if (!strcmp(k, "weight") && !seen[1]) {
+		seen[1] = 1;
+		return integer(s, MAX_WEIGHT, "weight", &m->weight[i]);
+	}
+	return fail(s, "source %u: unknown or repeated key '%.40s' (want "
+		    "path, weight)", (unsigned)i, k);
+}
+
+static int source(scan *s, zr_mixfile *m)
+{
+	int seen[2] = { 0, 0 }, rc = object(s, m, source_member, seen);
+
+	if (rc)
+		return rc;
+	if (!seen[0] || !seen[1])
 		return fail(s, "source %u needs a path and a weight",
-			    (unsigned)i);
+			    (unsigned)m->k);
 	m->k++;
 	return 0;
 }
@@ -219,10 +237,26 @@ static int weight_list(scan *s, zr_mixfile *m, uint64_t *w)
 	return rc;
 }
 
+static int change_member(scan *s, zr_mixfile *m, const char *k, int *seen)
+{
+	uint32_t i = m->nsched;
+
+	if (!strcmp(k, "from") && !seen[0]) {
+		seen[0] = 1;
+		return integer(s, UINT64_MAX, "from", &m->from[i]);
+	}
+	if (!strcmp(k, "weights") && !seen[1]) {
+		seen[1] = 1;
+		return weight_list(s, m, m->weights + (size_t)i * m->k);
+	}
+	return fail(s, "schedule: unknown or repeated key '%.40s' (want "
+		    "from, weights)", k);
+}
+
 static int change(scan *s, zr_mixfile *m)
 {
 	uint32_t i = m->nsched;
-	int have_f = 0, have_w = 0, rc = expect(s, '{');
+	int seen[2] = { 0, 0 }, rc;
 	void *f = realloc(m->from, (i + 1) * sizeof(*m->from));
 	void *w;
 
@@ -233,28 +267,10 @@ static int change(scan *s, zr_mixfile *m)
 	if (!w)
 		return -ENOMEM;
 	m->weights = w;
-	while (!rc && !take(s, '}')) {
-		char *k;
-
-		if ((rc = key(s, &k)))
-			break;
-		if (!strcmp(k, "from") && !have_f) {
-			rc = integer(s, UINT64_MAX, "from", &m->from[i]);
-			have_f = 1;
-		} else if (!strcmp(k, "weights") && !have_w) {
-			rc = weight_list(s, m, m->weights + (size_t)i * m->k);
-			have_w = 1;
-		} else {
-			rc = fail(s, "schedule: unknown or repeated key "
-				  "'%.40s' (want from, weights)", k);
-		}
-		free(k);
-		if (!rc && !take(s, ','))
-			rc = expect(s, '}') ? -EINVAL : 1;
-	}
-	if (rc < 0)
+	rc = object(s, m, change_member, seen);
+	if (rc)
 		return rc;
-	if (!have_f || !have_w)
+	if (!seen[0] || !seen[1])
 		return fail(s, "a schedule entry needs from and weights");
 	if (i && m->from[i] < m->from[i - 1])
 		return fail(s, "schedule: from %llu comes before %llu",
@@ -264,31 +280,26 @@ static int change(scan *s, zr_mixfile *m)
 	return 0;
 }
 
+static int top_member(scan *s, zr_mixfile *m, const char *k, int *seen)
+{
+	if (!strcmp(k, "sources") && !seen[0]) {
+		seen[0] = 1;
+		return sources(s, m);
+	}
+	if (!strcmp(k, "schedule") && seen[0] && !seen[1]) {
+		seen[1] = 1;
+		return array(s, m, MAX_SCHEDULE, "schedule entries", change,
+			     &m->nsched);
+	}
+	return fail(s, "unknown or repeated key '%.40s' (want sources, then "
+		    "schedule)", k);
+}
+
 static int top(scan *s, zr_mixfile *m)
 {
-	int rc = expect(s, '{'), have_s = 0, have_c = 0;
+	int seen[2] = { 0, 0 }, rc = object(s, m, top_member, seen);
 
-	while (!rc && !take(s, '}')) {
-		char *k;
-
-		if ((rc = key(s, &k)))
-			break;
-		if (!strcmp(k, "sources") && !have_s) {
-			rc = sources(s, m);
-			have_s = 1;
-		} else if (!strcmp(k, "schedule") && have_s && !have_c) {
-			rc = array(s, m, MAX_SCHEDULE, "schedule entries",
-				   change, &m->nsched);
-			have_c = 1;
-		} else {
-			rc = fail(s, "unknown or repeated key '%.40s' (want "
-				  "sources, then schedule)", k);
-		}
-		free(k);
-		if (!rc && !take(s, ','))
-			rc = expect(s, '}') ? -EINVAL : 1;
-	}
-	if (rc < 0)
+	if (rc)
 		return rc;
 	if (!m->k)
 		return fail(s, "no sources");

@@ -7,6 +7,7 @@
  * spends O(sources) per position.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,20 +17,32 @@
 
 typedef unsigned __int128 u128;
 
-/* The last length segment of s at or before counter c. */
-static const zr__lenseg *seg_of(const zr__source *s, uint64_t c)
+/* The last of n elements (n >= 1, each stride bytes, a uint64_t key at
+ * offset off, keys ascending, the first <= x) whose key is <= x. */
+static const void *last_at_or_before(const void *base, uint32_t n,
+				     size_t stride, size_t off, uint64_t x)
 {
-	uint32_t lo = 0, hi = s->nseg;
+	const char *b = base;
+	uint32_t lo = 0, hi = n;
 
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
+		uint64_t key;
 
-		if (s->seg[mid].at <= c)
+		memcpy(&key, b + mid * stride + off, sizeof(key));
+		if (key <= x)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	return &s->seg[lo];
+	return b + lo * stride;
+}
+
+/* The last length segment of s at or before counter c. */
+static const zr__lenseg *seg_of(const zr__source *s, uint64_t c)
+{
+	return last_at_or_before(s->seg, s->nseg, sizeof(*s->seg),
+				 offsetof(zr__lenseg, at), c);
 }
 
 /* Counters [c, c + n) of s, all in segment g, into out; returns how many
@@ -202,17 +215,8 @@ static int scratch_new(scratch *sc, uint32_t k)
 
 static const zr__wseg *wseg_of(const zr_stream *st, uint64_t pos)
 {
-	uint32_t lo = 0, hi = st->nw;
-
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (st->ws[mid].from <= pos)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &st->ws[lo];
+	return last_at_or_before(st->ws, st->nw, sizeof(*st->ws),
+				 offsetof(zr__wseg, from), pos);
 }
 
 /* Places the interleave of g at position pos: sc->e at the period's
