@@ -261,7 +261,9 @@ static int mixture_run(const zr_stream *st, uint64_t pos, uint64_t n,
 	scratch sc;
 	int rc = scratch_new(&sc, st->k);
 
-	while (!rc && n) {
+	if (rc)
+		return rc;
+	while (n) {
 		const zr__wseg *g = wseg_of(st, pos);
 		uint64_t end = g + 1 < st->ws + st->nw ? g[1].from : UINT64_MAX;
 		uint64_t o = edf_seek(&sc, g, pos);
@@ -279,8 +281,8 @@ static int mixture_run(const zr_stream *st, uint64_t pos, uint64_t n,
 			}
 		}
 	}
-	free(rc ? NULL : sc.mem);
-	return rc;
+	free(sc.mem);
+	return 0;
 }
 
 /* Raw positions, skips not considered. */
@@ -380,7 +382,9 @@ int zr_stream_batch(const zr_stream *st, uint64_t start, uint64_t step,
 	u128 o;
 
 	zr__clear();
-	if (!st || !index || !batch)
+	if (!st || !index)
+		return -EINVAL;
+	if (!batch)
 		return zr__fail(-EINVAL, "stream: batch size is 0");
 	if (rank >= w)
 		return zr__fail(-EINVAL, "stream: rank %u is not below world "
