@@ -110,6 +110,32 @@ def test_start_serves_the_runs_positions(stores, mount, tmp_path, rank):
         assert (later == here).all(), mode
 
 
+def test_granule_resumes_a_run_on_another_world(stores, mount, tmp_path):
+    """A run of world 1, batch 8 stopped at position 16; four ranks of
+    batch 4 continue it with -o start=16,granule=8: the bytes of zrecord
+    batch with the same options, and one cycle (50 // 8 * 8 = 48 records)
+    served once across both runs."""
+    one = mount(stores, "ro", name="w1")
+    first = [np.load(one.path("dense", "batch", "cyclic", "8",
+                              "4-%d.indices.npy" % t)) for t in range(2)]
+    seen = list(np.concatenate(first))
+    for r in range(4):
+        m = mount(stores, "ro", "rank=%d" % r, "world=4", "start=16",
+                  "granule=8", name="g%d" % r)
+        args = ("--rank", r, "--world", 4, "--start", 16, "--granule", 8)
+        for t in range(2):
+            mine = tmp_path / "cli.npy"
+            zrecord("batch", os.path.join(stores, "dense"),
+                    *batch_args(4, t, "cyclic", 4), *args, "--indices",
+                    "-o", mine)
+            served = m.path("dense", "batch", "cyclic", "4",
+                            "4-%d.indices.npy" % t)
+            assert same_file(mine, cp(served, tmp_path / "m.npy"))
+            seen += list(np.load(served))
+    # 16 + 2 steps * 4 ranks * 4 = 48 positions: the whole first cycle.
+    assert len(seen) == 48 and len(set(int(i) for i in seen)) == 48
+
+
 def test_stats_are_the_same_report(stores, mount):
     m = mount(stores, "ro")
     for store in ("dense", "ragged"):
