@@ -12,6 +12,8 @@ noinst_PROGRAMS += scripts/bench_positions
 scripts_bench_positions_SOURCES = scripts/bench_positions.c \
 	scripts/bench_time.c scripts/bench.h
 scripts_bench_positions_LDADD = src/lib/libzrecord.la
+# A mixture's batches against one store's (zrecord batch, DataLoader).
+EXTRA_DIST += scripts/bench_mixture.py
 
 # The FUSE read ceiling scripts/bench_fs compares raw batch files with.
 noinst_PROGRAMS += scripts/bench_fuse_ceiling

@@ -121,17 +121,27 @@ class Mixture(Closable):
         """{field: values} of the pairs (sources[i], indices[i]): dense
         fields stacked, ragged ones as lists (form "list" only; pad is
         unused)."""
+        sources = np.asarray(sources)
+        indices = np.asarray(indices)
+        # Each source's samples, in batch order, are one contiguous run of
+        # order: one gather per source into its run, then one scatter.
+        order = np.argsort(sources, kind="stable")
+        bounds = np.searchsorted(sources[order],
+                                 np.arange(len(self.sources) + 1))
         out = {}
         for name, (dtype, shape) in self.fields.items():
             if shape is None:
                 out[name] = self._gather_ragged(name, sources, indices,
                                                 form)
                 continue
-            arr = np.empty((len(indices),) + shape, dtype=dtype)
+            runs = np.empty((len(indices),) + shape, dtype=dtype)
             for k, src in enumerate(self.sources):
-                pick = sources == k
-                if pick.any():
-                    arr[pick] = src[name].gather(indices[pick])
+                a, b = bounds[k], bounds[k + 1]
+                if b > a:
+                    src[name].gather(np.ascontiguousarray(
+                        indices[order[a:b]]), out=runs[a:b])
+            arr = np.empty_like(runs)
+            arr[order] = runs
             out[name] = arr
         return out
 
