@@ -20,7 +20,7 @@ import refsampler
 from loaderx import (DataLoader, DenseStore, Mixture, MixtureSampler,
                      RaggedStore, Sampler, Schedule)
 
-ref = refsampler.sampler_ref
+ref = refsampler
 
 
 def zrecord(*args):
