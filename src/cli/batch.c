@@ -107,16 +107,17 @@ static int lengths(batch_args *a, const char *val)
 	return -1;
 }
 
-int zr_cli_batch_length(const batch_args *a, size_t k, uint64_t n,
-			uint64_t *out)
+int zr_cli_batch_length(const batch_args *a, size_t k, size_t sources,
+			uint64_t n, uint64_t *out)
 {
 	if (!a->nlen) {
 		*out = n;
 		return ZR_CLI_OK;
 	}
-	if (a->nlen <= k)
+	if (a->nlen != sources)
 		return zr_cli_usage(&zr_cli_batch, "--length gives %zu lengths, "
-				    "want one per source", a->nlen);
+				    "want one per source (%zu)", a->nlen,
+				    sources);
 	if (a->len[k] > n) {
 		fprintf(stderr, "zrecord: %s: batch: --length %llu of source "
 			"%zu is above its %llu records\n", a->store,
@@ -336,7 +337,7 @@ static int draw(const batch_args *a, zr_store *s)
 	if (form < 0)
 		return zr_cli_usage(&zr_cli_batch, "--form: '%s' is a dense "
 				    "store (its batch is one .npy)", a->store);
-	rc = zr_cli_batch_length(a, 0, zr_store_length(s), &n);
+	rc = zr_cli_batch_length(a, 0, 1, zr_store_length(s), &n);
 	if (rc == ZR_CLI_OK)
 		rc = plain_stream(a, n, &st);
 	if (rc != ZR_CLI_OK)

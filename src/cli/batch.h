@@ -33,10 +33,11 @@ typedef struct batch_args {
 	uint64_t len[ZR_CLI_MAX_LENGTHS];
 } batch_args;
 
-/* The length source k starts with: --length's, else the store's (n),
- * which it must not pass; reports a failure itself (ZR_CLI_ codes). */
-int zr_cli_batch_length(const batch_args *a, size_t k, uint64_t n,
-			uint64_t *out);
+/* The length source k of sources starts with: --length's (one per
+ * source), else the store's (n), which it must not pass; reports a
+ * failure itself (ZR_CLI_ codes). */
+int zr_cli_batch_length(const batch_args *a, size_t k, size_t sources,
+			uint64_t n, uint64_t *out);
 
 /* Applies a's entries and extra[0..nextra) to st in position order;
  * reports a failure itself (ZR_CLI_ codes). */

@@ -81,8 +81,8 @@ static int open_sources(mix *m)
 		rc = zr_cli_open(src, ZR_OPEN_RDONLY, "batch", &m->zs[i]);
 		if (rc != ZR_CLI_OK)
 			return rc;
-		rc = zr_cli_batch_length(m->a, i, zr_store_length(m->zs[i]),
-					 &m->len[i]);
+		rc = zr_cli_batch_length(m->a, i, m->file.k,
+					 zr_store_length(m->zs[i]), &m->len[i]);
 		if (rc != ZR_CLI_OK)
 			return rc;
 	}

@@ -97,6 +97,8 @@ def test_mixture_options(zr, mix, tmp_path):
 @pytest.mark.parametrize("bad", ["5", "5:x", "1:2:3:4", ":"])
 def test_bad_skip_and_grow(zr, dense, bad):
     store, _ = dense
+    assert "one per source (1)" in zr.fails(
+        2, "batch", store, "--seed", 1, "--step", 0, "--length", "5,5")
     zr.fails(2, "batch", store, "--seed", 1, "--step", 0, "--skip", bad)
     if bad != "5":
         zr.fails(2, "batch", store, "--seed", 1, "--step", 0, "--grow", bad)
