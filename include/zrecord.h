@@ -595,6 +595,120 @@ ZR_API int zr_sampler_batch(const zr_sampler *cfg, uint64_t step,
 			    uint64_t *out);
 
 /* ---------------------------------------------------------------------------
+ * Streams: positions, elastic resume, weighted mixtures, skips, growth.
+ *
+ * A stream maps positions p = 0, 1, 2, ... of one global sample stream to
+ * (source, record index).  The position is the whole state of a run: a
+ * run that consumed P samples resumes by reading from position P, with any
+ * world size and batch size.  Everything below is a pure function of the
+ * stream's definition (made with the calls below, in position order) and
+ * the position.
+ *
+ * Plain stream (zr_stream_new: mode, seed, length N, granule G).  One
+ * source whose counter is the position.  Its cycles hold L positions:
+ * L = N for SEQUENTIAL, L = floor(N / G) * G for CYCLIC (which needs
+ * G <= N) and IID (L = G when N < G).  For counter c in a length segment
+ * starting at counter a with length n (see growth; the first segment has
+ * a = 0, n = N, e = 0 cycles before it), d = c - a:
+ *   SEQUENTIAL: index = d mod n.
+ *   IID: index = the (c mod G)-th draw (from 0) of the word stream of
+ *        (seed, floor(c / G)), drawn from [0, n) as the sampler's IID
+ *        mode draws.
+ *   CYCLIC: index = perm_k(d mod L) with cycle k = e + floor(d / L), perm_k
+ *        the sampler's permutation of [0, n) for (seed, k).
+ * With G = world * batch_size these are exactly zr_sampler_batch's
+ * batches: its step t, rank r reads positions t*W*B + r*B .. + B - 1.  A
+ * cycle's last N - L records are never served in it (a different
+ * remainder each cycle), as in the sampler.
+ *
+ * Elastic resume.  G is part of the stream, not of a run: keep it when W
+ * or B change, and a cycle's positions still map to distinct records of
+ * that cycle's permutation, so every record of the cycle is served once
+ * across all ranks before and after the change.  A step may then straddle
+ * two cycles; IID's words stay keyed by floor(p / G), so its stream does
+ * not change either.
+ *
+ * Mixture (zr_stream_new_mixture: seed, K sources with lengths n_k and
+ * weights w_k).  Source k is a CYCLIC stream of its own with G = 1 (every
+ * record each cycle) and seed fmix(seed + (k + 1) * 0x9E3779B97F4A7C15):
+ * its counter is the number of its draws before the position, so it
+ * repeats a record only after serving all of them.  Weights apply in
+ * segments (the first from position 0, each zr_stream_weights call opens
+ * the next); a segment's weights are divided by their gcd, S = their sum
+ * (1..2^20) is its period.  For position p of a segment starting at f,
+ * q = floor((p - f) / S) periods have passed and x = (p - f) mod S is the
+ * offset in this one.  The period's sources come from earliest-deadline
+ * first: with C_k draws of source k so far in the period, k is ready at
+ * offset x when floor(C_k * S / w_k) <= x and C_k < w_k, due at
+ * floor((C_k + 1) * S / w_k); offset x goes to the ready source due
+ * first, the lowest k on a tie.  So over every whole period source k is
+ * drawn exactly w_k times, and after any n positions of a period
+ * |C_k - n * w_k / S| < 1.  Source k's counter at p is its draws before f
+ * + q * w_k + C_k(x): a weight change keeps every source's counter, so no
+ * record repeats or is skipped because of it.  Cost: O(K) per position and
+ * once per call up to S steps to reach the first offset.
+ *
+ * Skips (zr_stream_skip: positions [from, until)).  A skipped position is
+ * never served and still counts: every other position keeps its record
+ * (so a skipped record comes back only in a later cycle of its source,
+ * where it comes back as any record does).  A run's samples are the
+ * served positions in order: zr_stream_batch's step t, rank r of (W, B)
+ * from start s takes the served positions with ordinals o(s) + t*W*B +
+ * r*B .. + B - 1, o(s) the served positions before s.
+ *
+ * Growth (zr_stream_grow: source k, at position p, length n).  A store
+ * that grew between runs: the new length takes effect at the first cycle
+ * boundary of source k's counter at or after its counter at p (for a plain
+ * stream, the counter is the position), so the cycle in progress finishes
+ * with the length it began with.  Each call adds a length segment
+ * (a, n, e); a second call before that boundary replaces the length.  A
+ * length below the current one is -EINVAL (a store that shrank, by delete,
+ * needs a new stream).
+ *
+ * Entries (weights, skips, growth) go in non-decreasing position order;
+ * the stream holds at most 1024 sources and 65536 entries of each kind.
+ * A stream is built by one thread; once built, any number of threads may
+ * call zr_stream_map, zr_stream_batch and zr_stream_position at once.
+ * ------------------------------------------------------------------------- */
+
+typedef struct zr_stream zr_stream;
+
+/* A plain stream over one store of length records (see above). */
+ZR_API int zr_stream_new(zr_sampler_mode mode, uint64_t seed,
+			 uint64_t length, uint64_t granule, zr_stream **out);
+/* A mixture of sources (1..1024) stores: lengths[k] records each, drawn
+ * in the shares weights[k] (each 0..2^20, not all 0) from position 0. */
+ZR_API int zr_stream_new_mixture(uint64_t seed, uint32_t sources,
+				 const uint64_t *lengths,
+				 const uint64_t *weights, zr_stream **out);
+/* NULL is a no-op. */
+ZR_API void zr_stream_free(zr_stream *st);
+/* 1 for a plain stream, K for a mixture. */
+ZR_API uint32_t zr_stream_sources(const zr_stream *st);
+/* From position from on, a mixture's weights (one per source). */
+ZR_API int zr_stream_weights(zr_stream *st, uint64_t from,
+			     const uint64_t *weights);
+/* Positions [from, until) are not served. */
+ZR_API int zr_stream_skip(zr_stream *st, uint64_t from, uint64_t until);
+/* Source has length records from its first cycle boundary at or after
+ * position at. */
+ZR_API int zr_stream_grow(zr_stream *st, uint64_t at, uint32_t source,
+			  uint64_t length);
+/* (source[i], index[i]) of positions pos + i, i < count, skips not
+ * considered; source may be NULL (a plain stream's is always 0). */
+ZR_API int zr_stream_map(const zr_stream *st, uint64_t pos, uint64_t count,
+			 uint32_t *source, uint64_t *index);
+/* Rank's batch of batch samples at step of a run that began at position
+ * start with world ranks (0 or 1: one); source may be NULL. */
+ZR_API int zr_stream_batch(const zr_stream *st, uint64_t start,
+			   uint64_t step, uint32_t rank, uint32_t world,
+			   uint64_t batch, uint32_t *source, uint64_t *index);
+/* The position a run that began at start reaches after serving served
+ * samples (the next position it reads, past skipped ranges). */
+ZR_API int zr_stream_position(const zr_stream *st, uint64_t start,
+			      uint64_t served, uint64_t *pos);
+
+/* ---------------------------------------------------------------------------
  * NumPy .npy headers (format 1.0, 2.0, 3.0; C order)
  * ------------------------------------------------------------------------- */
 

@@ -6,6 +6,15 @@ scripts_bench_gather_SOURCES = scripts/bench_gather.c scripts/bench_data.c \
 	tests/rmtree.c tests/rmtree.h
 scripts_bench_gather_LDADD = src/lib/libzrecord.la -lm
 
+# Positions to record indices: plain and mixture streams against the
+# step-based sampler and a table copy.
+noinst_PROGRAMS += scripts/bench_positions
+scripts_bench_positions_SOURCES = scripts/bench_positions.c \
+	scripts/bench_time.c scripts/bench.h
+scripts_bench_positions_LDADD = src/lib/libzrecord.la
+# A mixture's batches against one store's (zrecord batch, DataLoader).
+EXTRA_DIST += scripts/bench_mixture.py
+
 # The FUSE read ceiling scripts/bench_fs compares raw batch files with.
 noinst_PROGRAMS += scripts/bench_fuse_ceiling
 scripts_bench_fuse_ceiling_SOURCES = scripts/bench_fuse_ceiling.c

@@ -12,6 +12,7 @@ Suite *suite_dtype(void);
 Suite *suite_schema(void);
 Suite *suite_npy(void);
 Suite *suite_sampler(void);
+Suite *suite_stream(void);
 Suite *suite_pool(void);
 Suite *suite_store(void);
 Suite *suite_store_maint(void);

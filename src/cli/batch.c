@@ -1,24 +1,19 @@
 /*
- * batch.c - `zrecord batch`: the sampler's batch for (seed, step) as NumPy
- * data: the bytes of the zrecordfs batch file of the same batch, and the
- * records the Python binding draws.
+ * batch.c - `zrecord batch`: the sampler's batch for (seed, step) of a run
+ * that began at position start, as NumPy data: the bytes of the zrecordfs
+ * batch file of the same batch, and the records the Python binding draws.
+ * A mixture file goes to batchmix.c.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "batch.h"
 #include "npy_file.h"
 
 #define DEFAULT_BATCH 256
-
-typedef struct batch_args {
-	const char *store, *out;
-	zr_sampler cfg;
-	uint64_t step;
-	int have_seed, have_step, indices;
-	int form; /* --form: an enum zrfile_npy_form, or -1 */
-} batch_args;
+#define MIX_SUFFIX ".mix.json"
 
 /* Numeric option values: u64, or u32 when narrow is set. */
 static int number(const char *opt, const char *val, int narrow,
@@ -41,6 +36,97 @@ static int form_named(const char *name)
 	if (!strcmp(name, "padded"))
 		return ZRFILE_PADDED;
 	return zrfile_npy_ragged_form(name, strlen(name));
+}
+
+/* "A:B" (n == 2) or "A:B:C" (n == 3) into v. */
+static int numbers(const char *opt, const char *val, int n, uint64_t *v)
+{
+	char buf[96], *save = NULL, *tok;
+	int i = 0;
+
+	if (strlen(val) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, val);
+	for (tok = strtok_r(buf, ":", &save); tok && i < n;
+	     tok = strtok_r(NULL, ":", &save))
+		if (zr_cli_parse_u64(tok, &v[i++]) < 0)
+			goto bad;
+	if (i == n && !tok)
+		return -1;
+bad:
+	return zr_cli_usage(&zr_cli_batch, "bad %s '%s': want %s", opt, val,
+			    n == 2 ? "FROM:UNTIL" : "POSITION:LENGTH or "
+			    "POSITION:SOURCE:LENGTH");
+}
+
+static int entry(batch_args *a, int kind, const char *val)
+{
+	zr_cli_entry *e = &a->ent[a->nent];
+	uint64_t v[3];
+	int rc;
+
+	if (a->nent == ZR_CLI_MAX_ENTRIES)
+		return zr_cli_usage(&zr_cli_batch, "more than %d --skip and "
+				    "--grow", ZR_CLI_MAX_ENTRIES);
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	if (kind == ZR_CLI_SKIP) {
+		rc = numbers("--skip", val, 2, v);
+		e->at = v[0];
+		e->until = v[1];
+	} else if (strchr(val, ':') != strrchr(val, ':')) {
+		rc = numbers("--grow", val, 3, v);
+		e->at = v[0];
+		e->source = v[1];
+		e->length = v[2];
+	} else {
+		rc = numbers("--grow", val, 2, v);
+		e->at = v[0];
+		e->length = v[1];
+	}
+	a->nent += rc < 0;
+	return rc;
+}
+
+/* --length N[,N...] */
+static int lengths(batch_args *a, const char *val)
+{
+	char buf[16384], *save = NULL, *tok;
+
+	if (strlen(val) >= sizeof(buf))
+		return zr_cli_usage(&zr_cli_batch, "--length: too long");
+	strcpy(buf, val);
+	a->nlen = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save))
+		if (a->nlen == ZR_CLI_MAX_LENGTHS ||
+		    zr_cli_parse_u64(tok, &a->len[a->nlen++]) < 0)
+			return zr_cli_usage(&zr_cli_batch, "bad --length '%s': "
+					    "want N or N,N,... (one per "
+					    "source)", val);
+	return -1;
+}
+
+int zr_cli_batch_length(const batch_args *a, size_t k, size_t sources,
+			uint64_t n, uint64_t *out)
+{
+	if (!a->nlen) {
+		*out = n;
+		return ZR_CLI_OK;
+	}
+	if (a->nlen != sources)
+		return zr_cli_usage(&zr_cli_batch, "--length gives %zu lengths, "
+				    "want one per source (%zu)", a->nlen,
+				    sources);
+	if (a->len[k] > n) {
+		fprintf(stderr, "zrecord: %s: batch: --length %llu of source "
+			"%zu is above its %llu records\n", a->store,
+			(unsigned long long)a->len[k], k,
+			(unsigned long long)n);
+		return ZR_CLI_FAIL;
+	}
+	*out = a->len[k];
+	return ZR_CLI_OK;
 }
 
 static int option(batch_args *a, int c)
@@ -76,6 +162,24 @@ static int option(batch_args *a, int c)
 	case 'i':
 		a->indices = 1;
 		break;
+	case 'P':
+		rc = number("--start", optarg, 0, &a->start);
+		break;
+	case 'G':
+		rc = number("--granule", optarg, 0, &a->granule);
+		if (rc < 0 && !a->granule)
+			rc = zr_cli_usage(&zr_cli_batch, "--granule must be "
+					  "at least 1");
+		break;
+	case 'L':
+		rc = lengths(a, optarg);
+		break;
+	case 'S':
+		rc = entry(a, ZR_CLI_SKIP, optarg);
+		break;
+	case 'g':
+		rc = entry(a, ZR_CLI_GROW, optarg);
+		break;
 	case 'o':
 		a->out = optarg;
 		break;
@@ -103,6 +207,11 @@ static int parse_args(int argc, char **argv, batch_args *a)
 		{ "rank", required_argument, NULL, 'r' },
 		{ "world", required_argument, NULL, 'w' },
 		{ "indices", no_argument, NULL, 'i' },
+		{ "start", required_argument, NULL, 'P' },
+		{ "granule", required_argument, NULL, 'G' },
+		{ "length", required_argument, NULL, 'L' },
+		{ "skip", required_argument, NULL, 'S' },
+		{ "grow", required_argument, NULL, 'g' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "form", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -122,7 +231,7 @@ static int parse_args(int argc, char **argv, batch_args *a)
 	}
 	if (optind + 1 != argc)
 		return zr_cli_usage(&zr_cli_batch,
-				    "expected exactly one STORE");
+				    "expected exactly one STORE or MIX");
 	a->store = argv[optind];
 	if (!a->have_seed || !a->have_step)
 		return zr_cli_usage(&zr_cli_batch, "--seed and --step are "
@@ -146,32 +255,113 @@ static int form_of(const batch_args *a, zr_store *s)
 	return a->form;
 }
 
-static int draw(const batch_args *a, zr_store *s)
+typedef struct ordered {
+	const zr_cli_entry *e;
+	size_t i;
+} ordered;
+
+static int cmp_entry(const void *x, const void *y)
+{
+	const ordered *a = x, *b = y;
+
+	if (a->e->at != b->e->at)
+		return a->e->at < b->e->at ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i; /* stable: as given */
+}
+
+static int apply(zr_stream *st, const zr_cli_entry *e)
+{
+	if (e->kind == ZR_CLI_SKIP)
+		return zr_stream_skip(st, e->at, e->until);
+	if (e->kind == ZR_CLI_WEIGHTS)
+		return zr_stream_weights(st, e->at, e->w);
+	if (e->source > UINT32_MAX)
+		return zr_stream_grow(st, e->at, UINT32_MAX, e->length);
+	return zr_stream_grow(st, e->at, (uint32_t)e->source, e->length);
+}
+
+int zr_cli_batch_schedule(const batch_args *a, const zr_cli_entry *extra,
+			  size_t nextra, zr_stream *st)
+{
+	size_t n = a->nent + nextra;
+	ordered *all = malloc((n ? n : 1) * sizeof(*all));
+	int rc = 0;
+
+	if (!all)
+		return zr_cli_error(a->store, "batch", -ENOMEM, NULL);
+	for (size_t i = 0; i < n; i++) {
+		all[i].e = i < nextra ? &extra[i] : &a->ent[i - nextra];
+		all[i].i = i;
+	}
+	qsort(all, n, sizeof(*all), cmp_entry);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = apply(st, all[i].e);
+	free(all);
+	return rc < 0 ? zr_cli_lib_error(a->store, "batch", rc) : ZR_CLI_OK;
+}
+
+/* The store's stream: granule --granule, else world * batch size.  The
+ * config is checked as the sampler checks it, so the same one fails the
+ * same way; with --granule, W * B may pass the length (the stream then
+ * needs only G <= N), so it is checked as iid's. */
+static int plain_stream(const batch_args *a, uint64_t length, zr_stream **st)
 {
 	zr_sampler cfg = a->cfg;
-	uint64_t *idx = NULL;
+	uint64_t g = a->granule;
+	int rc;
+
+	cfg.length = length;
+	if (g)
+		cfg.mode = ZR_SAMPLER_IID;
+	rc = zr_sampler_check(&cfg);
+	cfg.mode = a->cfg.mode;
+	if (rc < 0)
+		return zr_cli_lib_error(a->store, "batch", rc);
+	if (!g)
+		g = (cfg.world > 1 ? cfg.world : 1) * cfg.batch_size;
+	rc = zr_stream_new(cfg.mode, cfg.seed, length, g, st);
+	if (rc < 0)
+		return zr_cli_lib_error(a->store, "batch", rc);
+	rc = zr_cli_batch_schedule(a, NULL, 0, *st);
+	if (rc != ZR_CLI_OK)
+		zr_stream_free(*st);
+	return rc;
+}
+
+static int draw(const batch_args *a, zr_store *s)
+{
+	uint64_t *idx = NULL, b = a->cfg.batch_size, n;
+	zr_stream *st;
 	int rc, form = form_of(a, s);
 
 	if (form < 0)
 		return zr_cli_usage(&zr_cli_batch, "--form: '%s' is a dense "
 				    "store (its batch is one .npy)", a->store);
-	cfg.length = zr_store_length(s);
-	rc = zr_sampler_check(&cfg);
-	if (rc < 0)
-		return zr_cli_lib_error(a->store, "batch", rc);
-	if (cfg.batch_size > SIZE_MAX / sizeof(*idx))
-		return zr_cli_error(a->store, "batch", ZR_E_TOOBIG, NULL);
-	idx = malloc(cfg.batch_size * sizeof(*idx));
-	if (!idx)
-		return zr_cli_error(a->store, "batch", -ENOMEM, NULL);
-	rc = zr_sampler_batch(&cfg, a->step, idx);
-	if (rc < 0)
+	rc = zr_cli_batch_length(a, 0, 1, zr_store_length(s), &n);
+	if (rc == ZR_CLI_OK)
+		rc = plain_stream(a, n, &st);
+	if (rc != ZR_CLI_OK)
+		return rc;
+	if (b > SIZE_MAX / sizeof(*idx))
+		rc = zr_cli_error(a->store, "batch", ZR_E_TOOBIG, NULL);
+	else if (!(idx = malloc(b * sizeof(*idx))))
+		rc = zr_cli_error(a->store, "batch", -ENOMEM, NULL);
+	else if ((rc = zr_stream_batch(st, a->start, a->step, a->cfg.rank,
+				       a->cfg.world, b, NULL, idx)) < 0)
 		rc = zr_cli_lib_error(a->store, "batch", rc);
 	else
-		rc = zr_cli_write_records(s, form, idx, cfg.batch_size, a->out,
-					  a->store, "batch");
+		rc = zr_cli_write_records(s, form, idx, b, a->out, a->store,
+					  "batch");
 	free(idx);
+	zr_stream_free(st);
 	return rc;
+}
+
+static int is_mix(const char *path)
+{
+	size_t n = strlen(path), k = strlen(MIX_SUFFIX);
+
+	return n > k && !strcmp(path + n - k, MIX_SUFFIX);
 }
 
 static int run(int argc, char **argv)
@@ -183,6 +373,8 @@ static int run(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
+	if (is_mix(a.store))
+		return zr_cli_batch_mix(&a);
 	rc = zr_cli_open(a.store, ZR_OPEN_RDONLY, "batch", &s);
 	if (rc != ZR_CLI_OK)
 		return rc;
@@ -193,11 +385,13 @@ static int run(int argc, char **argv)
 const zr_cli_cmd zr_cli_batch = {
 	.name = "batch",
 	.run = run,
-	.synopsis = "STORE --seed S --step T\n"
+	.synopsis = "STORE|MIX.mix.json --seed S --step T [--start P]\n"
 		    "           [--mode sequential|iid|cyclic] "
 		    "[--batch-size B]\n"
-		    "           [--rank R --world W] [--indices | --form F]"
-		    " [-o OUT]",
+		    "           [--rank R --world W] [--granule G] "
+		    "[--length N[,N...]]\n"
+		    "           [--skip A:B]... [--grow P[:K]:N]...\n"
+		    "           [--indices | --form F] [-o OUT]",
 	.help =
 	"Writes the batch the sampler draws for (seed, step): a dense store\n"
 	"gives one .npy of shape (B, *item_shape), a ragged store an .npz\n"
@@ -205,15 +399,30 @@ const zr_cli_cmd zr_cli_batch = {
 	"never a terminal).  The same arguments always give the same bytes,\n"
 	"those of a zrecordfs mount's STORE/batch/MODE/B/SEED-STEP.npy (.npz,\n"
 	".indices.npy) for a mount of the same rank and world.\n\n"
+	"A run reads the global sample stream from position P (samples\n"
+	"consumed before it): step T of rank R reads positions\n"
+	"P + T*W*B + R*B ... + B - 1 (zrecord(1), \"Positions\").  A MIX file\n"
+	"(NAME.mix.json: {\"sources\": [{\"path\": STORE, \"weight\": N}, ...]})\n"
+	"draws its dense stores in their weights' shares.\n\n"
 	"  --seed S          sampler seed (required; unused by sequential)\n"
 	"  --step T          step number (required)\n"
+	"  --start P         the run's first position (default 0)\n"
+	"  --granule G       cycle multiple of the stream (default W*B; keep\n"
+	"                    the first run's W*B when W or B change)\n"
+	"  --length N        the stream's length at position 0 (default: the\n"
+	"                    store's; a MIX: one per source, N,N,...)\n"
+	"  --skip A:B        positions A..B-1 are not served (repeatable)\n"
+	"  --grow P:N        the store has N records from the first cycle\n"
+	"                    boundary at or after position P (P:K:N: source K\n"
+	"                    of a MIX; repeatable)\n"
 	"  --mode MODE       sequential, iid (default; with replacement) or\n"
 	"                    cyclic (a fresh permutation per cycle)\n"
 	"  --batch-size B    records per rank per step (default 256)\n"
 	"  --rank R          this rank (default 0)\n"
 	"  --world W         number of ranks (default 1)\n"
 	"  --indices         write the batch's record indices as an int64\n"
-	"                    .npy of shape (B,) instead of the records\n"
+	"                    .npy of shape (B,) instead of the records (a MIX:\n"
+	"                    (B, 2), source number and record index)\n"
 	"  --form F          a ragged store's batch as npz (default: one\n"
 	"                    member per record), packed (data, offsets,\n"
 	"                    shapes) or padded (data, lengths): the mount's\n"

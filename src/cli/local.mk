@@ -4,6 +4,7 @@ src_cli_zrecord_SOURCES = \
 	src/cli/main.c src/cli/cli.h src/cli/util.c src/cli/output.c \
 	src/cli/progress.c src/cli/records.c \
 	src/cli/create.c src/cli/append.c src/cli/get.c src/cli/batch.c \
+	src/cli/batch.h src/cli/batchmix.c \
 	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c
 src_cli_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files
@@ -14,7 +15,7 @@ dist_noinst_SCRIPTS += tests/cli.test
 EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
 	tests/cli/test_append.py tests/cli/test_read.py \
 	tests/cli/test_maint.py tests/cli/test_errors.py \
-	tests/cli/test_npz.py tests/cli/test_wait.py
+	tests/cli/test_npz.py tests/cli/test_wait.py tests/cli/test_mix.py
 TESTS += tests/cli.test
 
 # A driver that feeds src/files awkward inputs for the suite to check.

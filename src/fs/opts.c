@@ -18,6 +18,8 @@ enum {
 	KEY_THREADS,
 	KEY_RANK,
 	KEY_WORLD,
+	KEY_START,
+	KEY_GRANULE,
 	KEY_MAXBATCH,
 	KEY_RO,
 	KEY_DIRECT,
@@ -67,6 +69,8 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("threads=", KEY_THREADS),
 	FUSE_OPT_KEY("rank=", KEY_RANK),
 	FUSE_OPT_KEY("world=", KEY_WORLD),
+	FUSE_OPT_KEY("start=", KEY_START),
+	FUSE_OPT_KEY("granule=", KEY_GRANULE),
 	FUSE_OPT_KEY("max_batch_bytes=", KEY_MAXBATCH),
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("direct_batches", KEY_DIRECT),
@@ -95,6 +99,14 @@ static void usage(const char *prog)
 	       "gathers alone)\n"
 	       "    -o rank=R,world=W      serve rank R's slice of a W-rank "
 	       "global batch\n"
+	       "    -o start=P             a run that began at stream position "
+	       "P: step T\n"
+	       "                           reads positions P + T*W*B + R*B .. "
+	       "(default 0)\n"
+	       "    -o granule=G           the stream's cycle multiple (default "
+	       "W*B): keep\n"
+	       "                           the first run's W*B when W or B "
+	       "change\n"
 	       "    -o max_batch_bytes=N[K|M|G]\n"
 	       "                           largest batch file; a larger one "
 	       "is EFBIG at lookup\n"
@@ -215,6 +227,14 @@ static int own_option(struct parse_ctx *c, const char *arg, int key)
 			c->o->world = (uint32_t)v;
 			return 0;
 		}
+		break;
+	case KEY_START:
+		if (parse_u64(val, 0, UINT64_MAX, &c->o->start) == 0)
+			return 0;
+		break;
+	case KEY_GRANULE:
+		if (parse_u64(val, 1, UINT64_MAX, &c->o->granule) == 0)
+			return 0;
 		break;
 	case KEY_MAXBATCH:
 		if (parse_size(val, &c->o->max_batch) == 0)
@@ -357,6 +377,8 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_THREADS:
 	case KEY_RANK:
 	case KEY_WORLD:
+	case KEY_START:
+	case KEY_GRANULE:
 	case KEY_MAXBATCH:
 		return own_option(c, arg, key);
 	default:

@@ -27,6 +27,8 @@ struct zrfs_opts {
 	zr_sampler_mode mode;	/* default sampler of batch/ files        */
 	uint64_t bsize;		/* default batch size                     */
 	uint32_t rank, world;
+	uint64_t start;		/* -o start: the run's first position     */
+	uint64_t granule;	/* -o granule: cycle multiple, 0: W * B   */
 	struct fuse_args args;	/* what libfuse's session parses          */
 };
 

@@ -8,11 +8,12 @@
 #include <string.h>
 
 #include "error.h"
+#include "sampler.h"
 
 typedef unsigned __int128 u128;
 
-#define GOLDEN 0x9E3779B97F4A7C15ull
-#define FEISTEL_ROUNDS 6
+#define GOLDEN ZR__GOLDEN
+#define FEISTEL_ROUNDS ZR__FEISTEL_ROUNDS
 
 static const char *const mode_names[] = { "sequential", "iid", "cyclic" };
 
@@ -34,7 +35,7 @@ const char *zr_sampler_mode_name(zr_sampler_mode mode)
 }
 
 /* The SplitMix64 finalizer. */
-static uint64_t fmix(uint64_t z)
+uint64_t zr__fmix(uint64_t z)
 {
 	z ^= z >> 30;
 	z *= 0xBF58476D1CE4E5B9ull;
@@ -44,20 +45,16 @@ static uint64_t fmix(uint64_t z)
 	return z;
 }
 
-/* The word stream of (key, x). */
-typedef struct words {
-	uint64_t s0, c;
-} words;
 
-static void words_init(words *w, uint64_t key, uint64_t x)
+void zr__words_init(zr__words *w, uint64_t key, uint64_t x)
 {
-	w->s0 = fmix(fmix(key) ^ x);
+	w->s0 = zr__fmix(zr__fmix(key) ^ x);
 	w->c = 0;
 }
 
-static uint64_t words_next(words *w)
+uint64_t zr__words_next(zr__words *w)
 {
-	return fmix(w->s0 + ++w->c * GOLDEN);
+	return zr__fmix(w->s0 + ++w->c * GOLDEN);
 }
 
 static uint64_t world_of(const zr_sampler *cfg)
@@ -106,16 +103,16 @@ static void batch_sequential(const zr_sampler *cfg, uint64_t step,
 }
 
 /* Lemire's nearly divisionless draw from [0, n), with rejection. */
-static uint64_t draw(words *w, uint64_t n)
+static uint64_t draw(zr__words *w, uint64_t n)
 {
-	u128 m = (u128)words_next(w) * n;
+	u128 m = (u128)zr__words_next(w) * n;
 	uint64_t l = (uint64_t)m;
 
 	if (l < n) {
 		uint64_t th = (0 - n) % n;
 
 		while (l < th) {
-			m = (u128)words_next(w) * n;
+			m = (u128)zr__words_next(w) * n;
 			l = (uint64_t)m;
 		}
 	}
@@ -129,12 +126,12 @@ static uint64_t draw(words *w, uint64_t n)
  * draws them one by one, so the output is exactly draw()'s. */
 #define ZR__DRAW_BLOCK 8
 
-static int draw_block(words *w, uint64_t n, uint64_t *out)
+static int draw_block(zr__words *w, uint64_t n, uint64_t *out)
 {
 	uint64_t lo_min = UINT64_MAX, v[ZR__DRAW_BLOCK];
 
 	for (int j = 0; j < ZR__DRAW_BLOCK; j++) {
-		u128 m = (u128)fmix(w->s0 + (w->c + 1 + (uint64_t)j) *
+		u128 m = (u128)zr__fmix(w->s0 + (w->c + 1 + (uint64_t)j) *
 				    GOLDEN) * n;
 		uint64_t l = (uint64_t)m;
 
@@ -166,7 +163,8 @@ ZR__AVX512 static __m512i fmix8(__m512i z)
  * then two 32 x 32-bit products.  Returns how many of the first count
  * draws it made (a multiple of 8); it stops before a block that needs
  * the rejection test. */
-ZR__AVX512 static uint64_t draw_wide(words *w, uint64_t n, uint64_t *out,
+ZR__AVX512 static uint64_t draw_wide(zr__words *w, uint64_t n,
+				     uint64_t *out,
 				     uint64_t count)
 {
 	const __m512i nv = _mm512_set1_epi64((long long)n);
@@ -207,7 +205,8 @@ static int have_wide(void)
 	return h;
 }
 #else
-static uint64_t draw_wide(words *w, uint64_t n, uint64_t *out,
+static uint64_t draw_wide(zr__words *w, uint64_t n,
+			  uint64_t *out,
 			  uint64_t count)
 {
 	(void)w, (void)n, (void)out, (void)count;
@@ -220,8 +219,7 @@ static int have_wide(void)
 }
 #endif
 
-/* Fills out[0..count) with the next count draws from [0, n). */
-static void draw_many(words *w, uint64_t n, uint64_t *out, uint64_t count)
+void zr__draw_many(zr__words *w, uint64_t n, uint64_t *out, uint64_t count)
 {
 	int wide = n <= UINT32_MAX && have_wide();
 	uint64_t i = 0;
@@ -244,49 +242,43 @@ static void draw_many(words *w, uint64_t n, uint64_t *out, uint64_t count)
 static void batch_iid(const zr_sampler *cfg, uint64_t step, uint64_t first,
 		      uint64_t *out)
 {
-	words w;
+	zr__words w;
 
-	words_init(&w, cfg->seed, step);
+	zr__words_init(&w, cfg->seed, step);
 	/* The ranks before this one consume their draws first; out holds
 	 * at least batch_size of them at a time. */
 	while (first) {
 		uint64_t n = first < cfg->batch_size ? first : cfg->batch_size;
 
-		draw_many(&w, cfg->length, out, n);
+		zr__draw_many(&w, cfg->length, out, n);
 		first -= n;
 	}
-	draw_many(&w, cfg->length, out, cfg->batch_size);
+	zr__draw_many(&w, cfg->length, out, cfg->batch_size);
 }
 
-typedef struct feistel {
-	unsigned h;
-	uint64_t mask, n;
-	uint64_t key[FEISTEL_ROUNDS];
-} feistel;
-
-static void feistel_init(feistel *f, uint64_t seed, uint64_t cycle,
+void zr__feistel_init(zr__feistel *f, uint64_t seed, uint64_t cycle,
 			 uint64_t n)
 {
-	words w;
+	zr__words w;
 
 	f->h = 1;
 	while (f->h < 32 && (1ull << (2 * f->h)) < n)
 		f->h++;
 	f->mask = (1ull << f->h) - 1;
 	f->n = n;
-	words_init(&w, seed, cycle);
+	zr__words_init(&w, seed, cycle);
 	for (int r = 0; r < FEISTEL_ROUNDS; r++)
-		f->key[r] = words_next(&w);
+		f->key[r] = zr__words_next(&w);
 }
 
-static uint64_t feistel_pass(const feistel *f, uint64_t x)
+static uint64_t feistel_pass(const zr__feistel *f, uint64_t x)
 {
 	uint64_t l = x >> f->h, r = x & f->mask;
 
 	for (int i = 0; i < FEISTEL_ROUNDS; i++) {
 		uint64_t t = r;
 
-		r = l ^ (fmix(r ^ f->key[i]) & f->mask);
+		r = l ^ (zr__fmix(r ^ f->key[i]) & f->mask);
 		l = t;
 	}
 	return (l << f->h) | r;
@@ -294,12 +286,19 @@ static uint64_t feistel_pass(const feistel *f, uint64_t x)
 
 /* Cycle-walking: a permutation of [0, 4^h) restricted to [0, n) visits
  * only values below n along each of its cycles, so this terminates. */
-static uint64_t feistel_perm(const feistel *f, uint64_t x)
+static uint64_t feistel_perm(const zr__feistel *f, uint64_t x)
 {
 	do
 		x = feistel_pass(f, x);
 	while (x >= f->n);
 	return x;
+}
+
+void zr__feistel_run(const zr__feistel *f, uint64_t x, uint64_t count,
+		     uint64_t *out)
+{
+	for (uint64_t i = 0; i < count; i++)
+		out[i] = feistel_perm(f, x + i);
 }
 
 static void batch_cyclic(const zr_sampler *cfg, uint64_t step,
@@ -308,11 +307,10 @@ static void batch_cyclic(const zr_sampler *cfg, uint64_t step,
 	uint64_t wb = world_of(cfg) * cfg->batch_size;
 	uint64_t p = cfg->length / wb;
 	uint64_t base = (step % p) * wb + first;
-	feistel f;
+	zr__feistel f;
 
-	feistel_init(&f, cfg->seed, step / p, cfg->length);
-	for (uint64_t i = 0; i < cfg->batch_size; i++)
-		out[i] = feistel_perm(&f, base + i);
+	zr__feistel_init(&f, cfg->seed, step / p, cfg->length);
+	zr__feistel_run(&f, base, cfg->batch_size, out);
 }
 
 int zr_sampler_batch(const zr_sampler *cfg, uint64_t step, uint64_t *out)

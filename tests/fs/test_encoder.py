@@ -92,6 +92,50 @@ def test_rank_slices_are_the_same_bytes(stores, mount, tmp_path, rank):
     check_batches(m, stores, tmp_path, "ragged", "npz", world)
 
 
+@pytest.mark.parametrize("rank", [0, 1])
+def test_start_serves_the_runs_positions(stores, mount, tmp_path, rank):
+    """-o start=P: the batches of a run that began at position P, the
+    bytes of `zrecord batch --start P` and, for P a multiple of the
+    global batch, those of a mount without it at a later step."""
+    m = mount(stores, "ro", "rank=%d" % rank, "world=2", "start=12",
+              name="s%d" % rank)
+    args = ("--rank", rank, "--world", 2, "--start", 12)
+    check_batches(m, stores, tmp_path, "dense", "npy", args)
+    check_batches(m, stores, tmp_path, "ragged", "npz", args)
+    plain = mount(stores, "ro", "rank=%d" % rank, "world=2",
+                  name="p%d" % rank)
+    for mode in ("iid", "cyclic", "sequential"):
+        later = np.load(plain.path("dense", "batch", mode, "3", "5-3.npy"))
+        here = np.load(m.path("dense", "batch", mode, "3", "5-1.npy"))
+        assert (later == here).all(), mode
+
+
+def test_granule_resumes_a_run_on_another_world(stores, mount, tmp_path):
+    """A run of world 1, batch 8 stopped at position 16; four ranks of
+    batch 4 continue it with -o start=16,granule=8: the bytes of zrecord
+    batch with the same options, and one cycle (50 // 8 * 8 = 48 records)
+    served once across both runs."""
+    one = mount(stores, "ro", name="w1")
+    first = [np.load(one.path("dense", "batch", "cyclic", "8",
+                              "4-%d.indices.npy" % t)) for t in range(2)]
+    seen = list(np.concatenate(first))
+    for r in range(4):
+        m = mount(stores, "ro", "rank=%d" % r, "world=4", "start=16",
+                  "granule=8", name="g%d" % r)
+        args = ("--rank", r, "--world", 4, "--start", 16, "--granule", 8)
+        for t in range(2):
+            mine = tmp_path / "cli.npy"
+            zrecord("batch", os.path.join(stores, "dense"),
+                    *batch_args(4, t, "cyclic", 4), *args, "--indices",
+                    "-o", mine)
+            served = m.path("dense", "batch", "cyclic", "4",
+                            "4-%d.indices.npy" % t)
+            assert same_file(mine, cp(served, tmp_path / "m.npy"))
+            seen += list(np.load(served))
+    # 16 + 2 steps * 4 ranks * 4 = 48 positions: the whole first cycle.
+    assert len(seen) == 48 and len(set(int(i) for i in seen)) == 48
+
+
 def test_stats_are_the_same_report(stores, mount):
     m = mount(stores, "ro")
     for store in ("dense", "ragged"):

@@ -125,9 +125,23 @@ def store_corpus():
         shutil.rmtree(tmp)
 
 
+def mixfile_corpus():
+    put("mixfile", "two", b'{"sources": [{"path": "web", "weight": 7}, '
+        b'{"path": "code", "weight": 2}]}')
+    put("mixfile", "sched", b'{"sources": [{"path": "a", "weight": 3}, '
+        b'{"path": "b", "weight": 0}, {"path": "c\\"d", "weight": 1}], '
+        b'"schedule": [{"from": 10, "weights": [1, 1, 1]}, {"from": 10, '
+        b'"weights": [0, 5, 2]}, {"from": 18446744073709551615, '
+        b'"weights": [1, 0, 0]}]}')
+    put("mixfile", "big", b'{"sources": [{"path": "a", "weight": 1048576}, '
+        b'{"path": "b", "weight": 1}]}')
+    put("mixfile", "empty", b'{"sources": []}')
+
+
 if __name__ == "__main__":
     shutil.rmtree(os.path.join(HERE, "corpus"), ignore_errors=True)
     npy_corpus()
     schema_corpus()
     npystream_corpus()
     store_corpus()
+    mixfile_corpus()

@@ -148,6 +148,25 @@ typedef struct zr_sampler {
 int zr_sampler_check(const zr_sampler *cfg);
 int zr_sampler_batch(const zr_sampler *cfg, uint64_t step, uint64_t *out);
 
+typedef struct zr_stream zr_stream;
+int zr_stream_new(zr_sampler_mode mode, uint64_t seed, uint64_t length,
+          uint64_t granule, zr_stream **out);
+int zr_stream_new_mixture(uint64_t seed, uint32_t sources,
+          const uint64_t *lengths, const uint64_t *weights,
+          zr_stream **out);
+void zr_stream_free(zr_stream *st);
+int zr_stream_weights(zr_stream *st, uint64_t from, const uint64_t *weights);
+int zr_stream_skip(zr_stream *st, uint64_t from, uint64_t until);
+int zr_stream_grow(zr_stream *st, uint64_t at, uint32_t source,
+          uint64_t length);
+int zr_stream_map(const zr_stream *st, uint64_t pos, uint64_t count,
+          uint32_t *source, uint64_t *index);
+int zr_stream_batch(const zr_stream *st, uint64_t start, uint64_t step,
+          uint32_t rank, uint32_t world, uint64_t batch, uint32_t *source,
+          uint64_t *index);
+int zr_stream_position(const zr_stream *st, uint64_t start, uint64_t served,
+          uint64_t *pos);
+
 unsigned zr_pool_lanes(void);
 """
 ffi = FFI()

@@ -4,13 +4,17 @@ threads claim steps in order, gather every stream at the step's sampler
 indices (the gather runs in C with the GIL released), run the transform,
 and park the result until the consumer reaches that step; at most `depth`
 steps are in flight or waiting, and batches are delivered in step order.
+Its state is its seed, its stream position and its stream's schedule
+(state_dict), so a run resumes exactly with any world or batch size.
 """
 import threading
 
 import numpy as np
 
+from .mixture import Mixture
 from .zrecord import RaggedStore
-from .zsampler import Sampler
+from .zsampler import MixtureSampler, Sampler
+from .zstream import Schedule
 from ._closable import Closable
 
 __all__ = ["DataLoader"]
@@ -36,7 +40,8 @@ def _stream_length(streams):
 class DataLoader(Closable):
     """DataLoader(streams, batch_size=256, transform=None,
     mode=Sampler.Mode.IID, seed=0, workers=2, prefetch=None,
-    start_step=0, rank=0, world=1, ragged="list", pad=0, ring=None).
+    start_step=0, rank=0, world=1, ragged="list", pad=0, ring=None,
+    start=0, schedule=None).
 
     An endless iterator of batches {name: values}: a dense stream's value
     is a stacked (B, *item_shape) array, a ragged one's is in the form
@@ -47,6 +52,22 @@ class DataLoader(Closable):
     property is the next step to be delivered: a loader built with
     start_step=loader.step continues exactly.
 
+    streams may also be a Mixture (a NAME.mix.json): each batch then
+    draws its samples from the mixture's sources in their weights'
+    shares (MixtureSampler; mode is unused, ragged fields come as lists).
+
+    Positions.  start is the stream position the run begins at (the
+    samples of all ranks consumed before it); .position is the position
+    reached after the batches delivered so far.  state_dict() returns
+    {"seed", "position", "schedule"} (plain ints, lists and strings, as
+    torch's StatefulDataLoader's state_dict: save it with the model) and
+    load_state_dict() takes it back, so a loader with another world or
+    batch size continues the same stream: every record of the current
+    cycle is served once across the old and new ranks (cyclic), and a
+    store that grew takes its new length at the next cycle boundary.
+    schedule=state["schedule"] and start=state["position"] do the same
+    at construction.
+
     ring=N reuses the dense streams' batch arrays instead of allocating
     (and page-faulting) fresh ones: a batch stays valid until the
     consumer has taken N more, then its arrays may be overwritten (copy
@@ -55,8 +76,9 @@ class DataLoader(Closable):
     def __init__(self, streams, batch_size=256, transform=None,
                  mode=Sampler.Mode.IID, seed=0, workers=2, prefetch=None,
                  start_step=0, rank=0, world=1, ragged="list", pad=0,
-                 ring=None):
-        length = _stream_length(streams)
+                 ring=None, start=0, schedule=None):
+        self._mixture = streams if isinstance(streams, Mixture) else None
+        length = (None if self._mixture else _stream_length(streams))
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.depth = prefetch if prefetch is not None else 2 * workers
@@ -73,25 +95,68 @@ class DataLoader(Closable):
         # by at least `ring` more.
         self._slots = None if ring is None else self.depth + ring
         self._bufs = {}
-        self.streams = dict(streams)
+        self.streams = streams if self._mixture else dict(streams)
         self.transform = transform
-        self.sampler = Sampler(length, batch_size, mode, seed, rank, world,
-                               start_step)
+        self._geometry = (length, batch_size, mode, rank, world)
+        self.sampler = self._sampler(seed, start_step, start, schedule)
         self.batch_size = batch_size
         self._cond = threading.Condition()
+        self._workers = workers
+        self._closed = False
+        self._begin()
+
+    def _sampler(self, seed, step, start, schedule):
+        length, batch_size, mode, rank, world = self._geometry
+        if self._mixture:
+            m = self._mixture
+            if schedule is None:
+                schedule = Schedule(m.lengths, weights=m.weights,
+                                    changes=m.changes)
+            return MixtureSampler(m.lengths, m.weights, batch_size, seed,
+                                  rank, world, step, start, schedule)
+        return Sampler(length, batch_size, mode, seed, rank, world, step,
+                       start, schedule)
+
+    def _begin(self):
+        """Starts the prefetch threads at the sampler's step."""
         self._claim = self.sampler.step    # next step a worker takes
         self._deliver = self.sampler.step  # next step next() returns
         self._ready = {}                   # step -> (ok, batch or error)
-        self._closed = False
         self._threads = [threading.Thread(target=self._work, daemon=True,
                                           name="loaderx-prefetch-%d" % i)
-                         for i in range(workers)]
+                         for i in range(self._workers)]
         for t in self._threads:
             t.start()
 
     @property
     def step(self):
         return self._deliver
+
+    @property
+    def position(self):
+        """The stream position after the batches delivered so far."""
+        return self.sampler.position(self._deliver)
+
+    def state_dict(self):
+        """{"seed", "position", "schedule"}: all a resume needs."""
+        return {"seed": self.sampler.seed, "position": self.position,
+                "schedule": self.sampler.schedule.to_dict()}
+
+    def load_state_dict(self, state):
+        """Continues the stream of state (from state_dict, possibly of a
+        loader of another world or batch size) at its position; parked
+        batches are dropped."""
+        try:
+            seed, pos, sched = (state["seed"], state["position"],
+                                state["schedule"])
+        except (TypeError, KeyError):
+            raise ValueError("a loader state is {seed, position, schedule},"
+                             " got %r" % (state,)) from None
+        sampler = self._sampler(seed, 0, pos, sched)
+        self._stop()
+        self.sampler = sampler
+        self._closed = False
+        self._begin()
 
     def _out(self, name, store, count, step):
         """The ring's array for (stream, step), or None (no ring)."""
@@ -113,9 +178,13 @@ class DataLoader(Closable):
         return store.gather(idx)
 
     def _make(self, step):
-        idx = self.sampler.batch(step)
-        batch = {name: self._gather(name, s, idx, step)
-                 for name, s in self.streams.items()}
+        if self._mixture:
+            src, idx = self.sampler.batch(step)
+            batch = self._mixture.gather(src, idx, **self._ragged)
+        else:
+            idx = self.sampler.batch(step)
+            batch = {name: self._gather(name, s, idx, step)
+                     for name, s in self.streams.items()}
         return self.transform(batch) if self.transform else batch
 
     def _take(self):
@@ -165,6 +234,9 @@ class DataLoader(Closable):
         """Stops the prefetch threads and drops parked batches; waits only
         for gathers or transforms already running.  Idempotent; the streams
         stay open (they belong to the caller)."""
+        self._stop()
+
+    def _stop(self):
         with self._cond:
             self._closed = True
             self._ready.clear()

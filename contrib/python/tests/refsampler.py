@@ -1,8 +1,8 @@
 """
 refsampler.py - the binding's view of tests/fixtures/sampler_ref.py, the
 plain-Python transcription of the sampler algorithm that include/zrecord.h
-documents, so the tests check the library's batches against the
-specification rather than against itself.
+documents (and of its position streams: Stream), so the tests check the
+library's batches against the specification rather than against itself.
 """
 import os
 import sys
@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.join(_TOP, "tests", "fixtures"))
 import sampler_ref  # noqa: E402
 
 _MODES = ("sequential", "iid", "cyclic")
+Stream = sampler_ref.Stream
 
 
 def batch(mode, seed, n, b, step, rank=0, world=1):

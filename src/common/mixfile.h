@@ -1,0 +1,37 @@
+/*
+ * mixfile.h - the parser of a mixture file NAME.mix.json (zrecord(1),
+ * "Mixtures"), on a buffer and without I/O so the Check suite and a fuzz
+ * harness call it directly:
+ *
+ *   {"sources": [{"path": "web", "weight": 7}, {"path": "code",
+ *                "weight": 2}],
+ *    "schedule": [{"from": 1000000, "weights": [1, 1]}]}
+ *
+ * "sources" (1..1024 objects; path: a non-empty string, weight: an
+ * integer 0..2^20) is required; "schedule" (weight changes, "from" in
+ * non-decreasing order, one weight per source) is optional.  Paths are as
+ * written (the caller resolves them against the file's folder).  Anything
+ * else, an unknown key included, is an error naming where it is.
+ */
+#ifndef ZR_MIXFILE_H
+#define ZR_MIXFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct zr_mixfile {
+	uint32_t k;          /* sources                                */
+	char **path;         /* k strings                              */
+	uint64_t *weight;    /* k                                      */
+	uint32_t nsched;     /* weight changes                         */
+	uint64_t *from;      /* nsched positions                       */
+	uint64_t *weights;   /* nsched * k                             */
+} zr_mixfile;
+
+/* Parses buf[0..len) into *out (zeroed first; on failure freed again).
+ * Returns 0, or -EINVAL with msg (msg_cap bytes) saying what and where. */
+int zr_mixfile_parse(const char *buf, size_t len, zr_mixfile *out,
+		     char *msg, size_t msg_cap);
+void zr_mixfile_free(zr_mixfile *m);
+
+#endif

@@ -1,0 +1,104 @@
+"""zrecord batch over a mixture file: the records of dense sources in
+batch order, --indices pairs, the file's weight schedule, and mixture
+files and options it refuses, each with a message that names the problem
+(src/common/mixfile.c reads the file)."""
+import json
+
+import numpy as np
+import pytest
+
+from conftest import write_npys
+
+
+@pytest.fixture
+def mix(zr, tmp_path):
+    """Two dense <i8 (2,) stores of 9 and 4 records in a folder, and a
+    mixture file beside them."""
+    for name, n, base in (("a", 9, 0), ("b", 4, 100)):
+        zr.ok("create", tmp_path / name, "--dtype", "<i8", "--shape", "2")
+        rows = base + np.arange(2 * n, dtype="<i8").reshape(n, 2)
+        zr.ok("append", tmp_path / name,
+              write_npys(tmp_path / (name + ".npy"), rows))
+
+    def write(doc, name="m.mix.json"):
+        p = tmp_path / name
+        p.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+        return p
+    return write
+
+
+def test_records_follow_the_pairs(zr, mix):
+    m = mix({"sources": [{"path": "a", "weight": 3},
+                         {"path": "b", "weight": 1}],
+             "schedule": [{"from": 8, "weights": [1, 1]}]})
+    for step in range(6):
+        args = ("batch", m, "--seed", 5, "--step", step, "--batch-size", 4)
+        pairs = zr.load(*args, "--indices")
+        rows = zr.load(*args)
+        assert pairs.shape == (4, 2) and rows.shape == (4, 2)
+        want = [[100 * s + 2 * i, 100 * s + 2 * i + 1] for s, i in pairs]
+        assert rows.tolist() == want
+        shares = np.bincount(pairs[:, 0], minlength=2).tolist()
+        assert shares == ([3, 1] if step < 2 else [2, 2])
+
+
+@pytest.mark.parametrize("doc,msg", [
+    ('{"sources": [{"path": "a", "weight": 1.5}]}', "non-negative integer"),
+    ('{"sources": [{"path": "a", "weight": -1}]}', "non-negative integer"),
+    ('{"sources": []}', "no sources"),
+    ('{"sources": [{"path": "a"}]}', "needs a path and a weight"),
+    ('{"sources": [{"path": "a", "weight": 1, "x": 2}]}', "unknown"),
+    ('{"sources": [{"path": "", "weight": 1}]}', "empty path"),
+    ('{"sources": [{"path": "a", "weight": 2000000}]}', "above"),
+    ('{"sources": [{"path": "a", "weight": 1}]} x', "text after"),
+    ('{"sources": [{"path": "a", "weight": 1}], "schedule": [{"from": 5, '
+     '"weights": [1, 2]}]}', "one per source"),
+    ('{"sources": [{"path": "a", "weight": 1}], "schedule": [{"from": 5, '
+     '"weights": [1]}, {"from": 4, "weights": [1]}]}', "comes before"),
+    ('{"sources": [{"path": "a", "weight": 0}]}', "every weight is 0"),
+    ('{"sources": [{"path": "nope", "weight": 1}]}', "no store"),
+    ('{"sources": [{"path": "a", "weight": 1}', "expected"),
+])
+def test_bad_mixture_files(zr, mix, doc, msg):
+    err = zr.fails(1, "batch", mix(doc), "--seed", 1, "--step", 0)
+    assert "m.mix.json" in err or "nope" in err
+    assert msg in err, err
+
+
+def test_mixture_options(zr, mix, tmp_path):
+    m = mix({"sources": [{"path": "a", "weight": 1},
+                         {"path": "b", "weight": 1}]})
+    assert "--granule" in zr.fails(2, "batch", m, "--seed", 1, "--step", 0,
+                                   "--granule", 4)
+    assert "--form" in zr.fails(2, "batch", m, "--seed", 1, "--step", 0,
+                                "--form", "packed")
+    assert "one per source" in zr.fails(2, "batch", m, "--seed", 1,
+                                        "--step", 0, "--length", 3)
+    assert "above its 4 records" in zr.fails(
+        1, "batch", m, "--seed", 1, "--step", 0, "--length", "9,5")
+    # --length 9,3 then growing b to 4 from position 0 (its first cycle
+    # boundary) is b at its full length from the start.
+    grown = zr.load("batch", m, "--seed", 1, "--step", 1, "--indices",
+                    "--batch-size", 8, "--length", "9,3", "--grow", "0:1:4")
+    full = zr.load("batch", m, "--seed", 1, "--step", 1, "--indices",
+                   "--batch-size", 8)
+    assert grown.tolist() == full.tolist()
+    zr.ok("create", tmp_path / "r", "--dtype", "<i8", "--ragged")
+    zr.ok("append", tmp_path / "r",
+          write_npys(tmp_path / "r.npy", np.arange(3, dtype="<i8")))
+    r = mix({"sources": [{"path": "a", "weight": 1},
+                         {"path": "r", "weight": 1}]}, "r.mix.json")
+    assert "--indices" in zr.fails(1, "batch", r, "--seed", 1, "--step", 0,
+                                   "--batch-size", 2)
+    assert zr.load("batch", r, "--seed", 1, "--step", 0, "--batch-size", 2,
+                   "--indices").shape == (2, 2)
+
+
+@pytest.mark.parametrize("bad", ["5", "5:x", "1:2:3:4", ":"])
+def test_bad_skip_and_grow(zr, dense, bad):
+    store, _ = dense
+    assert "one per source (1)" in zr.fails(
+        2, "batch", store, "--seed", 1, "--step", 0, "--length", "5,5")
+    zr.fails(2, "batch", store, "--seed", 1, "--step", 0, "--skip", bad)
+    if bad != "5":
+        zr.fails(2, "batch", store, "--seed", 1, "--step", 0, "--grow", bad)
