@@ -4,15 +4,28 @@ src_cli_zrecord_SOURCES = \
 	src/cli/main.c src/cli/cli.h src/cli/util.c src/cli/output.c \
 	src/cli/progress.c src/cli/records.c \
 	src/cli/create.c src/cli/append.c src/cli/get.c src/cli/batch.c \
-	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c
-src_cli_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
-src_cli_zrecord_LDADD = src/common/libzrcommon.la src/lib/libzrecord.la
+	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c \
+	$(zr_import_sources)
+src_cli_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
+	-I$(top_srcdir)/src/cli -I$(top_srcdir)/src/import
+src_cli_zrecord_CFLAGS = $(AM_CFLAGS) $(IMPORT_CFLAGS)
+src_cli_zrecord_LDADD = src/common/libzrcommon.la src/lib/libzrecord.la \
+	$(IMPORT_LIBS) -lm
+
+# `zrecord import`: its sources and the decoders it links (configure.ac).
+zr_import_sources = \
+	src/import/import.h src/import/command.c src/import/dataset.c \
+	src/import/pipeline.c src/import/progress.c src/import/field.c \
+	src/import/image.c src/import/image_xform.c \
+	src/import/folder.c src/import/wds.c
 
 dist_noinst_SCRIPTS += tests/cli.test
 EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
 	tests/cli/test_append.py tests/cli/test_read.py \
 	tests/cli/test_maint.py tests/cli/test_errors.py \
-	tests/cli/test_npz.py tests/cli/test_wait.py
+	tests/cli/test_npz.py tests/cli/test_wait.py \
+	tests/cli/importdata.py tests/cli/test_import_images.py \
+	tests/cli/test_import_wds.py
 TESTS += tests/cli.test
 
 # A driver that feeds src/common awkward inputs for the suite to check.

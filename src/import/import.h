@@ -1,0 +1,177 @@
+/*
+ * import.h - what the files of `zrecord import` share: a sample (one
+ * record of every field), the decode of one field into an array, the
+ * dataset being written, the sources that produce samples, the decode
+ * fan-out and the progress line.
+ */
+#ifndef ZR_IMPORT_H
+#define ZR_IMPORT_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "zrecord.h"
+
+#define ZR_IMP_MAX_FIELDS 32
+#define ZR_IMP_FAIL 1   /* what a failed step returns, once reported */
+/* Input errors: a file that is not what it claims (its msg says why) and
+ * one that changed between the walk and the read. */
+#define ZR_IMP_EBAD (-EBADMSG)
+#define ZR_IMP_ECHANGED (-ESTALE)
+#define ZR_IMP_NAME_MAX 64
+
+/* How a field's bytes become a record. */
+enum zr_imp_kind {
+	ZR_IMP_IMAGE,  /* JPEG/PNG/WebP: decoded (or kept, --encoded)  */
+	ZR_IMP_CLS,    /* decimal integer text: a scalar int64         */
+	ZR_IMP_BYTES,  /* kept as they are: ragged u1                  */
+	ZR_IMP_NPY,    /* one .npy file: its array                     */
+	ZR_IMP_LABEL,  /* already an integer (image folder classes)    */
+	ZR_IMP_ARRAY   /* already an array (HDF5, LMDB, .npy rows)     */
+};
+
+/* Options that shape image records (--rgb, --resize, --center-crop,
+ * --chw, --encoded). */
+typedef struct zr_imp_image_opts {
+	int encoded;
+	int rgb;
+	int chw;
+	uint32_t resize_h, resize_w; /* both 0: none; w 0: shorter side */
+	uint32_t crop_h, crop_w;     /* 0: none                         */
+} zr_imp_image_opts;
+
+/* One record's array, owned by the field after decode. */
+typedef struct zr_imp_array {
+	zr_dtype dtype;
+	uint32_t ndim;
+	uint64_t shape[ZR_MAX_NDIM];
+	void *data;     /* product(shape) * itemsize bytes, malloc'd */
+	size_t len;
+	int64_t label;  /* ZR_IMP_CLS / ZR_IMP_LABEL: the value      */
+} zr_imp_array;
+
+typedef struct zr_imp_field {
+	int store;            /* index into the dataset's stores       */
+	enum zr_imp_kind kind;
+	char *path;           /* read by the worker when bytes is NULL */
+	void *bytes;          /* the encoded input, malloc'd           */
+	size_t nbytes;
+	off_t want_size;      /* path: the size and mtime seen by the  */
+	int64_t want_mtime;   /* walk; a file that differs changed     */
+	zr_imp_array out;
+	int err;              /* decode result                          */
+	char msg[160];
+} zr_imp_field;
+
+typedef struct zr_imp_sample {
+	char *where;          /* the path (or shard:key) errors name  */
+	unsigned nfields;
+	zr_imp_field f[ZR_IMP_MAX_FIELDS];
+	int bad;              /* skipped under --skip-bad               */
+} zr_imp_sample;
+
+void zr_imp_sample_clear(zr_imp_sample *s);
+
+/* -- decoding (image.c, field.c) ---------------------------------------- */
+
+/* Decodes a JPEG, PNG or WebP held in (buf, len) into a uint8 HWC array
+ * with the channels as the file holds them (1 grey, 2 grey+alpha, 3, 4),
+ * then applies opts.  ZR_IMP_EBAD with msg for anything undecodable,
+ * -ENOTSUP for a format it does not know.  Pure, thread-safe. */
+int zr_imp_image_decode(const void *buf, size_t len,
+			const zr_imp_image_opts *opts, zr_imp_array *out,
+			char *msg, size_t msg_cap);
+/* Applies --rgb, --resize, --center-crop and --chw to an HWC image, in
+ * place of img (image_xform.c). */
+int zr_imp_image_xform(zr_imp_array *img, const zr_imp_image_opts *opts,
+		       char *msg, size_t msg_cap);
+/* Reads (if needed) and decodes one field, setting f->err and f->msg. */
+void zr_imp_field_decode(zr_imp_field *f, const zr_imp_image_opts *opts);
+/* The kind a WebDataset member's extension maps to. */
+enum zr_imp_kind zr_imp_kind_of_ext(const char *ext);
+/* 1 if the name ends in .jpg .jpeg .png .webp (any case). */
+int zr_imp_is_image_name(const char *name);
+
+/* -- the dataset being written (dataset.c) ------------------------------ */
+
+typedef struct zr_imp_dataset zr_imp_dataset;
+
+typedef struct zr_imp_config {
+	const char *dest;
+	zr_codec codec;
+	zr_imp_image_opts img;
+	int skip_bad;
+	int drop_incomplete;
+	int progress;     /* 1 on, 0 off, -1 when stderr is a terminal */
+	unsigned threads;
+	int keys;         /* LMDB: also a store of the keys */
+	char **names;     /* HDF5: the datasets to import, NULL: all */
+	unsigned nnames;
+	int per_file;     /* .npy: one ragged record per file */
+} zr_imp_config;
+
+/* Creates DEST.tmp-XXXXXX next to DEST (which must not exist). */
+int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out);
+/* Names a field: its store index (creating the slot; the store itself
+ * is created with the first record's schema). */
+int zr_imp_dataset_field(zr_imp_dataset *d, const char *name, int *store);
+/* Appends decoded samples [0, n) in order (bad ones skipped). */
+int zr_imp_dataset_append(zr_imp_dataset *d, zr_imp_sample *s, size_t n);
+/* Writes a small file (classes.json) into the dataset. */
+int zr_imp_dataset_write_file(zr_imp_dataset *d, const char *name,
+			      const char *text);
+/* Commits every store, syncs and renames the folder to DEST. */
+int zr_imp_dataset_commit(zr_imp_dataset *d);
+/* Removes the temporary folder and frees (after commit: frees only). */
+void zr_imp_dataset_free(zr_imp_dataset *d);
+uint64_t zr_imp_dataset_length(const zr_imp_dataset *d);
+const char *zr_imp_dataset_tmp(const zr_imp_dataset *d);
+
+/* -- the pipeline (pipeline.c) ------------------------------------------ */
+
+typedef struct zr_imp_run zr_imp_run;
+
+/* Decodes batches over cfg->threads lanes and appends them in order. */
+int zr_imp_run_new(const zr_imp_config *cfg, zr_imp_dataset *d,
+		   uint64_t total_items, uint64_t total_bytes,
+		   zr_imp_run **out);
+/* A fresh sample slot to fill (its fields cleared); the batch is
+ * decoded and appended when full.  Never NULL once run_new succeeded. */
+int zr_imp_run_next(zr_imp_run *r, zr_imp_sample **out);
+/* Decodes and appends what is queued. */
+int zr_imp_run_flush(zr_imp_run *r);
+/* Counts source bytes read (progress). */
+void zr_imp_run_bytes(zr_imp_run *r, uint64_t n);
+/* Counts a sample the source leaves out (--drop-incomplete, a broken
+ * shard under --skip-bad) in the report; where and why are copied. */
+void zr_imp_run_skip(zr_imp_run *r, const char *where, const char *why);
+/* Prints the skipped samples' count (and first few) after --skip-bad. */
+void zr_imp_run_report(zr_imp_run *r);
+void zr_imp_run_free(zr_imp_run *r);
+/* Reports an error about the import as a whole or one input. */
+int zr_imp_error(const char *where, int err, const char *detail);
+
+/* -- sources ------------------------------------------------------------ */
+
+int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,
+		  zr_imp_dataset *d);
+int zr_imp_wds(const zr_imp_config *cfg, char **srcs, int n,
+	       zr_imp_dataset *d);
+
+/* -- progress (progress.c) ---------------------------------------------- */
+
+typedef struct zr_imp_progress {
+	int on;
+	double start, last;
+	uint64_t items, total_items, bytes, total_bytes;
+} zr_imp_progress;
+
+void zr_imp_progress_init(zr_imp_progress *p, int mode, uint64_t items,
+			  uint64_t bytes);
+void zr_imp_progress_step(zr_imp_progress *p, uint64_t items,
+			  uint64_t bytes);
+void zr_imp_progress_end(zr_imp_progress *p);
+
+#endif
