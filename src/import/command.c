@@ -4,6 +4,7 @@
  * dataset folder, which appears at DEST only when everything went in.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +252,11 @@ static int run(int argc, char **argv)
 	 * (byte-identical stores).  Decoding, the real work, fans out over
 	 * our own threads.  The pool reads this at its first use, below. */
 	setenv("ZR_THREADS", "0", 1);
+	/* Every decoded image is a buffer of ~150 KiB that lives one batch:
+	 * from the heap it is reused, from mmap (glibc's default above 128
+	 * KiB) each one costs fresh page faults on every thread. */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	rc = zr_imp_dataset_new(&a.cfg, &d);
 	if (rc == 0)
 		rc = run_source(&a, d);

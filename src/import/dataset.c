@@ -34,8 +34,6 @@ struct zr_imp_dataset {
 	unsigned n;
 	imp_store st[ZR_IMP_MAX_FIELDS];
 	uint64_t length;
-	void *rows;      /* dense staging for one batch        */
-	size_t rows_cap;
 	zr_ragged_in *rin;
 	size_t rin_cap;
 };
@@ -207,20 +205,21 @@ static int grow(void **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* Stages field k of samples [0, n) in the store's session. */
+/* Stages field k of samples [0, n) in the store's session.  Dense rows
+ * go one call each: the library writes a raw row straight from the
+ * decoded buffer, where stacking them first would copy every pixel
+ * once more. */
 static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 			size_t n)
 {
 	imp_store *st = &d->st[s[0].f[k].store];
 	size_t i, m = 0;
-	int rc;
+	int rc = 0;
 
-	if (st->dense && grow(&d->rows, &d->rows_cap, n * st->row) < 0)
-		return zr_imp_error(st->name, -ENOMEM, NULL);
 	if (!st->dense && grow((void **)&d->rin, &d->rin_cap,
 			       n * sizeof(*d->rin)) < 0)
 		return zr_imp_error(st->name, -ENOMEM, NULL);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && rc == 0; i++) {
 		const zr_imp_field *f = &s[i].f[k];
 
 		if (s[i].bad)
@@ -228,8 +227,7 @@ static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 		if (!fits(st, f))
 			return mismatch(st, f, s[i].where);
 		if (st->dense) {
-			memcpy((char *)d->rows + m * st->row, f->out.data,
-			       st->row);
+			rc = zr_append_dense(st->a, f->out.data, 1);
 		} else {
 			d->rin[m].data = f->out.data;
 			d->rin[m].ndim = f->out.ndim;
@@ -237,10 +235,8 @@ static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 		}
 		m++;
 	}
-	if (m == 0)
-		return 0;
-	rc = st->dense ? zr_append_dense(st->a, d->rows, m) :
-			 zr_append_ragged(st->a, d->rin, m);
+	if (rc == 0 && m && !st->dense)
+		rc = zr_append_ragged(st->a, d->rin, m);
 	if (rc < 0)
 		return zr_imp_error(st->name, rc, zr_errmsg());
 	st->count += m;
@@ -387,7 +383,6 @@ void zr_imp_dataset_free(zr_imp_dataset *d)
 		fprintf(stderr, "zrecord: import: cannot remove %s: %s\n",
 			d->tmp, strerror(errno));
 	free(d->tmp);
-	free(d->rows);
 	free(d->rin);
 	free(d);
 }

@@ -232,7 +232,8 @@ int zr_imp_image_xform(zr_imp_array *img, const zr_imp_image_opts *opts,
 		if (oh != img->shape[0] || ow != img->shape[1])
 			rc = resize(img, oh, ow);
 	}
-	if (rc == 0 && opts->crop_h)
+	if (rc == 0 && opts->crop_h &&
+	    (opts->crop_h != img->shape[0] || opts->crop_w != img->shape[1]))
 		rc = crop(img, opts->crop_h, opts->crop_w, msg, msg_cap);
 	if (rc == 0 && opts->chw)
 		rc = to_chw(img);
