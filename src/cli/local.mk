@@ -17,7 +17,8 @@ zr_import_sources = \
 	src/import/import.h src/import/command.c src/import/dataset.c \
 	src/import/pipeline.c src/import/progress.c src/import/field.c \
 	src/import/image.c src/import/image_xform.c \
-	src/import/folder.c src/import/wds.c
+	src/import/folder.c src/import/wds.c src/import/rows.c \
+	src/import/hdf5.c src/import/lmdb.c src/import/npy.c
 
 dist_noinst_SCRIPTS += tests/cli.test
 EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
@@ -25,7 +26,7 @@ EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
 	tests/cli/test_maint.py tests/cli/test_errors.py \
 	tests/cli/test_npz.py tests/cli/test_wait.py \
 	tests/cli/importdata.py tests/cli/test_import_images.py \
-	tests/cli/test_import_wds.py
+	tests/cli/test_import_wds.py tests/cli/test_import_arrays.py
 TESTS += tests/cli.test
 
 # A driver that feeds src/common awkward inputs for the suite to check.

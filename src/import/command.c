@@ -230,9 +230,12 @@ static int run_source(import_args *a, zr_imp_dataset *d)
 		return zr_imp_folder(&a->cfg, a->srcs, a->nsrcs, d);
 	case T_WDS:
 		return zr_imp_wds(&a->cfg, a->srcs, a->nsrcs, d);
+	case T_HDF5:
+		return zr_imp_hdf5(&a->cfg, a->srcs, a->nsrcs, d);
+	case T_LMDB:
+		return zr_imp_lmdb(&a->cfg, a->srcs, a->nsrcs, d);
 	default:
-		return zr_imp_error(a->srcs[0], -ENOTSUP, "this kind of source "
-				    "is not supported yet");
+		return zr_imp_npy(&a->cfg, a->srcs, a->nsrcs, d);
 	}
 }
 

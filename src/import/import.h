@@ -155,6 +155,30 @@ int zr_imp_error(const char *where, int err, const char *detail);
 
 /* -- sources ------------------------------------------------------------ */
 
+/* One field of a row-wise source's sample: data is copied. */
+typedef struct zr_imp_row {
+	int store;
+	enum zr_imp_kind kind;  /* ZR_IMP_ARRAY, or ZR_IMP_BYTES (1-D u1) */
+	zr_dtype dtype;
+	uint32_t ndim;
+	const uint64_t *shape;
+	const void *data;
+	size_t len;
+} zr_imp_row;
+
+/* Queues one sample of n fields (rows.c). */
+int zr_imp_emit(zr_imp_run *r, const char *where, unsigned n,
+		const zr_imp_row *rows);
+/* The dtype of kind ('i', 'u', 'f', 'c', 'b') and size in bytes. */
+int zr_imp_dtype(char kind, int little, size_t size, zr_dtype *out);
+
+int zr_imp_hdf5(const zr_imp_config *cfg, char **srcs, int n,
+		zr_imp_dataset *d);
+int zr_imp_lmdb(const zr_imp_config *cfg, char **srcs, int n,
+		zr_imp_dataset *d);
+int zr_imp_npy(const zr_imp_config *cfg, char **srcs, int n,
+	       zr_imp_dataset *d);
+
 int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,
 		  zr_imp_dataset *d);
 int zr_imp_wds(const zr_imp_config *cfg, char **srcs, int n,
