@@ -12,12 +12,18 @@ src_cli_zrecord_CFLAGS = $(AM_CFLAGS) $(IMPORT_CFLAGS)
 src_cli_zrecord_LDADD = src/common/libzrcommon.la src/lib/libzrecord.la \
 	$(IMPORT_LIBS) -lm
 
+# The parts of `zrecord import` that work on buffers, which the fuzz
+# harnesses (tests/rel.mk) drive: image decoding and the WebDataset rule.
+zr_import_fuzz_sources = src/import/report.c src/import/image.c \
+	src/import/image_xform.c src/import/field.c src/import/wds_read.c
+
 # `zrecord import`: its sources and the decoders it links (configure.ac).
 zr_import_sources = \
 	src/import/import.h src/import/command.c src/import/dataset.c \
 	src/import/pipeline.c src/import/progress.c src/import/field.c \
-	src/import/image.c src/import/image_xform.c \
-	src/import/folder.c src/import/wds.c src/import/rows.c \
+	src/import/report.c src/import/image.c src/import/image_xform.c \
+	src/import/folder.c src/import/wds.c src/import/wds_read.c \
+	src/import/rows.c \
 	src/import/hdf5.c src/import/lmdb.c src/import/npy.c
 
 dist_noinst_SCRIPTS += tests/cli.test
@@ -26,7 +32,8 @@ EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
 	tests/cli/test_maint.py tests/cli/test_errors.py \
 	tests/cli/test_npz.py tests/cli/test_wait.py \
 	tests/cli/importdata.py tests/cli/test_import_images.py \
-	tests/cli/test_import_wds.py tests/cli/test_import_arrays.py
+	tests/cli/test_import_wds.py tests/cli/test_import_arrays.py \
+	tests/cli/test_import_scale.py
 TESTS += tests/cli.test
 
 # A driver that feeds src/common awkward inputs for the suite to check.

@@ -38,18 +38,6 @@ struct zr_imp_dataset {
 	size_t rin_cap;
 };
 
-int zr_imp_error(const char *where, int err, const char *detail)
-{
-	int sys = err != ZR_IMP_EBAD && err != ZR_IMP_ECHANGED &&
-		  err > -4096 && err < 0;
-
-	fprintf(stderr, "zrecord: import: %s: %s%s%s\n", where,
-		detail && *detail ? detail : "",
-		detail && *detail && sys ? ": " : "",
-		sys || !detail || !*detail ? zr_strerror(err) : "");
-	return ZR_IMP_FAIL;
-}
-
 int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out)
 {
 	zr_imp_dataset *d = calloc(1, sizeof(*d));

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "zrecord.h"
@@ -150,8 +151,11 @@ void zr_imp_run_skip(zr_imp_run *r, const char *where, const char *why);
 /* Prints the skipped samples' count (and first few) after --skip-bad. */
 void zr_imp_run_report(zr_imp_run *r);
 void zr_imp_run_free(zr_imp_run *r);
-/* Reports an error about the import as a whole or one input. */
+/* Reports an error about the import as a whole or one input (report.c);
+ * returns ZR_IMP_FAIL. */
 int zr_imp_error(const char *where, int err, const char *detail);
+/* Sends the reports to f instead of stderr (NULL: stderr again). */
+void zr_imp_report_to(FILE *f);
 
 /* -- sources ------------------------------------------------------------ */
 
@@ -183,6 +187,32 @@ int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,
 		  zr_imp_dataset *d);
 int zr_imp_wds(const zr_imp_config *cfg, char **srcs, int n,
 	       zr_imp_dataset *d);
+
+/* -- WebDataset's sample rule (wds_read.c) ------------------------------ */
+
+struct archive;
+typedef struct zr_imp_wds_reader zr_imp_wds_reader;
+
+/* Where the samples go.  sample takes s (its fields' store is the
+ * reader's field index, named by zr_imp_wds_field_name) and the input
+ * bytes it came from; it returns 0 or, after reporting, ZR_IMP_FAIL. */
+typedef struct zr_imp_wds_sink {
+	int (*sample)(void *ctx, zr_imp_sample *s, uint64_t bytes);
+	void (*skip)(void *ctx, const char *where, const char *why);
+	void *ctx;
+} zr_imp_wds_sink;
+
+/* The reader keeps the first sample's fields across shards. */
+int zr_imp_wds_new(int drop_incomplete, const zr_imp_wds_sink *sink,
+		   zr_imp_wds_reader **out);
+/* Reads every member of an open archive; errors are reported, naming
+ * shard and the member or key. */
+int zr_imp_wds_shard(zr_imp_wds_reader *w, struct archive *a, const char *shard);
+/* 1 if the last error was about the shard's bytes (--skip-bad skips). */
+int zr_imp_wds_input_error(const zr_imp_wds_reader *w);
+uint64_t zr_imp_wds_dropped(const zr_imp_wds_reader *w);
+const char *zr_imp_wds_field_name(const zr_imp_wds_reader *w, int field);
+void zr_imp_wds_free(zr_imp_wds_reader *w);
 
 /* -- progress (progress.c) ---------------------------------------------- */
 

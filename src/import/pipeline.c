@@ -2,8 +2,9 @@
  * pipeline.c - the parallel part of `zrecord import`: sources fill a batch
  * of samples on the main thread while worker threads decode the batch
  * before it; the main thread then appends the decoded batch to the
- * stores in source order.  Two batches of bounded size are alive at
- * once, so memory does not grow with the source.
+ * stores in source order.  Two batches are alive at once, each of at
+ * most 256 samples, 64 MiB of input and (sized from the batch before)
+ * about 32 MiB decoded, so memory does not grow with the source.
  *
  * The workers are this file's own threads, not libzrecord's pool: the
  * pool is internal to the library and serves its gathers and append
@@ -25,6 +26,7 @@
 
 #define BATCH 256
 #define BATCH_BYTES (64u << 20)
+#define BATCH_DECODED (32u << 20)
 #define SHOW_SKIPPED 20
 
 typedef struct batch {
@@ -50,6 +52,7 @@ struct zr_imp_run {
 	batch *fill, *inflight;
 	fan fan;
 	zr_imp_progress prog;
+	size_t limit;       /* samples per batch, from the decoded sizes */
 	uint64_t skipped;
 	char *skipped_names[SHOW_SKIPPED];
 };
@@ -162,6 +165,8 @@ int zr_imp_run_new(const zr_imp_config *cfg, zr_imp_dataset *d,
 	r->d = d;
 	r->fill = calloc(1, sizeof(batch));
 	r->inflight = NULL;
+	/* One sample per lane until their decoded size is known. */
+	r->limit = cfg->threads < BATCH ? cfg->threads : BATCH;
 	if (!r->fill || fan_init(&r->fan, cfg->threads, &cfg->img) < 0) {
 		zr_imp_run_free(r);
 		return zr_imp_error(cfg->dest, -ENOMEM, "cannot start the "
@@ -211,11 +216,30 @@ static int check_batch(zr_imp_run *r, batch *b)
 	return 0;
 }
 
+/* The next batches hold about BATCH_DECODED of decoded records, and at
+ * least one sample per lane. */
+static void size_batches(zr_imp_run *r, const batch *b)
+{
+	uint64_t out = 0, per;
+	size_t i, lim;
+	unsigned k;
+
+	for (i = 0; i < b->n; i++)
+		for (k = 0; k < b->s[i].nfields; k++)
+			out += b->s[i].f[k].out.len;
+	per = b->n ? out / b->n + 1 : 1;
+	lim = per >= BATCH_DECODED ? 1 : (size_t)(BATCH_DECODED / per);
+	if (lim < r->cfg->threads)
+		lim = r->cfg->threads;
+	r->limit = lim < BATCH ? lim : BATCH;
+}
+
 static int finish(zr_imp_run *r, batch *b)
 {
 	size_t i, n = b->n;
 	int rc = check_batch(r, b);
 
+	size_batches(r, b);
 	if (rc == 0)
 		rc = zr_imp_dataset_append(r->d, b->s, n);
 	for (i = 0; i < n; i++)
@@ -257,7 +281,7 @@ int zr_imp_run_next(zr_imp_run *r, zr_imp_sample **out)
 {
 	int rc;
 
-	if (r->fill->n == BATCH || r->fill->bytes >= BATCH_BYTES) {
+	if (r->fill->n >= r->limit || r->fill->bytes >= BATCH_BYTES) {
 		rc = cycle(r);
 		if (rc)
 			return rc;
