@@ -97,8 +97,10 @@ static int png_format(spng_ctx *ctx, const struct spng_ihdr *ih,
 		*c = 1;
 		return ih->bit_depth == 16 ? SPNG_FMT_GA16 : SPNG_FMT_G8;
 	case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA:
+		/* spng's GA formats add alpha to grey; the file's own
+		 * grey+alpha comes as it is stored (16-bit: host order). */
 		*c = 2;
-		return ih->bit_depth == 16 ? SPNG_FMT_GA16 : SPNG_FMT_GA8;
+		return SPNG_FMT_PNG;
 	case SPNG_COLOR_TYPE_INDEXED:
 		if (spng_get_trns(ctx, &trns) == 0) {
 			*c = 4;
@@ -115,8 +117,9 @@ static int png_format(spng_ctx *ctx, const struct spng_ihdr *ih,
 	}
 }
 
-/* 16-bit grey comes as GA16 (spng has no G16 output): keep the high byte
- * of G (and of A when the file has alpha), as PIL does for "LA". */
+/* 16-bit grey comes as GA16 (spng has no G16 output), 16-bit grey+alpha
+ * as stored: two 16-bit samples a pixel either way.  Keep the high byte
+ * of G (and of A when the file has alpha). */
 static void ga16_to_8(const uint16_t *src, uint8_t *dst, size_t px,
 		      uint32_t c)
 {
@@ -129,15 +132,21 @@ static void ga16_to_8(const uint16_t *src, uint8_t *dst, size_t px,
 	}
 }
 
-static int png_pixels(spng_ctx *ctx, int fmt, zr_imp_array *out,
-		      char *msg, size_t cap)
+static int png_pixels(spng_ctx *ctx, int fmt, int depth16,
+		      zr_imp_array *out, char *msg, size_t cap)
 {
 	size_t need, px = out->shape[0] * out->shape[1];
 	void *tmp;
 	int rc;
 
-	if (fmt != SPNG_FMT_GA16) {
-		rc = spng_decode_image(ctx, out->data, out->len, fmt, 0);
+	int wide = fmt == SPNG_FMT_GA16 ||
+		   (fmt == SPNG_FMT_PNG && out->shape[2] == 2 && depth16);
+
+	if (!wide) {
+		/* a palette's tRNS becomes the alpha of RGBA8 */
+		rc = spng_decode_image(ctx, out->data, out->len, fmt,
+				       fmt == SPNG_FMT_RGBA8 ?
+				       SPNG_DECODE_TRNS : 0);
 		return rc ? bad(msg, cap, "PNG: %s", spng_strerror(rc)) : 0;
 	}
 	if (spng_decoded_image_size(ctx, fmt, &need) ||
@@ -176,7 +185,7 @@ static int png_decode(const void *buf, size_t len, zr_imp_array *out,
 	rc = alloc_hwc(out, ih.height, ih.width, c, msg, cap);
 	if (rc < 0)
 		goto out;
-	rc = png_pixels(ctx, fmt, out, msg, cap);
+	rc = png_pixels(ctx, fmt, ih.bit_depth == 16, out, msg, cap);
 	if (rc < 0)
 		drop(out);
 out:

@@ -188,3 +188,26 @@ def test_help_and_usage(zr):
     assert "SOURCE" in zr.fails(2, "import", "only-one")
     assert "--encoded" in zr.fails(2, "import", "--encoded", "--rgb", "a",
                                    "b")
+
+
+def test_every_png_colour_type(zr, tmp_path):
+    from PIL import Image
+    src = tmp_path / "src"
+    src.mkdir()
+    im = Image.open(icons(1, size=48)[0]).convert("RGBA")
+    grey16 = Image.fromarray(np.asarray(im.convert("L")).astype(np.uint16)
+                             * 257 + 3)
+    forms = {"a_rgba": im, "b_rgb": im.convert("RGB"),
+             "c_l": im.convert("L"), "d_la": im.convert("LA"),
+             "e_p": im.convert("RGB").convert("P"), "g_1": im.convert("1"),
+             "h_i16": grey16}
+    for name, form in forms.items():
+        form.save(src / f"{name}.png")
+    im.convert("P").save(src / "f_ptrns.png", transparency=0)
+    zr.ok("import", src, tmp_path / "ds")
+    got = records(zr, tmp_path / "ds" / "image")
+    names = sorted(os.listdir(src))
+    assert len(got) == len(names) == 8
+    for name, img in zip(names, got):
+        want = pil_array((src / name).read_bytes())
+        assert img.shape == want.shape and np.array_equal(img, want), name
