@@ -280,11 +280,7 @@ static int queue(const zr_imp_config *cfg, walk *w, zr_imp_dataset *d,
 		}
 		zr_imp_run_bytes(r, (uint64_t)w->e[i].size);
 	}
-	if (rc == 0)
-		rc = zr_imp_run_flush(r);
-	zr_imp_run_report(r);
-	zr_imp_run_free(r);
-	return rc;
+	return zr_imp_run_end(r, rc);
 }
 
 int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,

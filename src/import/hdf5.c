@@ -288,7 +288,7 @@ static int one_file(const zr_imp_config *cfg, const char *path,
 		    zr_imp_run *r, zr_imp_dataset *d, int *input_err)
 {
 	h5file h = { .path = path };
-	struct stat before, after;
+	struct stat before;
 	int rc;
 
 	if (stat(path, &before) < 0)
@@ -301,12 +301,7 @@ static int one_file(const zr_imp_config *cfg, const char *path,
 		rc = emit_rows(cfg, &h, r, d);
 	close_file(&h);
 	*input_err = h.input_err;
-	if (rc == 0 && (stat(path, &after) < 0 ||
-			after.st_size != before.st_size ||
-			after.st_mtime != before.st_mtime))
-		rc = zr_imp_error(path, ZR_IMP_ECHANGED, "the file changed "
-				  "while being imported");
-	return rc;
+	return rc ? rc : zr_imp_unchanged(path, &before);
 }
 
 int zr_imp_hdf5(const zr_imp_config *cfg, char **srcs, int n,
@@ -330,9 +325,5 @@ int zr_imp_hdf5(const zr_imp_config *cfg, char **srcs, int n,
 			rc = 0;
 		}
 	}
-	if (rc == 0)
-		rc = zr_imp_run_flush(r);
-	zr_imp_run_report(r);
-	zr_imp_run_free(r);
-	return rc;
+	return zr_imp_run_end(r, rc);
 }

@@ -96,55 +96,66 @@ static uint8_t clamp8(float v)
 	return v <= 0 ? 0 : v >= 255 ? 255 : (uint8_t)lrintf(v);
 }
 
-/* Horizontal pass into floats, then vertical into bytes. */
+/* Resamples the middle axis of src[outer][nin][inner] into
+ * dst[outer][nout][inner] with one tap list per output position. */
+static void resample(const float *src, float *dst, const taps *t,
+		     size_t outer, size_t nin, size_t nout, size_t inner)
+{
+	size_t o, x, j, i;
+	float acc;
+
+	for (o = 0; o < outer; o++)
+		for (x = 0; x < nout; x++)
+			for (j = 0; j < inner; j++) {
+				acc = 0;
+				for (i = 0; i < t[x].n; i++)
+					acc += t[x].w[i] *
+					       src[(o * nin + t[x].first + i) *
+						   inner + j];
+				dst[(o * nout + x) * inner + j] = acc;
+			}
+}
+
+/* Rows, then columns, in floats; rounded to bytes at the end. */
 static int resize(zr_imp_array *a, uint32_t oh, uint32_t ow)
 {
-	uint32_t ih = (uint32_t)a->shape[0], iw = (uint32_t)a->shape[1];
-	uint32_t c = (uint32_t)a->shape[2], x, y, i, ch, kx, ky;
+	size_t ih = a->shape[0], iw = a->shape[1], c = a->shape[2], i;
+	size_t n_in = ih * iw * c, n_mid = ih * ow * c, n_out = oh * ow * c;
 	const uint8_t *s = a->data;
 	taps *tx = NULL, *ty = NULL;
-	float *mid = NULL, acc;
+	float *in = NULL, *mid = NULL, *out = NULL;
 	uint8_t *d = NULL;
+	uint32_t kx, ky;
 	int rc;
 
-	if ((rc = make_taps(iw, ow, &tx, &kx)) < 0 ||
-	    (rc = make_taps(ih, oh, &ty, &ky)) < 0)
+	if ((rc = make_taps((uint32_t)iw, ow, &tx, &kx)) < 0 ||
+	    (rc = make_taps((uint32_t)ih, oh, &ty, &ky)) < 0)
 		goto out;
 	rc = -ENOMEM;
-	mid = malloc((size_t)ih * ow * c * sizeof(*mid));
-	d = malloc((size_t)oh * ow * c);
-	if (!mid || !d)
+	in = malloc(n_in * sizeof(*in));
+	mid = malloc(n_mid * sizeof(*mid));
+	out = malloc(n_out * sizeof(*out));
+	d = malloc(n_out);
+	if (!in || !mid || !out || !d)
 		goto out;
-	for (y = 0; y < ih; y++)
-		for (x = 0; x < ow; x++)
-			for (ch = 0; ch < c; ch++) {
-				acc = 0;
-				for (i = 0; i < tx[x].n; i++)
-					acc += tx[x].w[i] *
-					       s[((size_t)y * iw + tx[x].first +
-						  i) * c + ch];
-				mid[((size_t)y * ow + x) * c + ch] = acc;
-			}
-	for (y = 0; y < oh; y++)
-		for (x = 0; x < ow; x++)
-			for (ch = 0; ch < c; ch++) {
-				acc = 0;
-				for (i = 0; i < ty[y].n; i++)
-					acc += ty[y].w[i] *
-					       mid[((size_t)(ty[y].first + i) *
-						    ow + x) * c + ch];
-				d[((size_t)y * ow + x) * c + ch] = clamp8(acc);
-			}
+	for (i = 0; i < n_in; i++)
+		in[i] = s[i];
+	resample(in, mid, tx, ih, iw, ow, c);
+	resample(mid, out, ty, 1, ih, oh, (size_t)ow * c);
+	for (i = 0; i < n_out; i++)
+		d[i] = clamp8(out[i]);
 	free(a->data);
 	a->data = d;
 	d = NULL;
 	a->shape[0] = oh;
 	a->shape[1] = ow;
-	a->len = (size_t)oh * ow * c;
+	a->len = n_out;
 	rc = 0;
 out:
 	free(d);
+	free(in);
 	free(mid);
+	free(out);
 	free_taps(tx);
 	free_taps(ty);
 	return rc;

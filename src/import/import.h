@@ -151,6 +151,9 @@ void zr_imp_run_skip(zr_imp_run *r, const char *where, const char *why);
 /* Prints the skipped samples' count (and first few) after --skip-bad. */
 void zr_imp_run_report(zr_imp_run *r);
 void zr_imp_run_free(zr_imp_run *r);
+/* A source's last step: flushes (if rc is 0), reports, frees; returns
+ * rc or the flush's failure. */
+int zr_imp_run_end(zr_imp_run *r, int rc);
 /* Reports an error about the import as a whole or one input (report.c);
  * returns ZR_IMP_FAIL. */
 int zr_imp_error(const char *where, int err, const char *detail);
@@ -173,6 +176,9 @@ typedef struct zr_imp_row {
 /* Queues one sample of n fields (rows.c). */
 int zr_imp_emit(zr_imp_run *r, const char *where, unsigned n,
 		const zr_imp_row *rows);
+/* Reports (ZR_IMP_ECHANGED) if path's size or mtime is not before's. */
+struct stat;
+int zr_imp_unchanged(const char *path, const struct stat *before);
 /* The dtype of kind ('i', 'u', 'f', 'c', 'b') and size in bytes. */
 int zr_imp_dtype(char kind, int little, size_t size, zr_dtype *out);
 

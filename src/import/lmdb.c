@@ -152,9 +152,5 @@ int zr_imp_lmdb(const zr_imp_config *cfg, char **srcs, int n,
 		return rc;
 	for (i = 0; i < n && rc == 0; i++)
 		rc = one_env(cfg, srcs[i], r, stores);
-	if (rc == 0)
-		rc = zr_imp_run_flush(r);
-	zr_imp_run_report(r);
-	zr_imp_run_free(r);
-	return rc;
+	return zr_imp_run_end(r, rc);
 }

@@ -355,9 +355,5 @@ int zr_imp_npy(const zr_imp_config *cfg, char **srcs, int n,
 	for (i = 0; i < n && rc == 0; i++)
 		rc = cfg->per_file ? per_file(srcs[i], r, d) :
 				     rows_file(srcs[i], r, d, &fields);
-	if (rc == 0)
-		rc = zr_imp_run_flush(r);
-	zr_imp_run_report(r);
-	zr_imp_run_free(r);
-	return rc;
+	return zr_imp_run_end(r, rc);
 }

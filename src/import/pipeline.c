@@ -304,6 +304,15 @@ int zr_imp_run_flush(zr_imp_run *r)
 	return rc;
 }
 
+int zr_imp_run_end(zr_imp_run *r, int rc)
+{
+	if (rc == 0)
+		rc = zr_imp_run_flush(r);
+	zr_imp_run_report(r);
+	zr_imp_run_free(r);
+	return rc;
+}
+
 void zr_imp_run_report(zr_imp_run *r)
 {
 	uint64_t i;

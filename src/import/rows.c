@@ -1,12 +1,14 @@
 /*
  * rows.c - what the array sources (HDF5, .npy/.npz, LMDB) share: one
  * sample made of copies of one row (or value) per field, queued in the
- * pipeline like a decoded image, and the dtype string of an element type.
+ * pipeline like a decoded image; the dtype string of an element type; the
+ * check that a file read from start to end did not change meanwhile.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "import.h"
 
@@ -59,4 +61,15 @@ int zr_imp_dtype(char kind, int little, size_t size, zr_dtype *out)
 	snprintf(s, sizeof(s), "%c%c%zu", size == 1 ? '|' : little ? '<' : '>',
 		 kind, size);
 	return zr_dtype_parse(s, out);
+}
+
+int zr_imp_unchanged(const char *path, const struct stat *before)
+{
+	struct stat now;
+
+	if (stat(path, &now) == 0 && now.st_size == before->st_size &&
+	    now.st_mtime == before->st_mtime)
+		return 0;
+	return zr_imp_error(path, ZR_IMP_ECHANGED, "the file changed while "
+			    "being imported");
 }

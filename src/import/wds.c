@@ -58,7 +58,7 @@ static void to_skipped(void *ctx, const char *where, const char *why)
 static int shard(wds_run *c, const char *path)
 {
 	struct archive *a = archive_read_new();
-	struct stat before, after;
+	struct stat before;
 	int rc;
 
 	if (!a)
@@ -72,12 +72,7 @@ static int shard(wds_run *c, const char *path)
 	else
 		rc = zr_imp_wds_shard(c->w, a, path);
 	archive_read_free(a);
-	if (rc == 0 && (stat(path, &after) < 0 ||
-			after.st_size != before.st_size ||
-			after.st_mtime != before.st_mtime))
-		rc = zr_imp_error(path, ZR_IMP_ECHANGED, "the shard changed "
-				  "while being imported");
-	return rc;
+	return rc ? rc : zr_imp_unchanged(path, &before);
 }
 
 int zr_imp_wds(const zr_imp_config *cfg, char **srcs, int n,
@@ -105,14 +100,11 @@ int zr_imp_wds(const zr_imp_config *cfg, char **srcs, int n,
 			rc = 0;
 		}
 	}
-	if (rc == 0)
-		rc = zr_imp_run_flush(c.r);
 	if (rc == 0 && zr_imp_wds_dropped(c.w))
 		fprintf(stderr, "zrecord: import: dropped %llu incomplete "
 			"sample%s\n", (unsigned long long)zr_imp_wds_dropped(c.w),
 			zr_imp_wds_dropped(c.w) == 1 ? "" : "s");
-	zr_imp_run_report(c.r);
-	zr_imp_run_free(c.r);
+	rc = zr_imp_run_end(c.r, rc);
 	zr_imp_wds_free(c.w);
 	return rc;
 }
