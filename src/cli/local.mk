@@ -42,3 +42,6 @@ tests_cli_common_driver_SOURCES = tests/cli/common_driver.c
 tests_cli_common_driver_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
 tests_cli_common_driver_LDADD = src/common/libzrcommon.la \
 	src/lib/libzrecord.la
+
+# zrecord import's design notes and measured figures.
+EXTRA_DIST += docs/import.md
