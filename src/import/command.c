@@ -164,6 +164,32 @@ static int option(import_args *a, int c, const char *arg)
 	}
 }
 
+/* An option of another kind of source is a mistake, not a no-op. */
+static int check_options(const import_args *a)
+{
+	const zr_cli_cmd *cmd = &zr_cli_import;
+	const zr_imp_image_opts *o = &a->cfg.img;
+	const char *t = type_names[a->type];
+
+	if ((o->encoded || o->rgb || o->chw || o->resize_h || o->crop_h) &&
+	    a->type != T_IMAGES && a->type != T_WDS)
+		return zr_cli_usage(cmd, "the image options go with images "
+				    "and wds sources, not %s", t);
+	if (a->cfg.drop_incomplete && a->type != T_WDS)
+		return zr_cli_usage(cmd, "--drop-incomplete goes with wds "
+				    "sources, not %s", t);
+	if (a->cfg.keys && a->type != T_LMDB)
+		return zr_cli_usage(cmd, "--keys goes with lmdb sources, not %s",
+				    t);
+	if (a->cfg.nnames && a->type != T_HDF5)
+		return zr_cli_usage(cmd, "--dataset goes with hdf5 sources, "
+				    "not %s", t);
+	if (a->cfg.per_file && a->type != T_NPY)
+		return zr_cli_usage(cmd, "--per-file goes with npy sources, "
+				    "not %s", t);
+	return -1;
+}
+
 static int parse_args(int argc, char **argv, import_args *a)
 {
 	static const struct option opts[] = {
@@ -220,7 +246,7 @@ static int parse_args(int argc, char **argv, import_args *a)
 	}
 	if (a->type == T_AUTO)
 		a->type = detect(a->srcs[0]);
-	return -1;
+	return check_options(a);
 }
 
 static int run_source(import_args *a, zr_imp_dataset *d)
@@ -255,6 +281,7 @@ static int run(int argc, char **argv)
 	 * (byte-identical stores).  Decoding, the real work, fans out over
 	 * our own threads.  The pool reads this at its first use, below. */
 	setenv("ZR_THREADS", "0", 1);
+	zr_imp_catch_signals();
 	/* Every decoded image is a buffer of ~150 KiB that lives one batch:
 	 * from the heap it is reused, from mmap (glibc's default above 128
 	 * KiB) each one costs fresh page faults on every thread. */

@@ -81,7 +81,7 @@ static int read_path(zr_imp_field *f)
 		rc = fail(f, -errno, "cannot stat");
 		goto out;
 	}
-	if (st.st_size != f->want_size || st.st_mtime != f->want_mtime) {
+	if (st.st_size != f->want_size || zr_imp_mtime_ns(&st) != f->want_mtime) {
 		rc = fail(f, ZR_IMP_ECHANGED, "changed while being imported");
 		goto out;
 	}

@@ -58,7 +58,7 @@ static int push(walk *w, const char *path, const struct stat *st,
 	if (!e->path)
 		return -ENOMEM;
 	e->size = st->st_size;
-	e->mtime = st->st_mtime;
+	e->mtime = zr_imp_mtime_ns(st);
 	e->label = label;
 	w->n++;
 	w->bytes += (uint64_t)st->st_size;

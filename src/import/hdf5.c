@@ -312,7 +312,7 @@ int zr_imp_hdf5(const zr_imp_config *cfg, char **srcs, int n,
 
 	/* Errors are reported by us, with the file's name. */
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	rc = zr_imp_run_new(cfg, d, 0, 0, &r);
+	rc = zr_imp_run_new(cfg, d, 0, zr_imp_files_size(srcs, n), &r);
 	if (rc)
 		return rc;
 	for (i = 0; i < n && rc == 0; i++) {

@@ -60,7 +60,7 @@ typedef struct zr_imp_field {
 	void *bytes;          /* the encoded input, malloc'd           */
 	size_t nbytes;
 	off_t want_size;      /* path: the size and mtime seen by the  */
-	int64_t want_mtime;   /* walk; a file that differs changed     */
+	int64_t want_mtime;   /* walk (ns); a file that differs changed */
 	zr_imp_array out;
 	int err;              /* decode result                          */
 	char msg[160];
@@ -134,6 +134,9 @@ const char *zr_imp_dataset_tmp(const zr_imp_dataset *d);
 
 typedef struct zr_imp_run zr_imp_run;
 
+/* SIGINT, SIGTERM and SIGHUP end the import at the next batch, which
+ * then fails and removes the temporary folder. */
+void zr_imp_catch_signals(void);
 /* Decodes batches over cfg->threads lanes and appends them in order. */
 int zr_imp_run_new(const zr_imp_config *cfg, zr_imp_dataset *d,
 		   uint64_t total_items, uint64_t total_bytes,
@@ -176,8 +179,13 @@ typedef struct zr_imp_row {
 /* Queues one sample of n fields (rows.c). */
 int zr_imp_emit(zr_imp_run *r, const char *where, unsigned n,
 		const zr_imp_row *rows);
-/* Reports (ZR_IMP_ECHANGED) if path's size or mtime is not before's. */
+/* The sum of the regular files' sizes, for the progress line's ETA (it
+ * is left out when the input read grows past it: compressed sources). */
+uint64_t zr_imp_files_size(char **paths, int n);
+/* A file's modification time in nanoseconds. */
 struct stat;
+int64_t zr_imp_mtime_ns(const struct stat *st);
+/* Reports (ZR_IMP_ECHANGED) if path's size or mtime is not before's. */
 int zr_imp_unchanged(const char *path, const struct stat *before);
 /* The dtype of kind ('i', 'u', 'f', 'c', 'b') and size in bytes. */
 int zr_imp_dtype(char kind, int little, size_t size, zr_dtype *out);

@@ -295,7 +295,7 @@ static int per_file(const char *path, zr_imp_run *r, zr_imp_dataset *d)
 		s->f[0].kind = ZR_IMP_NPY;
 		s->f[0].path = strdup(path);
 		s->f[0].want_size = st.st_size;
-		s->f[0].want_mtime = st.st_mtime;
+		s->f[0].want_mtime = zr_imp_mtime_ns(&st);
 		zr_imp_run_bytes(r, (uint64_t)st.st_size);
 		return s->where && s->f[0].path ? 0 :
 		       zr_imp_error(path, -ENOMEM, NULL);
@@ -349,7 +349,7 @@ int zr_imp_npy(const zr_imp_config *cfg, char **srcs, int n,
 		if (is_npz(srcs[i]) != is_npz(srcs[0]))
 			return zr_imp_error(srcs[i], -EINVAL, "mixes .npy and "
 					    ".npz files: import them apart");
-	rc = zr_imp_run_new(cfg, d, 0, 0, &r);
+	rc = zr_imp_run_new(cfg, d, 0, zr_imp_files_size(srcs, n), &r);
 	if (rc)
 		return rc;
 	for (i = 0; i < n && rc == 0; i++)

@@ -65,6 +65,17 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
+void zr_imp_catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 static void decode_batch(fan *f)
 {
 	size_t i;
@@ -157,7 +168,6 @@ int zr_imp_run_new(const zr_imp_config *cfg, zr_imp_dataset *d,
 		   zr_imp_run **out)
 {
 	zr_imp_run *r = calloc(1, sizeof(*r));
-	struct sigaction sa;
 
 	if (!r)
 		return zr_imp_error(cfg->dest, -ENOMEM, NULL);
@@ -172,12 +182,6 @@ int zr_imp_run_new(const zr_imp_config *cfg, zr_imp_dataset *d,
 		return zr_imp_error(cfg->dest, -ENOMEM, "cannot start the "
 				    "decode threads");
 	}
-	/* Ctrl-C ends at the next batch and removes the temporary folder. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 	zr_imp_progress_init(&r->prog, cfg->progress, total_items,
 			     total_bytes);
 	*out = r;

@@ -63,12 +63,29 @@ int zr_imp_dtype(char kind, int little, size_t size, zr_dtype *out)
 	return zr_dtype_parse(s, out);
 }
 
+uint64_t zr_imp_files_size(char **paths, int n)
+{
+	struct stat st;
+	uint64_t total = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (stat(paths[i], &st) == 0 && S_ISREG(st.st_mode))
+			total += (uint64_t)st.st_size;
+	return total;
+}
+
+int64_t zr_imp_mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
 int zr_imp_unchanged(const char *path, const struct stat *before)
 {
 	struct stat now;
 
 	if (stat(path, &now) == 0 && now.st_size == before->st_size &&
-	    now.st_mtime == before->st_mtime)
+	    zr_imp_mtime_ns(&now) == zr_imp_mtime_ns(before))
 		return 0;
 	return zr_imp_error(path, ZR_IMP_ECHANGED, "the file changed while "
 			    "being imported");

@@ -85,7 +85,7 @@ int zr_imp_wds(const zr_imp_config *cfg, char **srcs, int n,
 
 	memset(c.store, -1, sizeof(c.store));
 	mine.ctx = &c;
-	rc = zr_imp_run_new(cfg, d, 0, 0, &c.r);
+	rc = zr_imp_run_new(cfg, d, 0, zr_imp_files_size(srcs, n), &c.r);
 	if (rc)
 		return rc;
 	if (zr_imp_wds_new(cfg->drop_incomplete, &mine, &c.w) < 0)

@@ -190,6 +190,18 @@ def test_help_and_usage(zr):
                                    "b")
 
 
+def test_options_of_another_source_are_refused(zr, tmp_path):
+    src = tmp_path / "src"
+    class_folder(str(src), per_class=1)
+    for opt, what in (("--keys", "lmdb"), ("--per-file", "npy"),
+                      ("--drop-incomplete", "wds")):
+        err = zr.fails(2, "import", opt, src, tmp_path / "ds")
+        assert f"{opt} goes with {what}" in err
+    err = zr.fails(2, "import", "--dataset", "x", src, tmp_path / "ds")
+    assert "--dataset goes with hdf5" in err
+    assert not (tmp_path / "ds").exists()
+
+
 def test_every_png_colour_type(zr, tmp_path):
     from PIL import Image
     src = tmp_path / "src"
