@@ -214,7 +214,8 @@ static int walk_all(walk *w, char **srcs, int n, int *classed)
 		first = c;
 	}
 	*classed = first;
-	qsort(w->classes, w->nclasses, sizeof(*w->classes), cmp_str);
+	if (w->nclasses)
+		qsort(w->classes, w->nclasses, sizeof(*w->classes), cmp_str);
 	for (i = 0; i < n; i++) {
 		if (!*classed) {
 			rc = scan(w, srcs[i], 0, 1);

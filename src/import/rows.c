@@ -31,8 +31,9 @@ int zr_imp_emit(zr_imp_run *r, const char *where, unsigned n,
 		f->kind = rows[k].kind;
 		f->out.dtype = rows[k].dtype;
 		f->out.ndim = rows[k].ndim;
-		memcpy(f->out.shape, rows[k].shape,
-		       rows[k].ndim * sizeof(rows[k].shape[0]));
+		if (rows[k].ndim)
+			memcpy(f->out.shape, rows[k].shape,
+			       rows[k].ndim * sizeof(rows[k].shape[0]));
 		if (f->kind == ZR_IMP_BYTES) {
 			f->bytes = malloc(rows[k].len ? rows[k].len : 1);
 			f->nbytes = rows[k].len;
