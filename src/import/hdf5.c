@@ -93,7 +93,8 @@ static int open_set(h5file *h, const char *name, h5set *s)
 	if (s->type < 0 || set_dtype(s->type, &s->dtype) < 0) {
 		snprintf(msg, sizeof(msg), "dataset %s: its element type is not "
 			 "an integer or float (compound, string, enum and "
-			 "bool datasets are not imported)", name);
+			 "bool datasets are not imported: name the others "
+			 "with --dataset)", name);
 		return zr_imp_error(h->path, ZR_E_DTYPE, msg);
 	}
 	space = H5Dget_space(s->ds);
@@ -131,6 +132,23 @@ typedef struct visit {
 	int rc;
 } visit;
 
+/* 1 for a scalar dataset: no rows, so not part of "every dataset". */
+static int scalar(hid_t g, const char *name)
+{
+	hid_t ds = H5Dopen2(g, name, H5P_DEFAULT), sp;
+	int rank = -1;
+
+	if (ds < 0)
+		return 0;
+	sp = H5Dget_space(ds);
+	if (sp >= 0) {
+		rank = H5Sget_simple_extent_ndims(sp);
+		H5Sclose(sp);
+	}
+	H5Dclose(ds);
+	return rank == 0;
+}
+
 static herr_t visit_one(hid_t g, const char *name, const H5L_info_t *info,
 			void *ctx)
 {
@@ -139,7 +157,7 @@ static herr_t visit_one(hid_t g, const char *name, const H5L_info_t *info,
 
 	(void)info;
 	if (H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT) < 0 ||
-	    oi.type != H5O_TYPE_DATASET)
+	    oi.type != H5O_TYPE_DATASET || scalar(g, name))
 		return 0;
 	if (v->h->n == ZR_IMP_MAX_FIELDS) {
 		v->rc = zr_imp_error(v->h->path, -E2BIG, "more than 32 "

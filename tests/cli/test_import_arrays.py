@@ -24,6 +24,7 @@ def make_h5(path, rows=1000):
             # chunked and compressed, so the reader goes through filters
             f.create_dataset(name, data=a, chunks=True, compression="gzip")
         f["scalar_attr_holder"] = np.arange(rows, dtype="u2")
+        f["a_scalar"] = 3.5  # no rows: left out
     return data
 
 
