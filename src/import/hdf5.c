@@ -37,7 +37,6 @@ typedef struct h5file {
 	h5set sets[ZR_IMP_MAX_FIELDS];
 	unsigned n;
 	char msg[256];
-	int input_err;  /* the error was libhdf5's, about the file */
 } h5file;
 
 /* The innermost message of HDF5's error stack, for the user. */
@@ -55,7 +54,6 @@ static int h5_error(h5file *h, const char *what)
 	char detail[512];
 
 	h->msg[0] = 0;
-	h->input_err = 1;
 	H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, last_error, h->msg);
 	snprintf(detail, sizeof(detail), "%s%s%s", what,
 		 h->msg[0] ? ": " : "", h->msg);
@@ -303,7 +301,7 @@ static void close_file(h5file *h)
 }
 
 static int one_file(const zr_imp_config *cfg, const char *path,
-		    zr_imp_run *r, zr_imp_dataset *d, int *input_err)
+		    zr_imp_run *r, zr_imp_dataset *d)
 {
 	h5file h = { .path = path };
 	struct stat before;
@@ -318,7 +316,6 @@ static int one_file(const zr_imp_config *cfg, const char *path,
 	if (rc == 0)
 		rc = emit_rows(cfg, &h, r, d);
 	close_file(&h);
-	*input_err = h.input_err;
 	return rc ? rc : zr_imp_unchanged(path, &before);
 }
 
@@ -326,22 +323,16 @@ int zr_imp_hdf5(const zr_imp_config *cfg, char **srcs, int n,
 		zr_imp_dataset *d)
 {
 	zr_imp_run *r;
-	int i, rc, input_err;
+	int i, rc;
 
 	/* Errors are reported by us, with the file's name. */
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	rc = zr_imp_run_new(cfg, d, 0, zr_imp_files_size(srcs, n), &r);
 	if (rc)
 		return rc;
-	for (i = 0; i < n && rc == 0; i++) {
-		input_err = 0;
-		rc = one_file(cfg, srcs[i], r, d, &input_err);
-		/* As a broken shard: the rows read so far stay. */
-		if (rc && cfg->skip_bad && input_err) {
-			zr_imp_run_skip(r, srcs[i], "the rest of this file "
-					"(unreadable from here on)");
-			rc = 0;
-		}
-	}
+	/* As a broken shard: the rows read so far stay. */
+	for (i = 0; i < n && rc == 0; i++)
+		rc = zr_imp_skip_rest(r, cfg, srcs[i],
+				      one_file(cfg, srcs[i], r, d));
 	return zr_imp_run_end(r, rc);
 }

@@ -160,6 +160,11 @@ int zr_imp_run_end(zr_imp_run *r, int rc);
 /* Reports an error about the import as a whole or one input (report.c);
  * returns ZR_IMP_FAIL. */
 int zr_imp_error(const char *where, int err, const char *detail);
+/* rc, or 0 after noting path as skipped when rc followed the report of
+ * an input error and --skip-bad is on: what is left of a shard or file
+ * that cannot be read from here on is left out (report.c). */
+int zr_imp_skip_rest(zr_imp_run *r, const zr_imp_config *cfg,
+		     const char *path, int rc);
 /* Sends the reports to f instead of stderr (NULL: stderr again). */
 void zr_imp_report_to(FILE *f);
 
@@ -222,8 +227,6 @@ int zr_imp_wds_new(int drop_incomplete, const zr_imp_wds_sink *sink,
 /* Reads every member of an open archive; errors are reported, naming
  * shard and the member or key. */
 int zr_imp_wds_shard(zr_imp_wds_reader *w, struct archive *a, const char *shard);
-/* 1 if the last error was about the shard's bytes (--skip-bad skips). */
-int zr_imp_wds_input_error(const zr_imp_wds_reader *w);
 uint64_t zr_imp_wds_dropped(const zr_imp_wds_reader *w);
 const char *zr_imp_wds_field_name(const zr_imp_wds_reader *w, int field);
 void zr_imp_wds_free(zr_imp_wds_reader *w);

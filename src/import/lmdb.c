@@ -151,6 +151,7 @@ int zr_imp_lmdb(const zr_imp_config *cfg, char **srcs, int n,
 	if (rc)
 		return rc;
 	for (i = 0; i < n && rc == 0; i++)
-		rc = one_env(cfg, srcs[i], r, stores);
+		rc = zr_imp_skip_rest(r, cfg, srcs[i],
+				      one_env(cfg, srcs[i], r, stores));
 	return zr_imp_run_end(r, rc);
 }

@@ -70,10 +70,13 @@ static int arr_start(arr *x, const char *where)
 		if (rc == 0)
 			break;
 		if (rc != ZR_E_TRUNCATED || need > HEADER_MAX || need <= len)
-			return zr_imp_error(where, rc, zr_errmsg());
+			return zr_imp_error(where, ZR_IMP_EBAD, rc ==
+					    ZR_E_TRUNCATED ? "bad .npy header" :
+					    zr_errmsg());
 	}
 	if (x->h.header_len != len)
-		return zr_imp_error(where, ZR_E_NPY, "bad header length");
+		return zr_imp_error(where, ZR_IMP_EBAD, "bad .npy header "
+				    "length");
 	if (x->h.ndim == 0)
 		return zr_imp_error(where, ZR_E_SHAPE, "a 0-d array has no "
 				    "rows (use --per-file)");
@@ -353,7 +356,8 @@ int zr_imp_npy(const zr_imp_config *cfg, char **srcs, int n,
 	if (rc)
 		return rc;
 	for (i = 0; i < n && rc == 0; i++)
-		rc = cfg->per_file ? per_file(srcs[i], r, d) :
-				     rows_file(srcs[i], r, d, &fields);
+		rc = zr_imp_skip_rest(r, cfg, srcs[i], cfg->per_file ?
+				      per_file(srcs[i], r, d) :
+				      rows_file(srcs[i], r, d, &fields));
 	return zr_imp_run_end(r, rc);
 }

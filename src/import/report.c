@@ -2,14 +2,18 @@
  * report.c - the one format of the import's error messages:
  * "zrecord: import: WHERE: DETAIL[: strerror]", where WHERE names the
  * input (a path, a shard and its member or key, a store).  Input errors
- * (a bad file, a changed file) say why in DETAIL alone.
+ * (a bad file, a changed file) say why in DETAIL alone; after one,
+ * --skip-bad leaves out the rest of that input and goes on.
  */
 #include <stdio.h>
 
 #include "import.h"
 
-/* Where reports go: stderr, or what the fuzz harnesses choose. */
+/* Where reports go: stderr, or what the fuzz harnesses choose.  Reports
+ * come from the main thread only (workers leave theirs in the field). */
 static FILE *out;
+/* The last report was about an input's bytes (--skip-bad may go on). */
+static int last_input;
 
 void zr_imp_report_to(FILE *f)
 {
@@ -22,8 +26,19 @@ int zr_imp_error(const char *where, int err, const char *detail)
 		  err > -4096 && err < 0;
 	int has = detail && *detail;
 
+	last_input = err == ZR_IMP_EBAD || err == ZR_IMP_ECHANGED;
 	fprintf(out ? out : stderr, "zrecord: import: %s: %s%s%s\n", where,
 		has ? detail : "", has && sys ? ": " : "",
 		sys || !has ? zr_strerror(err) : "");
 	return ZR_IMP_FAIL;
+}
+
+int zr_imp_skip_rest(zr_imp_run *r, const zr_imp_config *cfg,
+		     const char *path, int rc)
+{
+	if (!rc || !cfg->skip_bad || !last_input)
+		return rc;
+	zr_imp_run_skip(r, path, "the rest of this input (unreadable from "
+			"here on)");
+	return 0;
 }

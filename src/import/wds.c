@@ -91,14 +91,9 @@ int zr_imp_wds(const zr_imp_config *cfg, char **srcs, int n,
 	if (zr_imp_wds_new(cfg->drop_incomplete, &mine, &c.w) < 0)
 		rc = zr_imp_error(cfg->dest, -ENOMEM, NULL);
 	for (i = 0; i < n && rc == 0; i++) {
-		rc = shard(&c, srcs[i]);
 		/* A broken shard under --skip-bad: its samples so far stay,
 		 * the rest of it is left out (a tar cannot be resynced). */
-		if (rc && cfg->skip_bad && zr_imp_wds_input_error(c.w)) {
-			zr_imp_run_skip(c.r, srcs[i], "the rest of this shard "
-					"(unreadable from here on)");
-			rc = 0;
-		}
+		rc = zr_imp_skip_rest(c.r, cfg, srcs[i], shard(&c, srcs[i]));
 	}
 	if (rc == 0 && zr_imp_wds_dropped(c.w))
 		fprintf(stderr, "zrecord: import: dropped %llu incomplete "

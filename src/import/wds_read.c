@@ -32,7 +32,6 @@ struct zr_imp_wds_reader {
 	int have[ZR_IMP_MAX_FIELDS];   /* by field index */
 	unsigned ncur;
 	uint64_t bytes, dropped;
-	int input_err;
 };
 
 int zr_imp_wds_new(int drop_incomplete, const zr_imp_wds_sink *sink,
@@ -75,24 +74,18 @@ uint64_t zr_imp_wds_dropped(const zr_imp_wds_reader *w)
 	return w->dropped;
 }
 
-int zr_imp_wds_input_error(const zr_imp_wds_reader *w)
-{
-	return w->input_err;
-}
-
 const char *zr_imp_wds_field_name(const zr_imp_wds_reader *w, int field)
 {
 	return w->names[field];
 }
 
 /* Reports about a member or key of the shard: "SHARD: WHAT: DETAIL". */
-static int fail(zr_imp_wds_reader *w, const char *what, int err, const char *msg,
-		int input)
+static int fail(zr_imp_wds_reader *w, const char *what, int err,
+		const char *msg)
 {
 	char where[1024];
 
 	snprintf(where, sizeof(where), "%s: %s", w->shard, what);
-	w->input_err = input;
 	return zr_imp_error(where, err, msg);
 }
 
@@ -125,7 +118,7 @@ static int emit(zr_imp_wds_reader *w)
 		if (!w->drop_incomplete) {
 			rc = fail(w, w->key, -EINVAL, "its fields differ from "
 				  "the first sample's (--drop-incomplete drops "
-				  "such samples)", 1);
+				  "such samples)");
 			drop_cur(w);
 			return rc;
 		}
@@ -243,25 +236,22 @@ static int member(zr_imp_wds_reader *w, struct archive *a, struct archive_entry 
 		return 0;
 	rc = split(name, &key, &ext);
 	if (rc < 0)
-		return fail(w, name, rc, rc == -ENOMEM ? NULL :
-			    "member name is not KEY.FIELD (webdataset's rule)",
-			    rc != -ENOMEM);
+		return rc == -ENOMEM ? fail(w, name, rc, NULL) :
+		       fail(w, name, ZR_IMP_EBAD, "member name is not "
+			    "KEY.FIELD (webdataset's rule)");
 	rc = next_key(w, key);
 	if (rc)
 		return rc;
 	rc = field_index(w, ext, &idx);
-	if (rc == 0 && w->have[idx])
-		rc = -EEXIST;
-	if (rc == 0 && w->nfirst && (unsigned)idx >= w->nfirst &&
-	    !w->drop_incomplete)
-		rc = -EINVAL;
 	if (rc < 0)
-		return fail(w, name, rc, rc == -EEXIST ? "a second member of "
-			    "one field in one sample" : rc == -EINVAL ?
-			    "a field the first sample lacks "
-			    "(--drop-incomplete drops such samples)" :
-			    "too many fields, or a field name over 63 bytes",
-			    1);
+		return fail(w, name, ZR_IMP_EBAD, "too many fields, or a field "
+			    "name over 63 bytes");
+	if (w->have[idx])
+		return fail(w, name, ZR_IMP_EBAD, "a second member of one "
+			    "field in one sample");
+	if (w->nfirst && (unsigned)idx >= w->nfirst && !w->drop_incomplete)
+		return fail(w, name, -EINVAL, "a field the first sample lacks "
+			    "(--drop-incomplete drops such samples)");
 	f = &w->cur[w->ncur++];
 	memset(f, 0, sizeof(*f));
 	f->store = idx;
@@ -269,7 +259,7 @@ static int member(zr_imp_wds_reader *w, struct archive *a, struct archive_entry 
 	w->have[idx] = 1;
 	rc = read_member(a, e, f, msg, sizeof(msg));
 	w->bytes += f->nbytes;
-	return rc < 0 ? fail(w, name, rc, msg, rc != -ENOMEM) : 0;
+	return rc < 0 ? fail(w, name, rc, msg) : 0;
 }
 
 int zr_imp_wds_shard(zr_imp_wds_reader *w, struct archive *a, const char *shard)
@@ -278,7 +268,6 @@ int zr_imp_wds_shard(zr_imp_wds_reader *w, struct archive *a, const char *shard)
 	int rc, r;
 
 	w->shard = shard;
-	w->input_err = 0;
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK ||
 	       r == ARCHIVE_WARN) {
 		rc = member(w, a, e);
@@ -289,7 +278,6 @@ int zr_imp_wds_shard(zr_imp_wds_reader *w, struct archive *a, const char *shard)
 	}
 	if (r != ARCHIVE_EOF) {
 		drop_cur(w);
-		w->input_err = 1;
 		return zr_imp_error(shard, ZR_IMP_EBAD, archive_error_string(a)
 				    ? archive_error_string(a) :
 				    "not a tar file");

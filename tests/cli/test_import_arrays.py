@@ -156,3 +156,43 @@ def test_npy_damaged(zr, tmp_path):
     err = zr.fails(1, "import", tmp_path / "z.npz", tmp_path / "ds")
     assert "as many rows" in err
     assert sorted(os.listdir(tmp_path)) == ["a.npy", "z.npz"]
+
+
+def test_skip_bad_leaves_out_the_broken_file(zr, tmp_path):
+    good = make_h5(tmp_path / "a.h5", rows=25)
+    make_h5(tmp_path / "b.h5", rows=25)
+    data = (tmp_path / "b.h5").read_bytes()
+    (tmp_path / "b.h5").write_bytes(data[:len(data) // 2])
+    srcs = [tmp_path / "a.h5", tmp_path / "b.h5"]
+    zr.fails(1, "import", *srcs, tmp_path / "ds")
+    r = zr.run("import", "--skip-bad", *srcs, tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    assert b"skipped 1 bad input" in r.stderr and b"b.h5" in r.stderr
+    got = zr.load("get", tmp_path / "ds" / "x", *range(25))
+    assert np.array_equal(got, good["x"])
+    assert zr.stats(tmp_path / "ds" / "x")["records"] == 25
+
+    np.save(tmp_path / "r1.npy", np.arange(8).reshape(4, 2))
+    (tmp_path / "r2.npy").write_bytes(b"\x93NUMPY\x01\x00" + b"x" * 40)
+    np.save(tmp_path / "r3.npy", np.arange(6).reshape(3, 2))
+    srcs = [tmp_path / f"r{i}.npy" for i in (1, 2, 3)]
+    r = zr.run("import", "--skip-bad", *srcs, tmp_path / "n")
+    assert r.returncode == 0, r.stderr
+    got = zr.load("get", tmp_path / "n" / "data", *range(7))
+    assert np.array_equal(got, np.concatenate([np.arange(8).reshape(4, 2),
+                                               np.arange(6).reshape(3, 2)]))
+
+
+def test_lmdb_empty_value_skipped(zr, tmp_path):
+    env = lmdb.open(str(tmp_path / "db"), map_size=1 << 22)
+    with env.begin(write=True) as txn:
+        txn.put(b"a", b"1")
+        txn.put(b"b", b"")
+        txn.put(b"c", b"333")
+    env.close()
+    err = zr.fails(1, "import", tmp_path / "db", tmp_path / "ds")
+    assert "entry 1" in err and "empty" in err
+    r = zr.run("import", "--skip-bad", tmp_path / "db", tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    assert [v.tobytes() for v in records(zr, tmp_path / "ds" / "value")] \
+        == [b"1", b"333"]

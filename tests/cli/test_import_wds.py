@@ -105,7 +105,7 @@ def test_truncated_shard_all_or_nothing(zr, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["a.tar", "b.tar"]
     r = zr.run("import", "--skip-bad", *srcs, tmp_path / "ds")
     assert r.returncode == 0, r.stderr
-    assert b"rest of this shard" in r.stderr
+    assert b"the rest of this input" in r.stderr
     n = zr.stats(tmp_path / "ds" / "jpg")["records"]
     assert 4 <= n < 10
     check(zr, tmp_path / "ds", (good + broken)[:n])
