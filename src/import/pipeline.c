@@ -270,10 +270,17 @@ static int cycle(zr_imp_run *r)
 	if (r->fill->n) {
 		fan_start(&r->fan, r->fill);
 		r->inflight = r->fill;
+		r->fill = NULL;
 	}
-	r->fill = done;
-	if (done)
+	if (done) {
 		rc = finish(r, done);
+		/* the finished batch is the next to fill, unless the empty
+		 * one (nothing was started) still is */
+		if (!r->fill)
+			r->fill = done;
+		else
+			free(done);
+	}
 	if (!r->fill)
 		r->fill = calloc(1, sizeof(batch));
 	if (rc == 0 && !r->fill)
