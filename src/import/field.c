@@ -60,6 +60,11 @@ enum zr_imp_kind zr_imp_kind_of_ext(const char *ext)
 	return ZR_IMP_BYTES;
 }
 
+int64_t zr_imp_mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
 static int fail(zr_imp_field *f, int err, const char *msg)
 {
 	f->err = err;

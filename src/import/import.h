@@ -160,9 +160,11 @@ int zr_imp_run_end(zr_imp_run *r, int rc);
 /* Reports an error about the import as a whole or one input (report.c);
  * returns ZR_IMP_FAIL. */
 int zr_imp_error(const char *where, int err, const char *detail);
+/* 1 if the last report was of an input error (ZR_IMP_EBAD/ECHANGED). */
+int zr_imp_input_failed(void);
 /* rc, or 0 after noting path as skipped when rc followed the report of
  * an input error and --skip-bad is on: what is left of a shard or file
- * that cannot be read from here on is left out (report.c). */
+ * that cannot be read from here on is left out (pipeline.c). */
 int zr_imp_skip_rest(zr_imp_run *r, const zr_imp_config *cfg,
 		     const char *path, int rc);
 /* Sends the reports to f instead of stderr (NULL: stderr again). */

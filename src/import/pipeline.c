@@ -371,6 +371,16 @@ void zr_imp_run_free(zr_imp_run *r)
 	free(r);
 }
 
+int zr_imp_skip_rest(zr_imp_run *r, const zr_imp_config *cfg,
+		     const char *path, int rc)
+{
+	if (!rc || !cfg->skip_bad || !zr_imp_input_failed())
+		return rc;
+	zr_imp_run_skip(r, path, "the rest of this input (unreadable from "
+			"here on)");
+	return 0;
+}
+
 /* Counts a sample dropped by the source (--drop-incomplete, a bad tar
  * member under --skip-bad) the same way as a bad decode. */
 void zr_imp_run_skip(zr_imp_run *r, const char *where, const char *why)

@@ -2,8 +2,8 @@
  * report.c - the one format of the import's error messages:
  * "zrecord: import: WHERE: DETAIL[: strerror]", where WHERE names the
  * input (a path, a shard and its member or key, a store).  Input errors
- * (a bad file, a changed file) say why in DETAIL alone; after one,
- * --skip-bad leaves out the rest of that input and goes on.
+ * (a bad file, a changed file) say why in DETAIL alone, and are
+ * remembered for --skip-bad.
  */
 #include <stdio.h>
 
@@ -33,12 +33,7 @@ int zr_imp_error(const char *where, int err, const char *detail)
 	return ZR_IMP_FAIL;
 }
 
-int zr_imp_skip_rest(zr_imp_run *r, const zr_imp_config *cfg,
-		     const char *path, int rc)
+int zr_imp_input_failed(void)
 {
-	if (!rc || !cfg->skip_bad || !last_input)
-		return rc;
-	zr_imp_run_skip(r, path, "the rest of this input (unreadable from "
-			"here on)");
-	return 0;
+	return last_input;
 }

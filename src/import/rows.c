@@ -76,11 +76,6 @@ uint64_t zr_imp_files_size(char **paths, int n)
 	return total;
 }
 
-int64_t zr_imp_mtime_ns(const struct stat *st)
-{
-	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
-
 int zr_imp_unchanged(const char *path, const struct stat *before)
 {
 	struct stat now;
