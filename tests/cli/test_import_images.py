@@ -127,11 +127,13 @@ def test_mixed_channels_dense_needs_rgb(zr, tmp_path):
     assert zr.stats(tmp_path / "d" / "image")["records"] == 2
 
 
-def test_same_sources_same_bytes(zr, tmp_path):
+@pytest.mark.parametrize("codec", ["raw", "zstd"])
+def test_same_sources_same_bytes(zr, tmp_path, codec):
     src = tmp_path / "src"
     class_folder(str(src), per_class=4)
-    for d in ("one", "two"):
-        zr.ok("import", "--threads", "3", src, tmp_path / d)
+    for d, threads in (("one", "3"), ("two", "1")):
+        zr.ok("import", "--threads", threads, "--codec", codec, src,
+              tmp_path / d)
     for store in ("image", "label"):
         for f in ("meta.zr", "data.zr"):
             a = (tmp_path / "one" / store / f).read_bytes()
