@@ -230,6 +230,8 @@ int zr_imp_wds_new(int drop_incomplete, const zr_imp_wds_sink *sink,
  * shard and the member or key. */
 int zr_imp_wds_shard(zr_imp_wds_reader *w, struct archive *a, const char *shard);
 uint64_t zr_imp_wds_dropped(const zr_imp_wds_reader *w);
+/* Members skipped for their names (no KEY.FIELD form, "__meta__"). */
+uint64_t zr_imp_wds_ignored(const zr_imp_wds_reader *w);
 const char *zr_imp_wds_field_name(const zr_imp_wds_reader *w, int field);
 void zr_imp_wds_free(zr_imp_wds_reader *w);
 

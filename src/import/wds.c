@@ -95,6 +95,11 @@ int zr_imp_wds(const zr_imp_config *cfg, char **srcs, int n,
 		 * the rest of it is left out (a tar cannot be resynced). */
 		rc = zr_imp_skip_rest(c.r, cfg, srcs[i], shard(&c, srcs[i]));
 	}
+	if (rc == 0 && zr_imp_wds_ignored(c.w))
+		fprintf(stderr, "zrecord: import: ignored %llu member%s without "
+			"a KEY.FIELD name\n",
+			(unsigned long long)zr_imp_wds_ignored(c.w),
+			zr_imp_wds_ignored(c.w) == 1 ? "" : "s");
 	if (rc == 0 && zr_imp_wds_dropped(c.w))
 		fprintf(stderr, "zrecord: import: dropped %llu incomplete "
 			"sample%s\n", (unsigned long long)zr_imp_wds_dropped(c.w),

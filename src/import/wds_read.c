@@ -1,8 +1,10 @@
 /*
  * wds_read.c - WebDataset's sample rule over an open libarchive reader:
  * a member's key is its path up to the first dot of its basename and its
- * field the rest ("a/b.seg.png" is field "seg.png" of key "a/b");
- * consecutive members of one key are one sample.  The first sample's
+ * field the rest, lower-cased ("a/b.seg.PNG" is field "seg.png" of key
+ * "a/b"); consecutive members of one key are one sample; members without
+ * that form, and webdataset's top-level "__name__" metadata, are skipped
+ * and counted.  The first sample's
  * fields are the dataset's; a sample without one of them, or with
  * another, is an error, or dropped under --drop-incomplete.  No files
  * and no stores here (wds.c has those), so the fuzz harness drives it
@@ -31,7 +33,7 @@ struct zr_imp_wds_reader {
 	zr_imp_field cur[ZR_IMP_MAX_FIELDS];
 	int have[ZR_IMP_MAX_FIELDS];   /* by field index */
 	unsigned ncur;
-	uint64_t bytes, dropped;
+	uint64_t bytes, dropped, ignored;
 };
 
 int zr_imp_wds_new(int drop_incomplete, const zr_imp_wds_sink *sink,
@@ -72,6 +74,11 @@ void zr_imp_wds_free(zr_imp_wds_reader *w)
 uint64_t zr_imp_wds_dropped(const zr_imp_wds_reader *w)
 {
 	return w->dropped;
+}
+
+uint64_t zr_imp_wds_ignored(const zr_imp_wds_reader *w)
+{
+	return w->ignored;
 }
 
 const char *zr_imp_wds_field_name(const zr_imp_wds_reader *w, int field)
@@ -146,11 +153,16 @@ static int emit(zr_imp_wds_reader *w)
 	return rc;
 }
 
-/* Splits "dir/base.ext.more" into key "dir/base" and field "ext.more". */
+/* Splits "dir/base.ext.more" into key "dir/base" and field "ext.more";
+ * -EINVAL for a name webdataset skips. */
 static int split(const char *name, char **key, const char **ext)
 {
 	const char *base = strrchr(name, '/'), *dot;
+	size_t n = strlen(name);
 
+	if (!strchr(name, '/') && n >= 4 && !strncmp(name, "__", 2) &&
+	    !strcmp(name + n - 2, "__"))
+		return -EINVAL;
 	base = base ? base + 1 : name;
 	dot = strchr(base, '.');
 	if (!dot || dot == base || !dot[1])
@@ -160,12 +172,17 @@ static int split(const char *name, char **key, const char **ext)
 	return *key ? 0 : -ENOMEM;
 }
 
-static int field_index(zr_imp_wds_reader *w, const char *ext, int *idx)
+static int field_index(zr_imp_wds_reader *w, const char *raw, int *idx)
 {
+	char ext[ZR_IMP_NAME_MAX];
 	unsigned i;
 
-	if (strlen(ext) >= ZR_IMP_NAME_MAX)
+	if (strlen(raw) >= ZR_IMP_NAME_MAX)
 		return -ENAMETOOLONG;
+	for (i = 0; raw[i]; i++)
+		ext[i] = raw[i] >= 'A' && raw[i] <= 'Z' ? raw[i] - 'A' + 'a' :
+			 raw[i];
+	ext[i] = 0;
 	for (i = 0; i < w->nnames; i++)
 		if (!strcmp(w->names[i], ext)) {
 			*idx = (int)i;
@@ -235,10 +252,12 @@ static int member(zr_imp_wds_reader *w, struct archive *a, struct archive_entry 
 	if (!name || archive_entry_filetype(e) != AE_IFREG)
 		return 0;
 	rc = split(name, &key, &ext);
+	if (rc == -EINVAL) {
+		w->ignored++;
+		return 0;
+	}
 	if (rc < 0)
-		return rc == -ENOMEM ? fail(w, name, rc, NULL) :
-		       fail(w, name, ZR_IMP_EBAD, "member name is not "
-			    "KEY.FIELD (webdataset's rule)");
+		return fail(w, name, rc, NULL);
 	rc = next_key(w, key);
 	if (rc)
 		return rc;

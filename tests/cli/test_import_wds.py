@@ -150,3 +150,20 @@ def test_deterministic(zr, tmp_path):
         for part in ("meta.zr", "data.zr"):
             assert read_bytes(tmp_path / "x" / f / part) == \
                 read_bytes(tmp_path / "y" / f / part)
+
+
+def test_webdataset_names(zr, tmp_path):
+    """webdataset's rule: fields lower-cased, names without KEY.FIELD and
+    top-level __meta__ members skipped."""
+    samples = make_samples(3)
+    with tarfile.open(tmp_path / "s.tar", "w") as tar:
+        add(tar, "__index__", b"meta")
+        add(tar, "README", b"not a sample")
+        for key, fields in samples:
+            for ext in sorted(fields):
+                name = ext.upper() if ext == "jpg" else ext
+                add(tar, f"{key}.{name}", fields[ext])
+    r = zr.run("import", tmp_path / "s.tar", tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    assert b"ignored 2 members" in r.stderr
+    check(zr, tmp_path / "ds", samples)
