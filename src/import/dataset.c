@@ -392,8 +392,3 @@ uint64_t zr_imp_dataset_length(const zr_imp_dataset *d)
 {
 	return d->length;
 }
-
-const char *zr_imp_dataset_tmp(const zr_imp_dataset *d)
-{
-	return d->tmp;
-}

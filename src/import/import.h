@@ -128,7 +128,6 @@ int zr_imp_dataset_commit(zr_imp_dataset *d);
 /* Removes the temporary folder and frees (after commit: frees only). */
 void zr_imp_dataset_free(zr_imp_dataset *d);
 uint64_t zr_imp_dataset_length(const zr_imp_dataset *d);
-const char *zr_imp_dataset_tmp(const zr_imp_dataset *d);
 
 /* -- the pipeline (pipeline.c) ------------------------------------------ */
 
@@ -144,18 +143,14 @@ int zr_imp_run_new(const zr_imp_config *cfg, zr_imp_dataset *d,
 /* A fresh sample slot to fill (its fields cleared); the batch is
  * decoded and appended when full.  Never NULL once run_new succeeded. */
 int zr_imp_run_next(zr_imp_run *r, zr_imp_sample **out);
-/* Decodes and appends what is queued. */
-int zr_imp_run_flush(zr_imp_run *r);
 /* Counts source bytes read (progress). */
 void zr_imp_run_bytes(zr_imp_run *r, uint64_t n);
 /* Counts a sample the source leaves out (--drop-incomplete, a broken
  * shard under --skip-bad) in the report; where and why are copied. */
 void zr_imp_run_skip(zr_imp_run *r, const char *where, const char *why);
-/* Prints the skipped samples' count (and first few) after --skip-bad. */
-void zr_imp_run_report(zr_imp_run *r);
-void zr_imp_run_free(zr_imp_run *r);
-/* A source's last step: flushes (if rc is 0), reports, frees; returns
- * rc or the flush's failure. */
+/* A source's last step: decodes and appends what is queued (if rc is
+ * 0), prints what --skip-bad left out, frees; returns rc or the
+ * flush's failure. */
 int zr_imp_run_end(zr_imp_run *r, int rc);
 /* Reports an error about the import as a whole or one input (report.c);
  * returns ZR_IMP_FAIL. */

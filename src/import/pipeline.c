@@ -59,6 +59,10 @@ struct zr_imp_run {
 
 static volatile sig_atomic_t interrupted;
 
+static void run_free(zr_imp_run *r);
+static void report_skipped(zr_imp_run *r);
+static int flush_all(zr_imp_run *r);
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -178,7 +182,7 @@ int zr_imp_run_new(const zr_imp_config *cfg, zr_imp_dataset *d,
 	/* One sample per lane until their decoded size is known. */
 	r->limit = cfg->threads < BATCH ? cfg->threads : BATCH;
 	if (!r->fill || fan_init(&r->fan, cfg->threads, &cfg->img) < 0) {
-		zr_imp_run_free(r);
+		run_free(r);
 		return zr_imp_error(cfg->dest, -ENOMEM, "cannot start the "
 				    "decode threads");
 	}
@@ -306,7 +310,7 @@ void zr_imp_run_bytes(zr_imp_run *r, uint64_t n)
 	r->fill->bytes += n;
 }
 
-int zr_imp_run_flush(zr_imp_run *r)
+static int flush_all(zr_imp_run *r)
 {
 	int rc = cycle(r);
 
@@ -318,13 +322,13 @@ int zr_imp_run_flush(zr_imp_run *r)
 int zr_imp_run_end(zr_imp_run *r, int rc)
 {
 	if (rc == 0)
-		rc = zr_imp_run_flush(r);
-	zr_imp_run_report(r);
-	zr_imp_run_free(r);
+		rc = flush_all(r);
+	report_skipped(r);
+	run_free(r);
 	return rc;
 }
 
-void zr_imp_run_report(zr_imp_run *r)
+static void report_skipped(zr_imp_run *r)
 {
 	uint64_t i;
 
@@ -353,7 +357,7 @@ static void free_batch(batch *b)
 	free(b);
 }
 
-void zr_imp_run_free(zr_imp_run *r)
+static void run_free(zr_imp_run *r)
 {
 	unsigned i;
 
