@@ -20,7 +20,8 @@ from importdata import icons, records
 SAN = os.environ.get("ZR_SANITIZERS") == "1"
 SAN_ENV = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") +
                ":quarantine_size_mb=4:thread_local_quarantine_size_kb=64")
-ROOM = 2 if SAN else 1
+# ThreadSanitizer's shadow memory needs the same room.
+ROOM = 2 if SAN or os.environ.get("ZR_TSAN") == "1" else 1
 
 
 def peak_rss_kib(argv, stop_when=None):
