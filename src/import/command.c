@@ -212,6 +212,7 @@ static int parse_args(int argc, char **argv, import_args *a)
 		{ NULL, 0, NULL, 0 }
 	};
 	const zr_cli_cmd *cmd = &zr_cli_import;
+	char *dest;
 	int c, rc, i;
 
 	memset(a, 0, sizeof(*a));
@@ -227,7 +228,11 @@ static int parse_args(int argc, char **argv, import_args *a)
 		return zr_cli_usage(cmd, "expected SOURCE... DEST");
 	a->srcs = argv + optind;
 	a->nsrcs = argc - optind - 1;
-	a->cfg.dest = argv[argc - 1];
+	/* "out/" names the folder out: its temporary sibling is out.tmp-* */
+	dest = argv[argc - 1];
+	for (i = (int)strlen(dest) - 1; i > 0 && dest[i] == '/'; i--)
+		dest[i] = 0;
+	a->cfg.dest = dest;
 	if (a->cfg.img.encoded && (a->cfg.img.rgb || a->cfg.img.chw ||
 				   a->cfg.img.resize_h || a->cfg.img.crop_h))
 		return zr_cli_usage(cmd, "--encoded keeps the file bytes: it "

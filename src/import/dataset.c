@@ -61,8 +61,10 @@ int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out)
 
 		free(d->tmp);
 		free(d);
-		return zr_imp_error(cfg->dest, err, "cannot create the "
-				    "temporary folder beside DEST");
+		return zr_imp_error(cfg->dest, err, err == -ENOENT ?
+				    "the folder DEST goes in does not exist" :
+				    "cannot create the temporary folder "
+				    "beside DEST");
 	}
 	*out = d;
 	return 0;

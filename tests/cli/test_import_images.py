@@ -179,6 +179,13 @@ def test_refuses_existing_dest_and_mixed_layout(zr, tmp_path):
     err = zr.fails(1, "import", src, tmp_path / "ds2")
     assert "both images and class folders" in err
     assert not (tmp_path / "ds2").exists()
+    err = zr.fails(1, "import", src, tmp_path / "nowhere" / "ds")
+    assert "the folder DEST goes in does not exist" in err
+    os.remove(src / "stray.png")
+    zr.ok("import", src, str(tmp_path / "ds3") + "//")
+    assert sorted(os.listdir(tmp_path / "ds3")) == \
+        ["classes.json", "image", "label"]
+    assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]
 
 
 def test_help_and_usage(zr):
