@@ -6,9 +6,11 @@
  */
 #include <archive.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "import.h"
 
@@ -55,6 +57,31 @@ static void to_skipped(void *ctx, const char *where, const char *why)
 	zr_imp_run_skip(c->r, where, why);
 }
 
+/* An uncompressed tar cut at a member boundary reads as a shorter
+ * archive; POSIX tar ends with two zero blocks, so their absence is the
+ * cut.  (Compressed shards carry their own length and checksum.) */
+static int tar_ends(struct archive *a, const char *path)
+{
+	unsigned char tail[1024];
+	struct stat st;
+	int fd, ok = 0;
+	size_t i;
+
+	if (archive_filter_code(a, 0) != ARCHIVE_FILTER_NONE)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= 1024 &&
+	    pread(fd, tail, sizeof(tail), st.st_size - 1024) == 1024) {
+		ok = 1;
+		for (i = 0; i < sizeof(tail) && ok; i++)
+			ok = tail[i] == 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : zr_imp_error(path, ZR_IMP_EBAD, "no end-of-archive "
+				     "blocks: the tar file is cut short");
+}
+
 static int shard(wds_run *c, const char *path)
 {
 	struct archive *a = archive_read_new();
@@ -71,6 +98,8 @@ static int shard(wds_run *c, const char *path)
 		rc = zr_imp_error(path, ZR_IMP_EBAD, archive_error_string(a));
 	else
 		rc = zr_imp_wds_shard(c->w, a, path);
+	if (rc == 0)
+		rc = tar_ends(a, path);
 	archive_read_free(a);
 	return rc ? rc : zr_imp_unchanged(path, &before);
 }

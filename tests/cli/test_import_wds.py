@@ -167,3 +167,19 @@ def test_webdataset_names(zr, tmp_path):
     assert r.returncode == 0, r.stderr
     assert b"ignored 2 members" in r.stderr
     check(zr, tmp_path / "ds", samples)
+
+
+def test_tar_cut_at_a_member_boundary(zr, tmp_path):
+    """libarchive reads a tar cut between members as a shorter archive;
+    the missing end-of-archive blocks give the cut away."""
+    samples = make_samples(4)
+    write_shard(tmp_path / "s.tar", samples)
+    data = (tmp_path / "s.tar").read_bytes()
+    # each member: one header block and its data rounded up to blocks
+    with tarfile.open(tmp_path / "s.tar") as t:
+        members = t.getmembers()
+    cut = members[10].offset  # the first member of the third sample
+    (tmp_path / "s.tar").write_bytes(data[:cut])
+    err = zr.fails(1, "import", tmp_path / "s.tar", tmp_path / "ds")
+    assert "cut short" in err
+    assert sorted(os.listdir(tmp_path)) == ["s.tar"]
