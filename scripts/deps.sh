@@ -10,7 +10,9 @@ python3 python3-numpy python3-cffi python3-msgpack python3-pytest
 python3-setuptools python3-pil file squashfs-tools squashfuse valgrind
 clang rsync mandoc libclang-rt-14-dev glusterfs-server glusterfs-client
 sshfs openssh-server debhelper dh-python pybuild-plugin-pyproject python3-all
-lintian fakeroot"
+lintian fakeroot
+libturbojpeg0-dev libspng-dev libwebp-dev libarchive-dev libhdf5-dev
+liblmdb-dev python3-h5py python3-lmdb adwaita-icon-theme"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

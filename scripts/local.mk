@@ -35,3 +35,6 @@ TESTS += tests/deb.test
 # Many hosts on a throwaway GlusterFS volume (docs/many-hosts.md): the demo
 # and the benchmark, run by hand (root, FUSE, GlusterFS), never by make check.
 EXTRA_DIST += scripts/cluster-demo.sh scripts/bench_cluster.py
+
+# `zrecord import` against the loop a user writes and the decode ceiling.
+EXTRA_DIST += scripts/bench_import.py

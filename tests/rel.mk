@@ -5,7 +5,7 @@
 TESTS += tests/rel.test tests/fuzz.test tests/valgrind.test
 dist_noinst_SCRIPTS += tests/rel.test tests/fuzz.test tests/valgrind.test \
 	tests/fuzz/build.sh \
-	tests/fuzz/run.sh tests/fuzz/mkcorpus.py
+	tests/fuzz/run.sh tests/fuzz/mkcorpus.py tests/fuzz/mkcorpus_import.py
 EXTRA_DIST += tests/fuzz/corpus $(FUZZ_SRC) tests/rel/conftest.py \
 	tests/rel/zrformat.py tests/rel/mount_reader.py \
 	tests/rel/test_hostile.py tests/rel/test_diskfull.py \
@@ -18,19 +18,20 @@ FUZZ_SRC = tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h tests/rmtree.c \
 	tests/rmtree.h \
 	tests/fuzz/fuzz_npy.c tests/fuzz/fuzz_schema.c \
 	tests/fuzz/fuzz_npystream.c tests/fuzz/fuzz_store.c \
-	tests/fuzz/fuzz_mixfile.c
+	tests/fuzz/fuzz_mixfile.c tests/fuzz/fuzz_image.c tests/fuzz/fuzz_wds.c
 FUZZ_CC = clang
 FUZZ_BIN = tests/fuzz/bin
 # The sources the harnesses exercise: whatever the library, src/files and src/common
 # build from, so a new file there is picked up without touching this one.
 FUZZ_LIB_SRC = $(src_lib_libzrecord_core_la_SOURCES) \
-	$(src_files_libzrfiles_la_SOURCES) $(src_common_libzrcommon_la_SOURCES)
+	$(src_files_libzrfiles_la_SOURCES) $(src_common_libzrcommon_la_SOURCES) \
+	$(zr_import_fuzz_sources)
 
 $(FUZZ_BIN)/built: $(FUZZ_LIB_SRC) $(FUZZ_SRC) include/zrecord.h \
 		tests/fuzz/build.sh
 	$(AM_V_GEN)FUZZ_CC='$(FUZZ_CC)' \
-	FUZZ_CPPFLAGS='$(ZSTD_CFLAGS) $(MSGPACK_CFLAGS)' \
-	FUZZ_LIBS='$(ZSTD_LIBS) $(MSGPACK_LIBS)' \
+	FUZZ_CPPFLAGS='$(ZSTD_CFLAGS) $(MSGPACK_CFLAGS) $(IMPORT_CFLAGS)' \
+	FUZZ_LIBS='$(ZSTD_LIBS) $(MSGPACK_LIBS) $(IMPORT_LIBS)' \
 	$(SHELL) $(srcdir)/tests/fuzz/build.sh $(FUZZ_BIN) $(srcdir) \
 		$(FUZZ_LIB_SRC)
 

@@ -20,7 +20,7 @@ fi
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 cflags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer $san"
 cflags="$cflags -I$src/include -I$src/src/lib -I$src/src/common -I$src/src/files"
-cflags="$cflags -I$src/tests/fuzz ${FUZZ_CPPFLAGS:-}"
+cflags="$cflags -I$src/src/import -I$src/tests/fuzz ${FUZZ_CPPFLAGS:-}"
 
 # One object per library source, named after its path (no clashes), two
 # compilers at a time.
@@ -51,10 +51,10 @@ reap
 rm -f "$out/libfuzzzr.a"
 ar rcs "$out/libfuzzzr.a" "$out"/obj/*.o
 
-for h in npy schema npystream store mixfile; do
+for h in npy schema npystream store mixfile image wds; do
 	$cc $cflags -fsanitize=fuzzer -o "$out/fuzz_$h" \
 		"$src/tests/fuzz/fuzz_$h.c" "$src/tests/fuzz/fuzz_util.c" \
 		"$src/tests/rmtree.c" \
-		"$out/libfuzzzr.a" ${FUZZ_LIBS:-} -lz -pthread
+		"$out/libfuzzzr.a" ${FUZZ_LIBS:-} -lz -lm -pthread
 done
 : >"$out/built"

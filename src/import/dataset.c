@@ -1,0 +1,396 @@
+/*
+ * dataset.c - the dataset folder `zrecord import` writes: one store per
+ * field, built in DEST.tmp-XXXXXX next to DEST through one append session
+ * per store, committed, synced and renamed to DEST only when every input
+ * went in.  Until that rename DEST does not exist, so a failed or killed
+ * import never leaves a half-filled dataset where a reader looks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "import.h"
+
+typedef struct imp_store {
+	char name[ZR_IMP_NAME_MAX];
+	zr_store *s;
+	zr_append *a;
+	zr_schema sc;
+	int dense;
+	size_t row;
+	uint64_t count;
+	int wb_fd;       /* data.zr, to start its writeback early */
+} imp_store;
+
+struct zr_imp_dataset {
+	const zr_imp_config *cfg;
+	char *tmp;       /* DEST.tmp-XXXXXX                   */
+	int committed;
+	unsigned n;
+	imp_store st[ZR_IMP_MAX_FIELDS];
+	uint64_t length;
+	zr_ragged_in *rin;
+	size_t rin_cap;
+};
+
+int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out)
+{
+	zr_imp_dataset *d = calloc(1, sizeof(*d));
+	struct stat st;
+
+	if (!d)
+		return zr_imp_error(cfg->dest, -ENOMEM, NULL);
+	d->cfg = cfg;
+	if (lstat(cfg->dest, &st) == 0) {
+		free(d);
+		return zr_imp_error(cfg->dest, -EEXIST, "DEST exists: remove "
+				    "it or name a new folder");
+	}
+	if (asprintf(&d->tmp, "%s.tmp-XXXXXX", cfg->dest) < 0) {
+		free(d);
+		return zr_imp_error(cfg->dest, -ENOMEM, NULL);
+	}
+	if (!mkdtemp(d->tmp)) {
+		int err = -errno;
+
+		free(d->tmp);
+		free(d);
+		return zr_imp_error(cfg->dest, err, err == -ENOENT ?
+				    "the folder DEST goes in does not exist" :
+				    "cannot create the temporary folder "
+				    "beside DEST");
+	}
+	*out = d;
+	return 0;
+}
+
+static int valid_name(const char *name)
+{
+	return *name && strcmp(name, ".") && strcmp(name, "..") &&
+	       !strchr(name, '/') && name[0] != '@' && name[0] != '.' &&
+	       strlen(name) < ZR_IMP_NAME_MAX &&
+	       strcmp(name, "classes.json");
+}
+
+int zr_imp_dataset_field(zr_imp_dataset *d, const char *name, int *store)
+{
+	unsigned i;
+
+	for (i = 0; i < d->n; i++)
+		if (!strcmp(d->st[i].name, name)) {
+			*store = (int)i;
+			return 0;
+		}
+	if (!valid_name(name))
+		return -EINVAL;
+	if (d->n == ZR_IMP_MAX_FIELDS)
+		return -E2BIG;
+	snprintf(d->st[d->n].name, ZR_IMP_NAME_MAX, "%s", name);
+	d->st[d->n].wb_fd = -1;
+	*store = (int)d->n++;
+	return 0;
+}
+
+/* The schema a field's first record sets: images of a fixed size
+ * (--resize H,W or --center-crop) and integers are dense, arrays from
+ * HDF5 and .npy rows dense, everything else ragged. */
+static int field_dense(const zr_imp_config *cfg, const zr_imp_field *f)
+{
+	switch (f->kind) {
+	case ZR_IMP_IMAGE:
+		return !cfg->img.encoded &&
+		       (cfg->img.crop_h || cfg->img.resize_w);
+	case ZR_IMP_CLS:
+	case ZR_IMP_LABEL:
+	case ZR_IMP_ARRAY:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int open_store(zr_imp_dataset *d, imp_store *st,
+		      const zr_imp_field *f, const char *where)
+{
+	char *path, *data;
+	int rc;
+
+	memset(&st->sc, 0, sizeof(st->sc));
+	st->sc.dtype = f->out.dtype;
+	st->dense = field_dense(d->cfg, f);
+	st->sc.ragged = !st->dense;
+	if (st->dense) {
+		st->sc.ndim = f->out.ndim;
+		memcpy(st->sc.shape, f->out.shape, sizeof(st->sc.shape));
+	}
+	if (asprintf(&path, "%s/%s", d->tmp, st->name) < 0)
+		return zr_imp_error(where, -ENOMEM, NULL);
+	rc = zr_store_create(path, &st->sc, d->cfg->codec, NULL, 0, &st->s);
+	if (rc == 0 && asprintf(&data, "%s/data.zr", path) >= 0) {
+		st->wb_fd = open(data, O_RDONLY | O_CLOEXEC);
+		free(data);
+	}
+	free(path);
+	if (rc == 0)
+		rc = zr_append_begin(st->s, &st->a);
+	if (rc < 0)
+		return zr_imp_error(st->name, rc, zr_errmsg());
+	st->row = zr_store_row_bytes(st->s);
+	return 0;
+}
+
+static void shape_text(const uint64_t *shape, uint32_t ndim, char *buf,
+		       size_t cap)
+{
+	size_t n = 0;
+	uint32_t i;
+
+	n += (size_t)snprintf(buf + n, cap - n, "(");
+	for (i = 0; i < ndim && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%" PRIu64,
+				      i ? ", " : "", shape[i]);
+	if (n < cap)
+		snprintf(buf + n, cap - n, ")");
+}
+
+/* A record the store cannot take: name it, its shape and the option
+ * that makes the records agree. */
+static int mismatch(const imp_store *st, const zr_imp_field *f,
+		    const char *where)
+{
+	char want[256], got[256], msg[700];
+
+	shape_text(st->sc.shape, st->sc.ndim, want, sizeof(want));
+	shape_text(f->out.shape, f->out.ndim, got, sizeof(got));
+	snprintf(msg, sizeof(msg), "field '%s' is %s %s but its store holds "
+		 "%s %s (images: --rgb gives every image 3 channels, "
+		 "--resize/--center-crop one size)", st->name,
+		 f->out.dtype.str, got, st->sc.dtype.str,
+		 st->dense ? want : "records");
+	return zr_imp_error(where, ZR_E_SHAPE, msg);
+}
+
+static int fits(const imp_store *st, const zr_imp_field *f)
+{
+	if (strcmp(f->out.dtype.str, st->sc.dtype.str))
+		return 0;
+	if (!st->dense)
+		return 1;
+	return f->out.ndim == st->sc.ndim &&
+	       !memcmp(f->out.shape, st->sc.shape,
+		       f->out.ndim * sizeof(f->out.shape[0]));
+}
+
+static int grow(void **buf, size_t *cap, size_t need)
+{
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	p = realloc(*buf, need);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = need;
+	return 0;
+}
+
+/* Stages field k of samples [0, n) in the store's session.  Dense rows
+ * go one call each: the library writes a raw row straight from the
+ * decoded buffer, where stacking them first would copy every pixel
+ * once more. */
+static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
+			size_t n)
+{
+	imp_store *st = &d->st[s[0].f[k].store];
+	size_t i, m = 0;
+	int rc = 0;
+
+	if (!st->dense && grow((void **)&d->rin, &d->rin_cap,
+			       n * sizeof(*d->rin)) < 0)
+		return zr_imp_error(st->name, -ENOMEM, NULL);
+	for (i = 0; i < n && rc == 0; i++) {
+		const zr_imp_field *f = &s[i].f[k];
+
+		if (s[i].bad)
+			continue;
+		if (!fits(st, f))
+			return mismatch(st, f, s[i].where);
+		if (st->dense) {
+			rc = zr_append_dense(st->a, f->out.data, 1);
+		} else {
+			d->rin[m].data = f->out.data;
+			d->rin[m].ndim = f->out.ndim;
+			d->rin[m].shape = f->out.shape;
+		}
+		m++;
+	}
+	if (rc == 0 && m && !st->dense)
+		rc = zr_append_ragged(st->a, d->rin, m);
+	if (rc < 0)
+		return zr_imp_error(st->name, rc, zr_errmsg());
+	st->count += m;
+	/* The device writes this batch while the next decodes, so the
+	 * final sync has little left to wait for (a hint: errors show at
+	 * that sync). */
+	if (st->wb_fd >= 0)
+		sync_file_range(st->wb_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	return 0;
+}
+
+int zr_imp_dataset_append(zr_imp_dataset *d, zr_imp_sample *s, size_t n)
+{
+	size_t i, good = 0;
+	unsigned k;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		if (s[i].bad)
+			continue;
+		good++;
+		for (k = 0; k < s[i].nfields; k++) {
+			imp_store *st = &d->st[s[i].f[k].store];
+
+			if (st->s)
+				continue;
+			rc = open_store(d, st, &s[i].f[k], s[i].where);
+			if (rc)
+				return rc;
+		}
+	}
+	if (good == 0)
+		return 0;
+	for (k = 0; k < s[0].nfields; k++) {
+		rc = append_field(d, k, s, n);
+		if (rc)
+			return rc;
+	}
+	d->length += good;
+	return 0;
+}
+
+int zr_imp_dataset_write_file(zr_imp_dataset *d, const char *name,
+			      const char *text)
+{
+	char *path;
+	FILE *f;
+	int rc = 0;
+
+	if (asprintf(&path, "%s/%s", d->tmp, name) < 0)
+		return zr_imp_error(name, -ENOMEM, NULL);
+	f = fopen(path, "wx");
+	if (!f || fputs(text, f) < 0 || fflush(f) || fsync(fileno(f)))
+		rc = zr_imp_error(path, -errno, "cannot write");
+	if (f && fclose(f) && !rc)
+		rc = zr_imp_error(path, -errno, "cannot write");
+	free(path);
+	return rc;
+}
+
+static int fsync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* The folder holding DEST, to make the rename durable. */
+static int fsync_parent(const char *dest)
+{
+	char *copy = strdup(dest), *slash;
+	int rc;
+
+	if (!copy)
+		return -ENOMEM;
+	slash = strrchr(copy, '/');
+	if (slash == copy)
+		slash[1] = 0;
+	else if (slash)
+		*slash = 0;
+	rc = fsync_dir(slash ? copy : ".");
+	free(copy);
+	return rc;
+}
+
+int zr_imp_dataset_commit(zr_imp_dataset *d)
+{
+	unsigned i;
+	int rc;
+
+	if (d->length == 0)
+		return zr_imp_error(d->cfg->dest, -ENODATA, "no records "
+				    "found in the sources");
+	for (i = 0; i < d->n; i++) {
+		imp_store *st = &d->st[i];
+
+		if (st->count != d->length)
+			return zr_imp_error(st->name, -EPROTO, "store length "
+					    "differs from the dataset's");
+		rc = zr_append_commit(st->a);
+		st->a = NULL;
+		if (rc == 0)
+			rc = zr_store_close(st->s);
+		else
+			zr_store_close(st->s);
+		st->s = NULL;
+		if (rc < 0)
+			return zr_imp_error(st->name, rc, zr_errmsg());
+	}
+	rc = fsync_dir(d->tmp);
+	if (rc == 0 && renameat2(AT_FDCWD, d->tmp, AT_FDCWD, d->cfg->dest,
+				 RENAME_NOREPLACE) < 0)
+		rc = -errno;
+	if (rc < 0)
+		return zr_imp_error(d->cfg->dest, rc, "cannot move the "
+				    "finished dataset into place");
+	d->committed = 1;
+	rc = fsync_parent(d->cfg->dest);
+	if (rc < 0)
+		return zr_imp_error(d->cfg->dest, rc, "cannot sync");
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+void zr_imp_dataset_free(zr_imp_dataset *d)
+{
+	unsigned i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->n; i++) {
+		zr_append_abort(d->st[i].a);
+		zr_store_close(d->st[i].s);
+		if (d->st[i].wb_fd >= 0)
+			close(d->st[i].wb_fd);
+	}
+	if (!d->committed &&
+	    nftw(d->tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0)
+		fprintf(stderr, "zrecord: import: cannot remove %s: %s\n",
+			d->tmp, strerror(errno));
+	free(d->tmp);
+	free(d->rin);
+	free(d);
+}
+
+uint64_t zr_imp_dataset_length(const zr_imp_dataset *d)
+{
+	return d->length;
+}

@@ -1,0 +1,39 @@
+/*
+ * report.c - the one format of the import's error messages:
+ * "zrecord: import: WHERE: DETAIL[: strerror]", where WHERE names the
+ * input (a path, a shard and its member or key, a store).  Input errors
+ * (a bad file, a changed file) say why in DETAIL alone, and are
+ * remembered for --skip-bad.
+ */
+#include <stdio.h>
+
+#include "import.h"
+
+/* Where reports go: stderr, or what the fuzz harnesses choose.  Reports
+ * come from the main thread only (workers leave theirs in the field). */
+static FILE *out;
+/* The last report was about an input's bytes (--skip-bad may go on). */
+static int last_input;
+
+void zr_imp_report_to(FILE *f)
+{
+	out = f;
+}
+
+int zr_imp_error(const char *where, int err, const char *detail)
+{
+	int sys = err != ZR_IMP_EBAD && err != ZR_IMP_ECHANGED &&
+		  err > -4096 && err < 0;
+	int has = detail && *detail;
+
+	last_input = err == ZR_IMP_EBAD || err == ZR_IMP_ECHANGED;
+	fprintf(out ? out : stderr, "zrecord: import: %s: %s%s%s\n", where,
+		has ? detail : "", has && sys ? ": " : "",
+		sys || !has ? zr_strerror(err) : "");
+	return ZR_IMP_FAIL;
+}
+
+int zr_imp_input_failed(void)
+{
+	return last_input;
+}
