@@ -352,6 +352,17 @@ ZR_API int zr_store_readonly(const zr_store *s);
  * zrecordfs and zrecord print it as a warning at open.  GlusterFS and
  * local filesystems give NULL. */
 ZR_API const char *zr_store_lock_warning(const zr_store *s);
+/* NULL, or what this open recovered: a delete or compact cut short (a
+ * crash, kill -9, a power cut) leaves its journal STORE/maintenance.zr,
+ * and the next open that may write the store's files, read-only ones
+ * included, rolls the delete back or finishes the compact's move in
+ * flight before it goes on.  The rest of such a compact is not redone:
+ * the note says how many bytes are still reclaimable and to run compact
+ * again.  A read-only open that cannot write the files (a read-only
+ * medium, no permission, another process holding the store) fails, and
+ * its message names `zrecord recover`.  Valid until close; zrecordfs
+ * and zrecord print it at open. */
+ZR_API const char *zr_store_recovered(const zr_store *s);
 /* Dense row width in bytes; 0 for ragged stores. */
 ZR_API size_t zr_store_row_bytes(const zr_store *s);
 

@@ -21,7 +21,8 @@ tests_check_zrecord_LDADD = src/common/libzrcommon.la \
 	src/lib/libzrecord_core.la $(CHECK_LIBS)
 TESTS += tests/check_zrecord
 EXTRA_DIST += tests/fixtures/npy_headers.py tests/fixtures/npy_check_load.py \
-	tests/fixtures/schema_bytes.py tests/fixtures/sampler_ref.py
+	tests/fixtures/schema_bytes.py tests/fixtures/sampler_ref.py \
+	tests/fixtures/cut_compact.py
 
 # ABI and version checks: libzrecord.so's exports against zrecord.h and
 # zrecord.map, the version in the header, configure and the library, and

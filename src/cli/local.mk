@@ -12,7 +12,8 @@ dist_noinst_SCRIPTS += tests/cli.test
 EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
 	tests/cli/test_append.py tests/cli/test_read.py \
 	tests/cli/test_maint.py tests/cli/test_errors.py \
-	tests/cli/test_npz.py tests/cli/test_wait.py
+	tests/cli/test_npz.py tests/cli/test_wait.py \
+	tests/cli/test_recover.py
 TESTS += tests/cli.test
 
 # A driver that feeds src/common awkward inputs for the suite to check.

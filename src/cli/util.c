@@ -311,6 +311,8 @@ int zr_cli_open(const char *path, unsigned flags, const char *cmd,
 	if (rc < 0)
 		return zr_cli_lib_error(path, cmd, rc);
 	zr_cli_warn_lock(*out);
+	if (zr_store_recovered(*out))
+		fprintf(stderr, "zrecord: %s\n", zr_store_recovered(*out));
 	return ZR_CLI_OK;
 }
 

@@ -2,7 +2,8 @@
 loaderx - the seed's Python API (DenseStore, RaggedStore, Sampler,
 DataLoader, train_dict) as a thin cffi binding over libzrecord.
 """
-from ._lib import LIB_PATH, LockScopeWarning, StoreBusy, library_version
+from ._lib import (LIB_PATH, LockScopeWarning, RecoveredWarning, StoreBusy,
+                   library_version)
 from ._version import __version__
 from .dataloader import DataLoader
 from .utils import train_dict
@@ -10,5 +11,6 @@ from .zrecord import DICT_TIERS, DenseStore, RaggedStore
 from .zsampler import Sampler
 
 __all__ = ["DenseStore", "RaggedStore", "StoreBusy", "LockScopeWarning",
+           "RecoveredWarning",
            "DICT_TIERS", "Sampler", "DataLoader", "train_dict", "LIB_PATH",
            "library_version", "__version__"]

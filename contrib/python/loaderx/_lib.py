@@ -77,6 +77,7 @@ zr_codec zr_store_codec(const zr_store *s);
 int zr_store_readonly(const zr_store *s);
 int zr_store_refresh(zr_store *s);
 const char *zr_store_lock_warning(const zr_store *s);
+const char *zr_store_recovered(const zr_store *s);
 size_t zr_store_row_bytes(const zr_store *s);
 
 typedef struct zr_ragged_in {
@@ -261,6 +262,12 @@ class StoreBusy(OSError):
 class LockScopeWarning(UserWarning):
     """The store is on a filesystem whose lock stays on this host (sshfs,
     NFS with local locks): a writer on another host is not kept out."""
+
+
+class RecoveredWarning(UserWarning):
+    """This open recovered a delete or compact that was cut short (even a
+    read-only one does, when it may write the files); the message says
+    what is left to do, such as compacting again."""
 
 
 def _message(code):

@@ -272,6 +272,30 @@ def test_create_open_errors():
     assert not os.path.exists("c")
 
 
+def test_readonly_open_recovers_a_cut_compact():
+    """SQLite's hot-journal rule: a read-only open that may write the
+    files recovers a compact cut short, and warns of what is left."""
+    import subprocess
+    import sys
+    from loaderx import RecoveredWarning
+    cut = os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                       "tests", "fixtures", "cut_compact.py")
+    with DenseStore.create("s", np.int8, (4,), codec="raw") as ds:
+        ds.append(np.arange(40, dtype=np.int8).reshape(10, 4))
+        ds.delete(0)
+    subprocess.run([sys.executable, cut, "s"], check=True, timeout=120)
+    assert os.path.exists("s/maintenance.zr")
+    with pytest.warns(RecoveredWarning, match="4 bytes are still "
+                      "reclaimable"):
+        ro = DenseStore.open("s", readonly=True)
+    with ro:
+        assert ro.readonly and len(ro) == 9
+        assert ro.stats()["reclaimable"] == 4
+        assert sorted(ro[i].tolist()[0] for i in range(9)) == \
+            list(range(4, 40, 4))
+    assert not os.path.exists("s/maintenance.zr")
+
+
 def test_busy_and_readonly():
     with DenseStore.create("s", np.int8, (1,)) as ds:
         ds.append(np.ones((3, 1), dtype=np.int8))
