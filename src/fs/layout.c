@@ -303,6 +303,23 @@ static void log_too_big(const struct zr__node *n, struct zr__fs *fs)
 		     ZR_NPZ_MEMBERS_MAX);
 }
 
+/* -EINVAL from a packed or padded plan: the records' shapes cannot take
+ * the form (npyflat.c, read_shapes). */
+static void log_bad_form(const struct zr__node *n)
+{
+	struct zr__fstore *const *st;
+	int padded = form_of(n) == ZR_NPYFILE_PADDED;
+
+	zr__batch_stores(n, &st);
+	zr__elog_add(&st[0]->log, st[0]->path, "batch of %llu: its records "
+		     "cannot be %s: they must have one ndim%s (EINVAL); the "
+		     ".npz form holds any records, one member each",
+		     (unsigned long long)n->bsize,
+		     padded ? "padded" : "packed",
+		     padded ? ", at least 1, and equal shapes beyond axis 0"
+			    : "");
+}
+
 /* What a lookup's plan read of a packed or padded batch, kept for its
  * reads (shapes.h); nothing if it was planned from what was kept. */
 static void keep(const struct zr__node *n, struct zr__plan *p)
@@ -347,6 +364,8 @@ int zr__batch_version(struct zr__fs *fs, const struct zr__node *n,
 	zr__st_unlock_all(st, k);
 	if (err == -EFBIG)
 		log_too_big(n, fs);
+	if (err == -EINVAL && zr_npyfile_flat(form_of(n)))
+		log_bad_form(n);
 	return err;
 }
 
