@@ -78,6 +78,7 @@ int zr_store_readonly(const zr_store *s);
 int zr_store_refresh(zr_store *s);
 const char *zr_store_lock_warning(const zr_store *s);
 const char *zr_store_recovered(const zr_store *s);
+int zr_sigbus_guard(void);
 size_t zr_store_row_bytes(const zr_store *s);
 
 typedef struct zr_ragged_in {
@@ -247,6 +248,14 @@ def _load():
 
 
 lib, LIB_PATH = _load()
+# Records and the table are read from mappings: without the guard a page
+# the kernel cannot fill (a media error, a file truncated behind the
+# library, a network client whose view is behind) would kill the Python
+# process with SIGBUS; with it that read raises OSError(EIO).  Any SIGBUS
+# elsewhere goes to the handler installed before (faulthandler's, say).
+if lib.zr_sigbus_guard() != 0:
+    raise ImportError("loaderx: cannot install the SIGBUS guard: "
+                      + ffi.string(lib.zr_errmsg()).decode(errors="replace"))
 
 
 def library_version():

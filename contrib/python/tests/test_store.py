@@ -296,6 +296,35 @@ def test_readonly_open_recovers_a_cut_compact():
     assert not os.path.exists("s/maintenance.zr")
 
 
+def test_unreadable_page_is_eio_not_sigbus(tmp_path):
+    """A file truncated behind an open store: the read that reaches the
+    gone page raises OSError(EIO), and the process lives on (loaderx
+    installs the library's SIGBUS guard at import)."""
+    import subprocess
+    import sys
+    code = (
+        "import errno, os, sys\n"
+        "import numpy as np\n"
+        "from loaderx import DenseStore\n"
+        "s = DenseStore.create('t', np.uint8, (4096,), codec='raw')\n"
+        "s.append(np.ones((64, 4096), np.uint8))\n"
+        "s.sync()\n"
+        "os.truncate('t/data.zr', 0)\n"
+        "try:\n"
+        "    s[63]\n"
+        "except OSError as e:\n"
+        "    assert e.errno == errno.EIO and 'SIGBUS' in str(e), e\n"
+        "    print('eio')\n"
+        "os._exit(0)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path),
+                       capture_output=True, env=dict(
+                           os.environ, PYTHONPATH=os.path.dirname(
+                               os.path.dirname(_lib.__file__))),
+                       timeout=60)
+    assert r.returncode == 0 and r.stdout == b"eio\n", \
+        (r.returncode, r.stdout, r.stderr.decode())
+
+
 def test_busy_and_readonly():
     with DenseStore.create("s", np.int8, (1,)) as ds:
         ds.append(np.ones((3, 1), dtype=np.int8))
