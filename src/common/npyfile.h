@@ -151,7 +151,19 @@ int zr_npyfile_fill(const zr_npyfile *f, void *buf);
 uint64_t zr_npyfile_rows_at(const zr_npyfile *f, uint64_t *row);
 int zr_npyfile_fill_rows(const zr_npyfile *f, void *buf, uint64_t first,
 			 uint64_t n);
+/* The same pieces into buffers of their own, for a writer that streams
+ * the file (zrecord batch): the header (zr_npyfile_rows_at bytes) at dst,
+ * or rows [first, first + n) at dst (n * row bytes). */
+int zr_npyfile_fill_head(const zr_npyfile *f, void *dst);
+int zr_npyfile_fill_piece(const zr_npyfile *f, void *dst, uint64_t first,
+			  uint64_t n);
 
 void zr_npyfile_free(zr_npyfile *f);
+
+/* The largest file a caller builds whole in memory unless told otherwise:
+ * 1 GiB or an eighth of the RAM, whichever is smaller (zrecordfs's
+ * max_batch_bytes default, and zrecord batch's bound for the forms it
+ * cannot stream). */
+uint64_t zr_npyfile_default_max(void);
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "npyfile.h"
 #include "opts.h"
 
 enum {
@@ -172,16 +173,6 @@ static int parse_size(const char *s, uint64_t *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
-}
-
-/* 1 GiB or an eighth of the RAM, whichever is smaller. */
-static uint64_t default_max_batch(void)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	uint64_t eighth = pages > 0 && psize > 0 ?
-			  (uint64_t)pages * (uint64_t)psize / 8 : 0;
-
-	return eighth && eighth < (1ull << 30) ? eighth : 1ull << 30;
 }
 
 static int own_option(struct parse_ctx *c, const char *arg, int key)
@@ -429,7 +420,7 @@ int zr__opts_parse(int argc, char **argv, struct zr__opts *o)
 	o->mode = ZR_SAMPLER_IID;
 	o->bsize = 256;
 	o->world = 1;
-	o->max_batch = default_max_batch();
+	o->max_batch = zr_npyfile_default_max();
 	o->args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	if (fuse_opt_parse(&o->args, &c, spec, opt_proc) || c.bad)
 		return -1;
