@@ -28,6 +28,7 @@
 #include "ops.h"
 #include "shape_cache.h"
 #include "static_tree.h"
+#include "utab.h"
 
 /* Parent side: waits for the child's one-byte verdict. */
 static int wait_child(int fd)
@@ -164,6 +165,9 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 		fprintf(stderr, "zrecordfs: cannot start the follow thread\n");
 		goto out_mounted;
 	}
+	/* Before the mount is reported live: `zrecordfs SRC MNT; umount
+	 * MNT` must find the entry. */
+	zrfs_utab_register(fs->opts.src, fs->opts.mountpoint);
 	if (notify >= 0)
 		detach(notify);
 	err = run_loop(fs);
