@@ -137,8 +137,8 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 	};
 	int err;
 
-	if (!length && n->ds && !zrfs_ds_equal(n->ds, &cfg.length))
-		return -ENOENT;
+	if (!length && n->ds)
+		cfg.length = zrfs_ds_length(n->ds);
 	if (!length && !n->ds)
 		cfg.length = zr_store_length(n->st->zs);
 	p->length = cfg.length;

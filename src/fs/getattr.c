@@ -95,11 +95,6 @@ int zrfs_attr(struct zrfs_fs *fs, const struct zrfs_node *n,
 	*entry_ttl = ZRFS_TTL_LONG;
 	*attr_ttl = ZRFS_TTL_LONG;
 	switch (n->kind) {
-	case ZRFS_K_BATCHDIR:
-		/* a dataset's @batch comes and goes with equal lengths */
-		if (n->ds && n->depth == 0)
-			*entry_ttl = 0;
-		break;
 	case ZRFS_K_BATCH:
 		/* the node's bytes never change, the name's do */
 		*entry_ttl = 0;
