@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf_cache.h"
 #include "file_kinds.h"
 #include "follow.h"
 #include "fs.h"
@@ -165,6 +166,11 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 		fprintf(stderr, "zrecordfs: cannot start the follow thread\n");
 		goto out_mounted;
 	}
+	if (zrfs_buf_reaper_start()) {
+		fprintf(stderr, "zrecordfs: cannot start the buffer thread\n");
+		zrfs_follow_stop(fs);
+		goto out_mounted;
+	}
 	/* Before the mount is reported live: `zrecordfs SRC MNT; umount
 	 * MNT` must find the entry. */
 	zrfs_utab_register(fs->opts.src, fs->opts.mountpoint);
@@ -172,6 +178,7 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 		detach(notify);
 	err = run_loop(fs);
 	zrfs_follow_stop(fs);
+	zrfs_buf_reaper_stop();
 	/* libfuse reports the signal that ended the loop as a positive
 	 * number: SIGTERM/SIGINT/SIGHUP are a clean shutdown. */
 	ret = err < 0 ? 1 : 0;
