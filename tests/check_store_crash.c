@@ -61,6 +61,15 @@ static void make_store(const char *path, uint64_t n)
 	ck_assert_int_eq(zr_store_close(s), 0);
 }
 
+/* A fresh store of n rows at DIR/s, DIR a new temporary folder. */
+static void fresh_store(char *dir, size_t dcap, char *path, size_t pcap,
+			uint64_t n)
+{
+	ck_tmpdir(dir, dcap);
+	snprintf(path, pcap, "%s/s", dir);
+	make_store(path, n);
+}
+
 /* Opens read-only and checks every row is a valid row, none twice, none
  * outside [0, limit); fills seen[] (may be NULL).  Returns the length. */
 static uint64_t check_rows(const char *path, uint64_t limit, char *seen)
@@ -198,9 +207,7 @@ START_TEST(test_reader_busy_names_recover)
 	zr_store *s = NULL;
 	int fd;
 
-	ck_tmpdir(dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/s", dir);
-	make_store(path, 10);
+	fresh_store(dir, sizeof(dir), path, sizeof(path), 10);
 	run_child(torn_delete, path);
 	snprintf(data, sizeof(data), "%s/data.zr", path);
 	fd = open(data, O_RDONLY | O_CLOEXEC);
@@ -237,10 +244,8 @@ START_TEST(test_reader_without_permission_names_recover)
 {
 	char dir[512], path[600];
 
-	ck_tmpdir(dir, sizeof(dir));
+	fresh_store(dir, sizeof(dir), path, sizeof(path), 10);
 	ck_assert_int_eq(chmod(dir, 0755), 0);
-	snprintf(path, sizeof(path), "%s/s", dir);
-	make_store(path, 10);
 	run_child(torn_delete, path);
 	if (geteuid() == 0) {
 		run_child(open_as_nobody, path);
@@ -281,9 +286,7 @@ START_TEST(test_recovered_compact_says_reclaimable)
 	zr_store *s = NULL;
 	zr_stats st;
 
-	ck_tmpdir(dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/s", dir);
-	make_store(path, 10000);
+	fresh_store(dir, sizeof(dir), path, sizeof(path), 10000);
 	run_child(compact_cut_short, path);
 	ck_assert(marker_exists(path));
 	ck_assert_int_eq(zr_store_open(path, ZR_OPEN_RDONLY, &s), 0);
