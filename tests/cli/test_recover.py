@@ -3,16 +3,14 @@ ones included, recovers it as SQLite recovers a hot journal, and says what
 is still reclaimable; `zrecord recover` does the same on its own."""
 import os
 import subprocess
-import sys
 
 import numpy as np
 
-CUT = os.path.join(os.path.dirname(__file__), "..", "fixtures",
-                   "cut_compact.py")
+from conftest import _binary
 
 
 def cut_compact(store):
-    subprocess.run([sys.executable, CUT, str(store)], check=True,
+    subprocess.run([_binary("tests/cut_compact"), str(store)], check=True,
                    timeout=120)
     assert (store / "maintenance.zr").exists()
 

@@ -9,7 +9,6 @@ import errno
 import json
 import os
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -142,11 +141,10 @@ def test_read_only_mount_recovers_a_cut_compact(src, dense_store, mount,
     """SQLite's hot-journal rule on a read-only mount: it recovers the
     compact cut short, serves every record, and its errors say what is
     still reclaimable."""
-    cut = os.path.join(os.path.dirname(__file__), "..", "fixtures",
-                       "cut_compact.py")
+    from fsutil import TOP_BUILD
     zrecord("delete", dense_store, 3)
-    subprocess.run([sys.executable, cut, dense_store], check=True,
-                   timeout=120)
+    subprocess.run([os.path.join(TOP_BUILD, "tests", "cut_compact"),
+                    dense_store], check=True, timeout=120)
     assert os.path.exists(os.path.join(dense_store, "maintenance.zr"))
     m = mount(src, opt)
     with open(m.path("img", "errors")) as f:
