@@ -92,11 +92,13 @@
  * leaves the one before it.  An interrupted compact leaves a store with
  * the same records, the batch in flight redone at open.  The header's new
  * tail is written before data.zr shrinks.  A failed delete or compact
- * recovers the same way at once.  Recovery runs at the first read-write
- * open; a read-only open of a store that needs it fails with -EROFS
- * ("interrupted delete or compact ... open the store read-write once"),
- * never serving a half-rewritten table.  A journal with no valid slot is
- * ignored (and removed by a read-write open).
+ * recovers the same way at once.  Recovery runs at the first open that
+ * may write the store's files, read-only ones included (they recover
+ * through a read-write handle of their own, as SQLite does with a hot
+ * journal; zr_store_recovered says what was done).  A read-only open that
+ * may not write them fails, never serving a half-rewritten table, and
+ * its message names `zrecord recover STORE`.  A journal with no valid
+ * slot is ignored (and removed by a read-write open).
  *
  * Locking.  Every lock is a non-blocking flock() held for the handle's
  * lifetime; an open that conflicts fails at once with ZR_E_BUSY (also
@@ -333,7 +335,10 @@ ZR_API int zr_store_open(const char *path, unsigned flags, zr_store **out);
  * disk once meta.zr and data.zr hold what it names (the header is flushed
  * first, so no record is served before it is durable).  A header the
  * files do not cover yet (a client cache's delay) is left for a later
- * call.  Gathers may run meanwhile and see the old or the new length.
+ * call; so is one whose new bytes do not all read back through the files
+ * yet: the new table entries and records are read once with pread before
+ * the mappings may reach them (a GlusterFS client serving its cached end
+ * of the file gives a short read, and a mapped read past it SIGBUS).  Gathers may run meanwhile and see the old or the new length.
  * ZR_E_CHANGED if the header shrank (the lock did not reach the writer);
  * the view is unchanged on any error.  Other handles: 0, nothing to do. */
 ZR_API int zr_store_refresh(zr_store *s);
@@ -352,6 +357,17 @@ ZR_API int zr_store_readonly(const zr_store *s);
  * zrecordfs and zrecord print it as a warning at open.  GlusterFS and
  * local filesystems give NULL. */
 ZR_API const char *zr_store_lock_warning(const zr_store *s);
+/* NULL, or what this open recovered: a delete or compact cut short (a
+ * crash, kill -9, a power cut) leaves its journal STORE/maintenance.zr,
+ * and the next open that may write the store's files, read-only ones
+ * included, rolls the delete back or finishes the compact's move in
+ * flight before it goes on.  The rest of such a compact is not redone:
+ * the note says how many bytes are still reclaimable and to run compact
+ * again.  A read-only open that cannot write the files (a read-only
+ * medium, no permission, another process holding the store) fails, and
+ * its message names `zrecord recover`.  Valid until close; zrecordfs
+ * and zrecord print it at open. */
+ZR_API const char *zr_store_recovered(const zr_store *s);
 /* Dense row width in bytes; 0 for ragged stores. */
 ZR_API size_t zr_store_row_bytes(const zr_store *s);
 

@@ -1,18 +1,24 @@
 /*
  * check_store_crash.c - crash safety of delete and compact: a delete is
  * durable when it returns, and a delete or compact cut short by a crash
- * leaves its journal STORE/maintenance.zr behind, which the next
- * read-write open replays or rolls back (a read-only one refuses with
- * -EROFS) so that the store is exactly as before or after the operation.
+ * leaves its journal STORE/maintenance.zr behind, which the next open
+ * that may write the files (a read-only one included, as SQLite does with
+ * a hot journal) replays or rolls back so that the store is exactly as
+ * before or after the operation; an open that may not write says which
+ * command will.
  * Crashes are real: a forked child does the work and is killed or exits
  * without closing.
  */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +59,15 @@ static void make_store(const char *path, uint64_t n)
 			 0);
 	append_rows(s, 0, n);
 	ck_assert_int_eq(zr_store_close(s), 0);
+}
+
+/* A fresh store of n rows at DIR/s, DIR a new temporary folder. */
+static void fresh_store(char *dir, size_t dcap, char *path, size_t pcap,
+			uint64_t n)
+{
+	ck_tmpdir(dir, dcap);
+	snprintf(path, pcap, "%s/s", dir);
+	make_store(path, n);
 }
 
 /* Opens read-only and checks every row is a valid row, none twice, none
@@ -136,8 +151,8 @@ START_TEST(test_torn_journal_ignored)
 END_TEST
 
 /* A delete cut short after its undo slot and two torn table entries
- * (what a power cut can leave): a read-only open refuses, the first
- * read-write open rolls back to exactly the rows before, in order. */
+ * (what a power cut can leave): the first open, read-only or not, rolls
+ * back to exactly the rows before, in order, and says so. */
 static void torn_delete(const char *path)
 {
 	const uint64_t pos[] = { 7, 2 };
@@ -162,13 +177,11 @@ START_TEST(test_interrupted_delete_rolls_back)
 	make_store(path, 10);
 	run_child(torn_delete, path);
 	ck_assert(marker_exists(path));
-	ck_assert_int_eq(zr_store_open(path, ZR_OPEN_RDONLY, &s), -EROFS);
-	ck_assert_ptr_nonnull(strstr(zr_errmsg(), "interrupted"));
-	ck_assert_ptr_null(s);
-	ck_assert_int_eq(zr_store_open(path, 0, &s), 0);
-	ck_assert_int_eq(zr_store_close(s), 0);
-	ck_assert(!marker_exists(path));
 	ck_assert_int_eq(zr_store_open(path, ZR_OPEN_RDONLY, &s), 0);
+	ck_assert(zr_store_readonly(s));
+	ck_assert_ptr_nonnull(zr_store_recovered(s));
+	ck_assert_ptr_nonnull(strstr(zr_store_recovered(s), "rolled back"));
+	ck_assert(!marker_exists(path));
 	for (uint64_t i = 0; i < 10; i++) {
 		uint32_t row[COLS];
 
@@ -178,6 +191,116 @@ START_TEST(test_interrupted_delete_rolls_back)
 	}
 	ck_assert_uint_eq(zr_store_length(s), 10);
 	ck_assert_int_eq(zr_store_close(s), 0);
+	ck_assert_int_eq(zr_store_open(path, ZR_OPEN_FOLLOW | ZR_OPEN_RDONLY,
+					&s), 0);
+	ck_assert_ptr_null(zr_store_recovered(s));
+	ck_assert_int_eq(zr_store_close(s), 0);
+	zr_rmtree(dir);
+}
+END_TEST
+
+/* A reader that cannot take the write lock (another reader holds the
+ * store) changes nothing and names the command that recovers. */
+START_TEST(test_reader_busy_names_recover)
+{
+	char dir[512], path[600], data[700];
+	zr_store *s = NULL;
+	int fd;
+
+	fresh_store(dir, sizeof(dir), path, sizeof(path), 10);
+	run_child(torn_delete, path);
+	snprintf(data, sizeof(data), "%s/data.zr", path);
+	fd = open(data, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_SH), 0);
+	ck_assert_int_eq(zr_store_open(path, ZR_OPEN_RDONLY, &s), ZR_E_BUSY);
+	ck_assert_ptr_null(s);
+	ck_assert_msg(strstr(zr_errmsg(), "zrecord recover") &&
+		      strstr(zr_errmsg(), "interrupted"), "%s", zr_errmsg());
+	ck_assert(marker_exists(path));
+	close(fd);
+	ck_assert_int_eq(zr_store_open(path, ZR_OPEN_RDONLY, &s), 0);
+	ck_assert_ptr_nonnull(zr_store_recovered(s));
+	ck_assert_int_eq(zr_store_close(s), 0);
+	ck_assert_uint_eq(check_rows(path, 10, NULL), 10);
+	zr_rmtree(dir);
+}
+END_TEST
+
+/* Opens read-only as an unprivileged user, who may read but not write. */
+static void open_as_nobody(const char *path)
+{
+	zr_store *s = NULL;
+	int err;
+
+	if (setgid(65534) || setuid(65534))
+		_exit(2);
+	err = zr_store_open(path, ZR_OPEN_RDONLY, &s);
+	_exit(err == -EACCES && !s &&
+	      strstr(zr_errmsg(), "zrecord recover") ? 0 : 1);
+}
+
+START_TEST(test_reader_without_permission_names_recover)
+{
+	char dir[512], path[600];
+
+	fresh_store(dir, sizeof(dir), path, sizeof(path), 10);
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	run_child(torn_delete, path);
+	if (geteuid() == 0) {
+		run_child(open_as_nobody, path);
+		ck_assert(marker_exists(path));
+	}
+	ck_assert_uint_eq(check_rows(path, 10, NULL), 10);
+	ck_assert(!marker_exists(path));
+	zr_rmtree(dir);
+}
+END_TEST
+
+/* Stops a compact after its last move, before it truncates. */
+static void stop_at_end(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	if (done == total)
+		_exit(0);
+}
+
+static void compact_cut_short(const char *path)
+{
+	uint64_t idx[1000];
+	zr_store *s;
+
+	for (int i = 0; i < 1000; i++)
+		idx[i] = (uint64_t)i * 2;
+	if (zr_store_open(path, 0, &s) || zr_store_delete(s, idx, 1000))
+		_exit(1);
+	zr_store_compact(s, stop_at_end, NULL);
+	_exit(1);
+}
+
+/* A recovered compact leaves what it had not truncated: stats shows it
+ * and the note says how much and to compact again. */
+START_TEST(test_recovered_compact_says_reclaimable)
+{
+	char dir[512], path[600], want[64];
+	zr_store *s = NULL;
+	zr_stats st;
+
+	fresh_store(dir, sizeof(dir), path, sizeof(path), 10000);
+	run_child(compact_cut_short, path);
+	ck_assert(marker_exists(path));
+	ck_assert_int_eq(zr_store_open(path, ZR_OPEN_RDONLY, &s), 0);
+	ck_assert(!marker_exists(path));
+	ck_assert_int_eq(zr_store_stats(s, &st), 0);
+	ck_assert_uint_eq(st.records, 9000);
+	ck_assert_uint_eq(st.reclaimable, 1000 * COLS * 4);
+	snprintf(want, sizeof(want), "%" PRIu64 " bytes are still reclaimable",
+		 st.reclaimable);
+	ck_assert_ptr_nonnull(zr_store_recovered(s));
+	ck_assert_ptr_nonnull(strstr(zr_store_recovered(s), want));
+	ck_assert_ptr_nonnull(strstr(zr_store_recovered(s), "zrecord compact"));
+	ck_assert_int_eq(zr_store_close(s), 0);
+	ck_assert_uint_eq(check_rows(path, 10000, NULL), 9000);
 	zr_rmtree(dir);
 }
 END_TEST
@@ -281,13 +404,13 @@ static uint64_t max_row(const char *seen, uint64_t limit)
 }
 
 /* Kills the churning child after delay_us; returns whether the store
- * needed recovery (a read-only open refused it) before it opened whole. */
+ * needed recovery (which the read-only open did) before it opened whole. */
 static int kill_churn(const char *path, unsigned delay_us)
 {
 	pid_t pid = fork();
 	zr_store *s = NULL;
 	char *seen = calloc(CHURN_LIMIT, 1);
-	int status, err;
+	int status, err, recovered;
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -298,19 +421,15 @@ static int kill_churn(const char *path, unsigned delay_us)
 	kill(pid, SIGKILL);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	err = zr_store_open(path, ZR_OPEN_RDONLY, &s);
-	if (err) {
-		ck_assert_int_eq(err, -EROFS);
-		ck_assert_ptr_nonnull(strstr(zr_errmsg(), "interrupted"));
-		ck_assert(marker_exists(path));
-		ck_assert_int_eq(zr_store_open(path, 0, &s), 0);
-	}
+	ck_assert_msg(err == 0, "%s", zr_errmsg());
+	recovered = zr_store_recovered(s) != NULL;
 	ck_assert_int_eq(zr_store_close(s), 0);
-	ck_assert(!marker_exists(path) || !err);
+	ck_assert(!marker_exists(path) || !recovered);
 	ck_assert_ptr_nonnull(seen);
 	check_rows(path, CHURN_LIMIT, seen);
 	next_row = max_row(seen, CHURN_LIMIT);
 	free(seen);
-	return err != 0;
+	return recovered;
 }
 
 START_TEST(test_kill_during_maintenance)
@@ -340,6 +459,9 @@ Suite *suite_store_crash(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_torn_journal_ignored);
 	tcase_add_test(tc, test_interrupted_delete_rolls_back);
+	tcase_add_test(tc, test_reader_busy_names_recover);
+	tcase_add_test(tc, test_reader_without_permission_names_recover);
+	tcase_add_test(tc, test_recovered_compact_says_reclaimable);
 	tcase_add_test(tc, test_delete_durable_at_return);
 	tcase_add_test(tc, test_compact_leaves_clean_store);
 	tcase_add_test(tc, test_kill_during_maintenance);

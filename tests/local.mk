@@ -24,6 +24,11 @@ TESTS += tests/check_zrecord
 EXTRA_DIST += tests/fixtures/npy_headers.py tests/fixtures/npy_check_load.py \
 	tests/fixtures/schema_bytes.py tests/fixtures/sampler_ref.py
 
+# Leaves a store as a compact cut short, for the recovery tests.
+check_PROGRAMS += tests/cut_compact
+tests_cut_compact_SOURCES = tests/cut_compact.c
+tests_cut_compact_LDADD = src/lib/libzrecord.la
+
 # ABI and version checks: libzrecord.so's exports against zrecord.h and
 # zrecord.map, the version in the header, configure and the library, and
 # loaderx's cffi declarations against the header (compiled).

@@ -8,7 +8,8 @@ dist_noinst_SCRIPTS += tests/rel.test tests/fuzz.test tests/valgrind.test \
 	tests/fuzz/run.sh tests/fuzz/mkcorpus.py tests/fuzz/mkcorpus_import.py
 EXTRA_DIST += tests/fuzz/corpus $(FUZZ_SRC) tests/rel/conftest.py \
 	tests/rel/zrformat.py tests/rel/mount_reader.py \
-	tests/rel/test_hostile.py tests/rel/test_diskfull.py \
+	tests/rel/test_hostile.py tests/rel/test_hostile_live.py \
+	tests/rel/test_diskfull.py \
 	tests/rel/test_concurrency.py tests/rel/test_access.py \
 	tests/rel/test_crash.py tests/rel/test_syncorder.py \
 	tests/rel/crashstates.py tests/rel/test_crashstates.py \
@@ -66,6 +67,17 @@ tests_rel_crash_writer_LDADD = src/lib/libzrecord.la
 check_PROGRAMS += tests/rel/crash_workload
 tests_rel_crash_workload_SOURCES = tests/rel/crash_workload.c
 tests_rel_crash_workload_LDADD = src/lib/libzrecord.la
+
+# The long run of the live-mount hostile generator (make check runs 400
+# operations): `make hostile-live HOSTILE_COUNT=100000 HOSTILE_SEED=7`.
+HOSTILE_COUNT = 20000
+HOSTILE_SEED = 22
+hostile-live: all
+	cd $(srcdir)/tests/rel && top_srcdir='$(abs_top_srcdir)' \
+	top_builddir='$(abs_top_builddir)' ZR_HOSTILE_COUNT=$(HOSTILE_COUNT) \
+	ZR_HOSTILE_SEED=$(HOSTILE_SEED) $(PYTHON3) -m pytest -q -s \
+	-p no:cacheprovider test_hostile_live.py
+.PHONY: hostile-live
 
 # The long run of the crash-state explorer (the bounded one is part of
 # tests/rel.test): `make crash-explore CRASH_STATES=100000`, per workload.

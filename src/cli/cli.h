@@ -29,7 +29,7 @@ typedef struct zr_cli_cmd {
 extern const zr_cli_cmd zr_cli_create, zr_cli_append, zr_cli_get,
 	zr_cli_batch, zr_cli_stats, zr_cli_schema, zr_cli_verify,
 	zr_cli_train_dict, zr_cli_delete, zr_cli_compact, zr_cli_sync,
-	zr_cli_import;
+	zr_cli_import, zr_cli_recover;
 
 /* -- errors (util.c) ----------------------------------------------------- */
 
@@ -86,7 +86,8 @@ int zr_cli_check_range(const char *store, const char *cmd, zr_store *s,
 /* Prints the store's zr_store_lock_warning, if any, as a warning. */
 void zr_cli_warn_lock(const zr_store *s);
 /* Opens a store, reporting failure itself (returns ZR_CLI_FAIL), and
- * warning when its lock does not reach other hosts.  After --wait, a
+ * warning when its lock does not reach other hosts; says what the open
+ * recovered of an interrupted delete or compact (zr_store_recovered).  After --wait, a
  * store whose lock is held is retried until it is free or the time is
  * up; "store busy" names the holder. */
 int zr_cli_open(const char *path, unsigned flags, const char *cmd,

@@ -1,7 +1,9 @@
 /*
  * maint.c - the maintenance commands that change a store in place:
- * `zrecord delete`, `zrecord compact` and `zrecord sync`.
+ * `zrecord delete`, `zrecord compact`, `zrecord sync` and
+ * `zrecord recover`.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -76,6 +78,26 @@ static int sync_store(int argc, char **argv)
 	return zr_cli_close(s, store, "sync", rc);
 }
 
+/* Any open that may write recovers; this one says so when there was
+ * nothing to do (zr_cli_open prints what there was). */
+static int recover(int argc, char **argv)
+{
+	const char *store;
+	zr_store *s;
+	int rc;
+
+	rc = zr_cli_store_args(&zr_cli_recover, argc, argv, 0);
+	if (rc >= 0)
+		return rc;
+	store = argv[optind];
+	rc = zr_cli_open(store, 0, "recover", &s);
+	if (rc != ZR_CLI_OK)
+		return rc;
+	if (!zr_store_recovered(s))
+		fprintf(stderr, "zrecord: %s: nothing to recover\n", store);
+	return zr_cli_close(s, store, "recover", rc);
+}
+
 const zr_cli_cmd zr_cli_delete = {
 	.name = "delete",
 	.run = delete,
@@ -94,8 +116,8 @@ const zr_cli_cmd zr_cli_compact = {
 	.synopsis = "[--wait[=SECONDS]] STORE",
 	.help =
 	"Rewrites the live records back to back and truncates the files,\n"
-	"reclaiming the space of deleted records.  Not crash-safe: keep the\n"
-	"source data until it finishes.\n",
+	"reclaiming the space of deleted records.  A compact cut short is\n"
+	"recovered by the next open (see recover); run it again for the rest.\n",
 	.waits = 1,
 };
 
@@ -104,5 +126,19 @@ const zr_cli_cmd zr_cli_sync = {
 	.run = sync_store,
 	.synopsis = "[--wait[=SECONDS]] STORE",
 	.help = "Flushes the store's files to disk.\n",
+	.waits = 1,
+};
+
+const zr_cli_cmd zr_cli_recover = {
+	.name = "recover",
+	.run = recover,
+	.synopsis = "[--wait[=SECONDS]] STORE",
+	.help =
+	"Recovers a delete or compact cut short (by a crash, kill -9 or a\n"
+	"power cut) from its journal STORE/maintenance.zr: rolls the delete\n"
+	"back, or finishes the compact's move in flight, and says what is\n"
+	"still reclaimable.  Every open that may write the store's files does\n"
+	"the same, read-only ones included; this command is for the case\n"
+	"they cannot (a reader without write permission).\n",
 	.waits = 1,
 };

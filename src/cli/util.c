@@ -22,6 +22,8 @@
 /* How long zr_cli_open waits for a busy store, from --wait (0: no wait).
  * One command runs per process, so the option can live here. */
 static unsigned wait_ms;
+/* Whether this command takes --wait: a busy error then names it. */
+static int takes_wait;
 
 int zr_cli_error(const char *store, const char *cmd, int err,
 		 const char *detail)
@@ -102,6 +104,7 @@ int zr_cli_getopt(const zr_cli_cmd *cmd, int argc, char **argv,
 	const char *neg, *what;
 	int c;
 
+	takes_wait = cmd->waits;
 	/* A leading ':' makes a missing value ':' instead of '?'. */
 	snprintf(opts, sizeof(opts), ":%s", shortopts);
 	opterr = 0;
@@ -270,6 +273,10 @@ static int busy_error(const char *path, const char *cmd, unsigned waited)
 	if (waited)
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
 			 "; still held after waiting %u s", waited / 1000);
+	else if (takes_wait)
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+			 "; --wait[=SECONDS] retries until it lets go (a "
+			 "mount still closing its stores)");
 	/* zr_strerror() says "another handle holds its lock": too vague */
 	fprintf(stderr, "zrecord: %s: %s: store busy: %s\n", path, cmd, msg);
 	return ZR_CLI_FAIL;
@@ -311,6 +318,8 @@ int zr_cli_open(const char *path, unsigned flags, const char *cmd,
 	if (rc < 0)
 		return zr_cli_lib_error(path, cmd, rc);
 	zr_cli_warn_lock(*out);
+	if (zr_store_recovered(*out))
+		fprintf(stderr, "zrecord: %s\n", zr_store_recovered(*out));
 	return ZR_CLI_OK;
 }
 

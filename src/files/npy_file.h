@@ -162,7 +162,19 @@ int zrfile_npy_fill(const zrfile_npy *f, void *buf);
 uint64_t zrfile_npy_rows_at(const zrfile_npy *f, uint64_t *row);
 int zrfile_npy_fill_rows(const zrfile_npy *f, void *buf, uint64_t first,
 			 uint64_t n);
+/* The same pieces into buffers of their own, for a writer that streams
+ * the file (zrecord batch): the header (zrfile_npy_rows_at bytes) at dst,
+ * or rows [first, first + n) at dst (n * row bytes). */
+int zrfile_npy_fill_head(const zrfile_npy *f, void *dst);
+int zrfile_npy_fill_piece(const zrfile_npy *f, void *dst, uint64_t first,
+			  uint64_t n);
 
 void zrfile_npy_free(zrfile_npy *f);
+
+/* The largest file a caller builds whole in memory unless told otherwise:
+ * 1 GiB or an eighth of the RAM, whichever is smaller (zrecordfs's
+ * max_batch_bytes default, and zrecord batch's bound for the forms it
+ * cannot stream). */
+uint64_t zrfile_npy_default_max(void);
 
 #endif

@@ -40,21 +40,40 @@ uint64_t zrfile_npy_rows_at(const zrfile_npy *f, uint64_t *row)
 	return f->total - f->count * *row;
 }
 
+int zrfile_npy_fill_head(const zrfile_npy *f, void *dst)
+{
+	uint64_t row, h = zrfile_npy_rows_at(f, &row);
+	size_t hw;
+
+	if (!h || !dst)
+		return -EINVAL;
+	return dense_header(f, f->st, dst, h, &hw);
+}
+
+int zrfile_npy_fill_piece(const zrfile_npy *f, void *dst, uint64_t first,
+			  uint64_t n)
+{
+	uint64_t row;
+
+	if (!zrfile_npy_rows_at(f, &row) || !f->idx || !dst ||
+	    first > f->count || n > f->count - first)
+		return -EINVAL;
+	return zr_store_gather(f->st->zs, f->idx + first, n, dst, n * row,
+			       NULL);
+}
+
 int zrfile_npy_fill_rows(const zrfile_npy *f, void *buf, uint64_t first,
 			 uint64_t n)
 {
 	uint64_t row, h = zrfile_npy_rows_at(f, &row);
-	size_t hw;
 	int err = 0;
 
-	if (!h || !f->idx || !buf || first > f->count ||
-	    n > f->count - first)
+	if (!h || !buf)
 		return -EINVAL;
 	if (first == 0)
-		err = dense_header(f, f->st, buf, f->total, &hw);
-	return err ? err : zr_store_gather(f->st->zs, f->idx + first, n,
-					   (char *)buf + h + first * row,
-					   n * row, NULL);
+		err = zrfile_npy_fill_head(f, buf);
+	return err ? err : zrfile_npy_fill_piece(f, (char *)buf + h +
+						 first * row, first, n);
 }
 
 /* Turns the ragged record at dst + H (logic bytes, shape prefix first)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npy_file_impl.h"
 
@@ -265,4 +266,13 @@ void zrfile_npy_free(zrfile_npy *f)
 	free(f->names);
 	free(f->shapes);
 	memset(f, 0, sizeof(*f));
+}
+
+uint64_t zrfile_npy_default_max(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t eighth = pages > 0 && psize > 0 ?
+			  (uint64_t)pages * (uint64_t)psize / 8 : 0;
+
+	return eighth && eighth < (1ull << 30) ? eighth : 1ull << 30;
 }

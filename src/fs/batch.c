@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "buf_cache.h"
 #include "file_kinds.h"
 #include "file_bytes.h"
 #include "store_park.h"

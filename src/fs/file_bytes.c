@@ -156,8 +156,8 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 	};
 	int err;
 
-	if (!length && n->ds && !zrfs_ds_equal(n->ds, &cfg.length))
-		return -ENOENT;
+	if (!length && n->ds)
+		cfg.length = zrfs_ds_length(n->ds);
 	if (!length && !n->ds)
 		cfg.length = zr_store_length(n->st->zs);
 	p->length = cfg.length;
@@ -330,6 +330,23 @@ static void log_too_big(const struct zrfs_node *n, struct zrfs_fs *fs)
 		     ZRFILE_NPZ_MEMBERS_MAX);
 }
 
+/* -EINVAL from a packed or padded plan: the records' shapes cannot take
+ * the form (npy_ragged.c, read_shapes). */
+static void log_bad_form(const struct zrfs_node *n)
+{
+	struct zrfs_fstore *const *st;
+	int padded = form_of(n) == ZRFILE_PADDED;
+
+	zrfs_batch_stores(n, &st);
+	zrfs_elog_add(&st[0]->log, st[0]->path, "batch of %llu: its records "
+		      "cannot be %s: they must have one ndim%s (EINVAL); the "
+		      ".npz form holds any records, one member each",
+		      (unsigned long long)n->bsize,
+		      padded ? "padded" : "packed",
+		      padded ? ", at least 1, and equal shapes beyond axis 0"
+			     : "");
+}
+
 /* What a lookup's plan read of a packed or padded batch, kept for its
  * reads (shape_cache.h); nothing if it was planned from what was kept. */
 static void keep(const struct zrfs_node *n, struct zrfs_plan *p)
@@ -374,6 +391,8 @@ int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
 	zrfs_st_unlock_all(st, k);
 	if (err == -EFBIG)
 		log_too_big(n, fs);
+	if (err == -EINVAL && zrfile_npy_flat(form_of(n)))
+		log_bad_form(n);
 	return err;
 }
 

@@ -23,10 +23,6 @@ struct zrfs_fh *zrfs_fh_get(struct zrfs_fh *fh);
 void zrfs_fh_put(struct zrfs_fs *fs, struct zrfs_fh *fh);
 /* At shutdown: frees the handles the kernel never released. */
 void zrfs_fh_free_all(struct zrfs_fs *fs);
-/* Large buffers, reused across opens (fh->cached marks a buffer from
- * here, returned at zrfs_fh_free). */
-void *zrfs_buf_get(size_t size, size_t *cap);
-void zrfs_buf_put(void *buf, size_t cap);
 /* Replies to a read of size bytes at off from the len bytes of buf. */
 void zrfs_reply_slice(fuse_req_t req, const char *buf, size_t len,
 		     size_t size, off_t off);
@@ -38,6 +34,10 @@ void zrfs_fh_reply(fuse_req_t req, struct zrfs_fh *fh, size_t size, off_t off);
 int zrfs_attr(struct zrfs_fs *fs, const struct zrfs_node *n,
 	     const struct zrfs_fh *fh, struct stat *st, double *attr_ttl,
 	     double *entry_ttl);
+/* statfs: the mount's size is its store files' (meta.zr, data.zr,
+ * dict.zr, by stat(2): no lock, no library call that could wait), all
+ * used; f_files is the number of stores. */
+void zrfs_statfs(const struct zrfs_fs *fs, struct statvfs *out);
 
 /* Record files (records/I.npy): open checks that the name still shows
  * the node's bytes (else -ESTALE: the kernel looks the name up again, or,

@@ -8,8 +8,11 @@
  * usage line, what reading it shows.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "file_kinds.h"
 #include "file_bytes.h"
@@ -95,11 +98,6 @@ int zrfs_attr(struct zrfs_fs *fs, const struct zrfs_node *n,
 	*entry_ttl = ZRFS_TTL_LONG;
 	*attr_ttl = ZRFS_TTL_LONG;
 	switch (n->kind) {
-	case ZRFS_K_BATCHDIR:
-		/* a dataset's @batch comes and goes with equal lengths */
-		if (n->ds && n->depth == 0)
-			*entry_ttl = 0;
-		break;
 	case ZRFS_K_BATCH:
 		/* the node's bytes never change, the name's do */
 		*entry_ttl = 0;
@@ -113,4 +111,33 @@ int zrfs_attr(struct zrfs_fs *fs, const struct zrfs_node *n,
 		*attr_ttl = 0;
 	}
 	return 0;
+}
+
+static uint64_t store_bytes(const struct zrfs_fs *fs,
+			    const struct zrfs_fstore *st)
+{
+	static const char *const files[] = { "meta.zr", "data.zr", "dict.zr" };
+	char p[4096];
+	struct stat sb;
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++)
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s/%s", fs->opts.src,
+				     st->path, files[i]) < sizeof(p) &&
+		    !stat(p, &sb))
+			sum += (uint64_t)sb.st_size;
+	return sum;
+}
+
+void zrfs_statfs(const struct zrfs_fs *fs, struct statvfs *out)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < fs->nstores; i++)
+		bytes += store_bytes(fs, fs->stores[i]);
+	memset(out, 0, sizeof(*out));
+	out->f_bsize = out->f_frsize = 4096;
+	out->f_blocks = (fsblkcnt_t)((bytes + 4095) / 4096);
+	out->f_files = (fsfilcnt_t)fs->nstores;
+	out->f_namemax = 255;
 }

@@ -1,82 +1,17 @@
 /*
  * handles.c - open-file handles: allocation, reference counts (and the list
- * shutdown frees), the cache of large batch buffers, and replying to reads
- * straight from a handle's buffer.
+ * shutdown frees), and replying to reads straight from a handle's buffer
+ * (large batch buffers come from buf_cache.h).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf_cache.h"
 #include "file_kinds.h"
 #include "file_bytes.h"
 #include "npy_stream.h"
 #include "lookup.h"
-
-/* Released batch buffers kept for the next open: a fresh 37 MiB buffer
- * costs more in page faults than gathering into it does. */
-#define CACHE_SLOTS 4
-#define CACHE_BYTES (512u << 20)
-
-static struct {
-	pthread_mutex_t mu; /* guards the slots */
-	void *buf[CACHE_SLOTS];
-	size_t cap[CACHE_SLOTS];
-	size_t bytes;
-} cache = { .mu = PTHREAD_MUTEX_INITIALIZER };
-
-void *zrfs_buf_get(size_t size, size_t *cap)
-{
-	int best = -1;
-	void *p;
-
-	pthread_mutex_lock(&cache.mu);
-	for (int i = 0; i < CACHE_SLOTS; i++)
-		if (cache.buf[i] && cache.cap[i] >= size &&
-		    (best < 0 || cache.cap[i] < cache.cap[best]))
-			best = i;
-	if (best >= 0) {
-		p = cache.buf[best];
-		*cap = cache.cap[best];
-		cache.bytes -= *cap;
-		cache.buf[best] = NULL;
-		pthread_mutex_unlock(&cache.mu);
-		return p;
-	}
-	pthread_mutex_unlock(&cache.mu);
-	*cap = size ? size : 1;
-	return malloc(*cap);
-}
-
-void zrfs_buf_put(void *buf, size_t cap)
-{
-	int slot = -1;
-
-	if (!buf)
-		return;
-	pthread_mutex_lock(&cache.mu);
-	for (int i = 0; i < CACHE_SLOTS; i++) {
-		if (!cache.buf[i]) {
-			slot = i;
-			break;
-		}
-		if (slot < 0 || cache.cap[i] < cache.cap[slot])
-			slot = i;
-	}
-	/* evict the smallest occupant if the new buffer is larger */
-	if (cache.buf[slot] && cache.cap[slot] < cap) {
-		cache.bytes -= cache.cap[slot];
-		free(cache.buf[slot]);
-		cache.buf[slot] = NULL;
-	}
-	if (!cache.buf[slot] && cache.bytes + cap <= CACHE_BYTES) {
-		cache.buf[slot] = buf;
-		cache.cap[slot] = cap;
-		cache.bytes += cap;
-		buf = NULL;
-	}
-	pthread_mutex_unlock(&cache.mu);
-	free(buf);
-}
 
 struct zrfs_fh *zrfs_fh_new(struct zrfs_fs *fs, struct zrfs_node *n)
 {

@@ -266,15 +266,16 @@ int zrfs_parse_u64(const char *s, size_t len, uint64_t *out)
 	return 0;
 }
 
-int zrfs_ds_equal(const struct zrfs_dataset *ds, uint64_t *len)
+uint64_t zrfs_ds_length(const struct zrfs_dataset *ds)
 {
 	uint64_t n = zr_store_length(ds->st[0]->zs);
 
-	for (size_t i = 1; i < ds->n; i++)
-		if (zr_store_length(ds->st[i]->zs) != n)
-			return 0;
-	*len = n;
-	return 1;
+	for (size_t i = 1; i < ds->n; i++) {
+		uint64_t l = zr_store_length(ds->st[i]->zs);
+
+		n = l < n ? l : n;
+	}
+	return n;
 }
 
 static int ends_with(const char *s, size_t len, const char *suf, size_t *stem)
@@ -394,18 +395,11 @@ static int lookup_batch(struct zrfs_fs *fs, struct zrfs_node *dir,
 static int lookup_static(struct zrfs_node *dir, const char *name,
 			 struct zrfs_node **out)
 {
-	uint64_t len;
-
 	for (size_t i = 0; i < dir->nkids; i++) {
 		struct zrfs_node *k = dir->kids[i];
 
 		if (strcmp(k->name, name))
 			continue;
-		/* A dataset's aligned batch exists only while its streams
-		 * have equal length. */
-		if (k->kind == ZRFS_K_BATCHDIR && k->ds && !zrfs_ds_equal(k->ds,
-									&len))
-			return -ENOENT;
 		*out = k;
 		return 0;
 	}
@@ -422,12 +416,6 @@ int zrfs_ns_lookup(struct zrfs_fs *fs, struct zrfs_node *parent,
 	case ZRFS_K_RECDIR:
 		return lookup_record(fs, parent, name, out);
 	case ZRFS_K_BATCHDIR:
-		if (parent->ds) {
-			uint64_t len;
-
-			if (!zrfs_ds_equal(parent->ds, &len))
-				return -ENOENT;
-		}
 		return lookup_batch(fs, parent, name, out);
 	default:
 		return -ENOTDIR;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf_cache.h"
 #include "file_kinds.h"
 #include "follow.h"
 #include "fs.h"
@@ -28,6 +29,7 @@
 #include "ops.h"
 #include "shape_cache.h"
 #include "static_tree.h"
+#include "utab.h"
 
 /* Parent side: waits for the child's one-byte verdict. */
 static int wait_child(int fd)
@@ -164,10 +166,19 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 		fprintf(stderr, "zrecordfs: cannot start the follow thread\n");
 		goto out_mounted;
 	}
+	if (zrfs_buf_reaper_start()) {
+		fprintf(stderr, "zrecordfs: cannot start the buffer thread\n");
+		zrfs_follow_stop(fs);
+		goto out_mounted;
+	}
+	/* Before the mount is reported live: `zrecordfs SRC MNT; umount
+	 * MNT` must find the entry. */
+	zrfs_utab_register(fs->opts.src, fs->opts.mountpoint);
 	if (notify >= 0)
 		detach(notify);
 	err = run_loop(fs);
 	zrfs_follow_stop(fs);
+	zrfs_buf_reaper_stop();
 	/* libfuse reports the signal that ended the loop as a positive
 	 * number: SIGTERM/SIGINT/SIGHUP are a clean shutdown. */
 	ret = err < 0 ? 1 : 0;

@@ -12,8 +12,9 @@
  *
  * A daemon that finds the folder locked waits for the daemon before it
  * (`fusermount3 -u MNT && zrecordfs SRC MNT` then finds its stores free).
- * Mounting over a live mount locks that mount's root instead, a different
- * folder, so stacked mounts never wait for each other.
+ * (A zrecordfs over a live zrecordfs mount is refused at start-up, opts.c;
+ * over another filesystem's mount it locks that mount's root, a different
+ * folder, and waits for nobody.)
  */
 #ifndef ZRFS_MOUNT_LOCK_H
 #define ZRFS_MOUNT_LOCK_H

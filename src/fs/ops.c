@@ -469,6 +469,15 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	refuse(req);
 }
 
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv;
+
+	(void)ino;
+	zrfs_statfs(fuse_req_userdata(req), &sv);
+	fuse_reply_statfs(req, &sv);
+}
+
 const struct fuse_lowlevel_ops zrfs_ops = {
 	.init = op_init,
 	.lookup = op_lookup,
@@ -491,4 +500,5 @@ const struct fuse_lowlevel_ops zrfs_ops = {
 	.release = op_release,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
+	.statfs = op_statfs,
 };

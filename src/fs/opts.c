@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "npy_file.h"
 #include "opts.h"
 
 enum {
@@ -33,6 +34,7 @@ struct parse_ctx {
 	struct zrfs_opts *o;
 	int bad;
 	int fsname, subtype;
+	int rw;			/* -o rw seen: ro or follow contradict it */
 	int nargs;		/* non-option arguments seen: SRC, MNT    */
 };
 
@@ -186,14 +188,24 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* 1 GiB or an eighth of the RAM, whichever is smaller. */
-static uint64_t default_max_batch(void)
+/* What each of our valued options takes, for the message of a bad one. */
+static const char *valid_values(int key)
 {
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	uint64_t eighth = pages > 0 && psize > 0 ?
-			  (uint64_t)pages * (uint64_t)psize / 8 : 0;
-
-	return eighth && eighth < (1ull << 30) ? eighth : 1ull << 30;
+	switch (key) {
+	case KEY_SAMPLER:
+		return "sampler=MODE takes sequential, iid or cyclic";
+	case KEY_BSIZE:
+		return "batch_size=B takes 1 to 16777216";
+	case KEY_THREADS:
+		return "threads=N takes 0 to 4096";
+	case KEY_RANK:
+		return "rank=R takes 0 to 4294967294, below world";
+	case KEY_WORLD:
+		return "world=W takes 1 to 4294967295";
+	default:
+		return "max_batch_bytes=N takes a byte count of 4096 or more, "
+		       "with an optional K, M or G: 4K, 64M, 2G";
+	}
 }
 
 static int own_option(struct parse_ctx *c, const char *arg, int key)
@@ -217,7 +229,7 @@ static int own_option(struct parse_ctx *c, const char *arg, int key)
 			return 0;
 		break;
 	case KEY_RANK:
-		if (parse_u64(val, 0, UINT32_MAX, &v) == 0) {
+		if (parse_u64(val, 0, UINT32_MAX - 1, &v) == 0) {
 			c->o->rank = (uint32_t)v;
 			return 0;
 		}
@@ -241,7 +253,8 @@ static int own_option(struct parse_ctx *c, const char *arg, int key)
 			return 0;
 		break;
 	}
-	fprintf(stderr, "zrecordfs: bad option '%s'\n", arg);
+	fprintf(stderr, "zrecordfs: bad option '%s' (%s)\n", arg,
+		valid_values(key));
 	c->bad = 1;
 	return -1;
 }
@@ -305,6 +318,8 @@ static int pass_through(struct parse_ctx *c, const char *arg)
 				return 1;
 		return bad_option(c, arg, NULL);
 	}
+	if (!strcmp(arg, "rw"))
+		c->rw = 1;
 	for (i = 0; i < sizeof(fuse_opts) / sizeof(*fuse_opts); i++)
 		if (opt_is(arg, fuse_opts[i]))
 			return 1;
@@ -386,6 +401,53 @@ static int opt_proc(void *data, const char *arg, int key,
 	}
 }
 
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+				      (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = 0;
+}
+
+/* A second zrecordfs over a live one would hide it, its stores still
+ * locked and served to whoever holds a file open: refuse. */
+static int mounted_here(const char *mnt)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192], at[4096], type[256], src[4096];
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", at) != 1 ||
+		    sscanf(dash + 3, "%255s %4095s", type, src) != 2)
+			continue;
+		unescape(at);
+		found = !strcmp(at, mnt) && !strcmp(type, "fuse.zrecordfs");
+	}
+	if (f)
+		fclose(f);
+	if (found) {
+		unescape(src);
+		fprintf(stderr, "zrecordfs: %s is a live zrecordfs mount (of "
+			"%s): a mount over it would hide it; unmount it first "
+			"(umount %s) or choose another folder\n", mnt, src,
+			mnt);
+	}
+	return found;
+}
+
 /* SRC must be an existing folder; it is kept absolute because a daemon
  * changes its working directory. */
 static int resolve_src(struct zrfs_opts *o)
@@ -451,7 +513,7 @@ int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)
 	o->mode = ZR_SAMPLER_IID;
 	o->bsize = 256;
 	o->world = 1;
-	o->max_batch = default_max_batch();
+	o->max_batch = zrfile_npy_default_max();
 	o->args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	if (fuse_opt_parse(&o->args, &c, spec, opt_proc) || c.bad)
 		return -1;
@@ -482,6 +544,13 @@ int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)
 			o->rank, o->rank);
 		return -1;
 	}
+	if (c.rw && o->ro) {
+		fprintf(stderr, "zrecordfs: -o rw contradicts -o %s: give one "
+			"of them\n", o->follow_ms ? "follow" : "ro");
+		return -1;
+	}
+	if (mounted_here(o->mountpoint))
+		return -1;
 	if (resolve_src(o) || add_defaults(&c))
 		return -1;
 	return 0;

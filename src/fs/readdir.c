@@ -13,7 +13,7 @@
 #include "ops.h"
 #include "static_tree.h"
 
-enum { ENT_OK, ENT_SKIP, ENT_END };
+enum { ENT_OK, ENT_END };
 
 static int entry(struct zrfs_node *n, uint64_t i, char *name, size_t cap,
 		 struct stat *st)
@@ -21,7 +21,7 @@ static int entry(struct zrfs_node *n, uint64_t i, char *name, size_t cap,
 	static const zr_sampler_mode modes[] = {
 		ZR_SAMPLER_SEQUENTIAL, ZR_SAMPLER_IID, ZR_SAMPLER_CYCLIC
 	};
-	uint64_t j = i - 2, len;
+	uint64_t j = i - 2;
 
 	st->st_mode = S_IFDIR;
 	st->st_ino = n->ino;
@@ -34,9 +34,6 @@ static int entry(struct zrfs_node *n, uint64_t i, char *name, size_t cap,
 	case ZRFS_K_STORE:
 		if (j >= n->nkids)
 			return ENT_END;
-		if (n->kids[j]->kind == ZRFS_K_BATCHDIR && n->kids[j]->ds &&
-		    !zrfs_ds_equal(n->kids[j]->ds, &len))
-			return ENT_SKIP;
 		snprintf(name, cap, "%s", n->kids[j]->name);
 		st->st_ino = n->kids[j]->ino;
 		if (n->kids[j]->kind > ZRFS_K_BATCHDIR)
@@ -85,8 +82,6 @@ void zrfs_readdir(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_node *n,
 
 		if (r == ENT_END)
 			break;
-		if (r == ENT_SKIP)
-			continue;
 		need = fuse_add_direntry(req, buf + used, size - used, name,
 					 &st, (off_t)(i + 1));
 		if (need > size - used)

@@ -94,6 +94,11 @@ static int open_store(struct zrfs_fs *fs, const char *abs, const char *rel,
 			zr_store_lock_warning(st->zs));
 	zrfs_st_lock_init(st);
 	zrfs_elog_init(&st->log);
+	/* A recovered journal (SQLite's hot-journal rule, even under -o ro):
+	 * the user learns what is left to do where they look. */
+	if (zr_store_recovered(st->zs))
+		zrfs_elog_add(&st->log, st->path, "%s",
+			      zr_store_recovered(st->zs));
 	st->id = fs->nstores;
 	*out = st;
 	return 0;

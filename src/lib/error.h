@@ -8,7 +8,7 @@
 
 #include "zrecord.h"
 
-#define ZR__MSG_MAX 256
+#define ZR__MSG_MAX 1024
 
 /* Records "fmt..." as the calling thread's message (see zr_errmsg), sends it
  * to the log sink, and returns err so callers can write

@@ -64,9 +64,20 @@ int zr__journal_end(zr_store *s, struct zr__jmove *j);
 
 /* At open (read-write), after the header was read into *len and *tail:
  * rolls an interrupted delete back, or redoes an interrupted compact
- * move, then removes the journal; *len and *tail are updated.  A
- * read-only handle that would need either fails with -EROFS. */
+ * move, then removes the journal; *len and *tail are updated, and
+ * s->recovered says which it was.  A read-only handle that would need
+ * either changes nothing and returns ZR__NEED_WRITER: zr_store_open then
+ * recovers through a read-write handle of its own. */
 int zr__journal_recover(zr_store *s, uint64_t *len, uint64_t *tail);
+
+#define ZR__NEED_WRITER 1
+
+/* s->recovered */
+enum { ZR__RECOVERED_DELETE = 1, ZR__RECOVERED_COMPACT = 2 };
+
+/* Writes s->recovered_msg, the note zr_store_recovered returns, once an
+ * open that recovered is whole (best effort: no memory, no note). */
+void zr__recovery_note(zr_store *s);
 
 #define ZR__J_CHUNK (1u << 20)
 

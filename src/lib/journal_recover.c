@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -214,7 +216,7 @@ int zr__journal_recover(zr_store *s, uint64_t *len, uint64_t *tail)
 	uint8_t *b = NULL;
 	uint64_t size = 0;
 	struct slot sl;
-	int fd, err = zr__jpath(s, path, sizeof(path));
+	int have, fd, err = zr__jpath(s, path, sizeof(path));
 
 	if (err)
 		return err;
@@ -224,15 +226,24 @@ int zr__journal_recover(zr_store *s, uint64_t *len, uint64_t *tail)
 						      strerror(errno));
 	err = read_journal(s, fd, &b, &size);
 	close(fd);
-	/* No valid slot, or no move in flight: the store is whole. */
-	if (!err && (!newest(b, size, &sl) || idle(&sl))) {
+	/* No valid slot, or no move in flight: the store is whole, but a
+	 * compact that stopped between two moves is still worth telling of
+	 * (and its journal removing). */
+	if (!err && (!(have = newest(b, size, &sl)) || idle(&sl))) {
 		free(b);
-		return s->readonly ? 0 : zr__journal_end(s, NULL);
+		if (s->readonly)
+			return have ? ZR__NEED_WRITER : 0;
+		if (have)
+			s->recovered = ZR__RECOVERED_COMPACT;
+		return zr__journal_end(s, NULL);
 	}
-	if (!err && s->readonly)
-		err = zr__fail(-EROFS, "%s: an interrupted delete or compact "
-			       "must be recovered (" ZR__MAINT_FILE "): open "
-			       "the store read-write once", s->path);
+	if (!err && s->readonly) {
+		free(b);
+		return ZR__NEED_WRITER;
+	}
+	if (!err)
+		s->recovered = sl.kind == J_DELETE ? ZR__RECOVERED_DELETE
+						   : ZR__RECOVERED_COMPACT;
 	/* Followers may have opened since this writer: they must go. */
 	if (!err)
 		err = zr__lock_exclusive(s, "recovery");
@@ -240,4 +251,37 @@ int zr__journal_recover(zr_store *s, uint64_t *len, uint64_t *tail)
 		err = apply(s, &sl, len, tail);
 	free(b);
 	return err ? err : zr__journal_end(s, NULL);
+}
+
+/* A recovered compact redid the move in flight, not the rest: what it
+ * left to reclaim is the user's to decide (a compact is long, an open
+ * should not be). */
+void zr__recovery_note(zr_store *s)
+{
+	zr_stats st = { 0 };
+	int n;
+
+	if (s->recovered == ZR__RECOVERED_DELETE)
+		n = asprintf(&s->recovered_msg, "%s: rolled back an "
+			     "interrupted delete (" ZR__MAINT_FILE "): its "
+			     "records are all still there; run the delete "
+			     "again", s->path);
+	else if (zr_store_stats(s, &st) == 0 && st.reclaimable)
+		n = asprintf(&s->recovered_msg, "%s: recovered an "
+			     "interrupted compact (" ZR__MAINT_FILE "); %"
+			     PRIu64 " bytes are still reclaimable: run "
+			     "`zrecord compact %s` again", s->path,
+			     st.reclaimable, s->path);
+	else
+		n = asprintf(&s->recovered_msg, "%s: recovered an "
+			     "interrupted compact (" ZR__MAINT_FILE "); "
+			     "nothing is left to reclaim", s->path);
+	if (n < 0)
+		s->recovered_msg = NULL;
+	zr__clear();
+}
+
+const char *zr_store_recovered(const zr_store *s)
+{
+	return s ? s->recovered_msg : NULL;
 }

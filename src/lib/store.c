@@ -33,6 +33,7 @@ static void store_free(zr_store *s)
 	ZSTD_freeDDict(s->ddict);
 	ZSTD_freeCDict(s->cdict);
 	free(s->dict);
+	free(s->recovered_msg);
 	free(s->path);
 	free(s);
 }
@@ -267,19 +268,14 @@ static int recover(zr_store *s, uint64_t *len, uint64_t *tail)
 	return err ? err : check_data(s, *tail);
 }
 
-int zr_store_open(const char *path, unsigned flags, zr_store **out)
+/* One open as asked; ZR__NEED_WRITER if a read-only one found a journal
+ * to recover. */
+static int open_as(const char *path, unsigned flags, zr_store **out)
 {
 	zr_store *s = NULL;
 	uint64_t len, tail;
 	int err;
 
-	zr__clear();
-	if (!path || !*path || !out ||
-	    (flags & ~(unsigned)(ZR_OPEN_RDONLY | ZR_OPEN_FOLLOW)))
-		return zr__fail(-EINVAL, "zr_store_open: bad arguments");
-	if ((flags & ZR_OPEN_FOLLOW) && !(flags & ZR_OPEN_RDONLY))
-		return zr__fail(-EINVAL, "zr_store_open: ZR_OPEN_FOLLOW needs "
-				"ZR_OPEN_RDONLY");
 	err = store_alloc(path, flags, &s);
 	if (err)
 		return err;
@@ -308,8 +304,68 @@ int zr_store_open(const char *path, unsigned flags, zr_store **out)
 	atomic_init(&s->tail, tail);
 	atomic_init(&s->length, len);
 	zr__guard_wrote(s, len, tail);
+	if (s->recovered)
+		zr__recovery_note(s);
 	*out = s;
 	return 0;
+}
+
+/* SQLite's hot-journal rule: a reader that finds an interrupted delete
+ * or compact recovers it, through a read-write handle of its own, when it
+ * may write the store's files.  Where it may not, the error says which
+ * command will. */
+static int recover_for_reader(const char *path, char **note)
+{
+	char why[ZR__MSG_MAX];
+	zr_store *w = NULL;
+	int err = open_as(path, 0, &w);
+
+	if (!err) {
+		*note = w->recovered_msg;
+		w->recovered_msg = NULL;
+		return zr_store_close(w);
+	}
+	snprintf(why, sizeof(why), "%s", zr_errmsg());
+	if (err == -EROFS)
+		return zr__fail(err, "%s: copy the store to writable storage "
+				"and run `zrecord recover` on the copy: an "
+				"interrupted delete or compact left its "
+				"journal (" ZR__MAINT_FILE ") and the medium is "
+				"read-only (%s)", path, why);
+	return zr__fail(err, "%s: run `zrecord recover %s` as a user who may "
+			"write its files, once no other process has it open: "
+			"an interrupted delete or compact left its journal ("
+			ZR__MAINT_FILE ") and this read-only open cannot "
+			"recover it (%s)", path, path, why);
+}
+
+int zr_store_open(const char *path, unsigned flags, zr_store **out)
+{
+	char *note = NULL;
+	int err;
+
+	zr__clear();
+	if (!path || !*path || !out ||
+	    (flags & ~(unsigned)(ZR_OPEN_RDONLY | ZR_OPEN_FOLLOW)))
+		return zr__fail(-EINVAL, "zr_store_open: bad arguments");
+	if ((flags & ZR_OPEN_FOLLOW) && !(flags & ZR_OPEN_RDONLY))
+		return zr__fail(-EINVAL, "zr_store_open: ZR_OPEN_FOLLOW needs "
+				"ZR_OPEN_RDONLY");
+	err = open_as(path, flags, out);
+	if (err != ZR__NEED_WRITER)
+		return err;
+	err = recover_for_reader(path, &note);
+	if (!err)
+		err = open_as(path, flags, out);
+	if (err == ZR__NEED_WRITER)
+		err = zr__fail(ZR_E_BUSY, "%s: store busy: another delete or "
+			       "compact was cut short while this open "
+			       "recovered one; open it again", path);
+	if (!err)
+		(*out)->recovered_msg = note;
+	else
+		free(note);
+	return err;
 }
 
 int zr_store_close(zr_store *s)

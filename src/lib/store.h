@@ -80,6 +80,11 @@ struct zr_store {
 	/* Why the flock does not reach other hosts ("" if it does or it is
 	 * not known not to): zr_store_lock_warning (store_scope.c). */
 	char scope_msg[512];
+	/* What this open recovered from an interrupted delete or compact
+	 * (ZR__RECOVERED_*, set by zr__journal_recover), and the note on it
+	 * that zr_store_recovered returns (NULL if nothing). */
+	int recovered;
+	char *recovered_msg;
 	int locks_ok;             /* map_lock and rw were initialized */
 };
 

@@ -6,13 +6,20 @@
  * (the writer's last fsync may still be running), so the follower flushes
  * meta.zr before it believes it.  On a filesystem with client caches the
  * files may briefly look shorter than the header says (GlusterFS keeps
- * sizes for a second): such a header is left for a later refresh.  Only
+ * sizes for a second): such a header is left for a later refresh.  The
+ * new bytes are then read once through the file, not the mapping: a
+ * client cache that still ends at the old size gives a short read (and a
+ * FUSE client shrinks the file's size in the kernel on one, after which a
+ * mapped read past it is SIGBUS), so a short read leaves the header for a
+ * later refresh too, and a full one leaves the kernel knowing the size and
+ * holding the pages the mapping will read.  Only
  * appends can happen beside a follower (delete and compact need its lock),
  * so a header that shrank means the lock did not reach the writer.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -27,6 +34,53 @@ static int files_cover(zr_store *s, uint64_t len, uint64_t tail, int *ok)
 	if (!err)
 		err = zr__file_size(s, ZR__DATA, &dsize);
 	*ok = !err && msize >= zr__loc_pos(len) && dsize >= tail;
+	return err;
+}
+
+#define READ_CHUNK (1u << 20)
+
+/* Whether file shows every byte of [from, to) to a read; 0 if it ends
+ * before (the client's view is behind: not yet). */
+static int file_shows(zr_store *s, int file, uint64_t from, uint64_t to,
+		      uint8_t *buf, int *ok)
+{
+	*ok = 1;
+	while (from < to) {
+		size_t want = to - from < READ_CHUNK ? (size_t)(to - from)
+						     : READ_CHUNK;
+		ssize_t n = pread(s->fd[file], buf, want, (off_t)from);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return zr__fail(-errno, "%s/%s: read at %" PRIu64
+					": %s", s->path, file == ZR__META ?
+					"meta.zr" : "data.zr", from,
+					strerror(errno));
+		if (n == 0) {
+			*ok = 0;
+			return 0;
+		}
+		from += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Whether the new table entries and records read whole through the
+ * files (see the top of this file). */
+static int new_bytes_show(zr_store *s, uint64_t old, uint64_t len,
+			  uint64_t tail, int *ok)
+{
+	uint8_t *buf = malloc(READ_CHUNK);
+	int err;
+
+	if (!buf)
+		return zr__fail(-ENOMEM, "%s: refresh: no memory", s->path);
+	err = file_shows(s, ZR__META, zr__loc_pos(old), zr__loc_pos(len), buf,
+			 ok);
+	if (!err && *ok)
+		err = file_shows(s, ZR__DATA, zr__tail(s), tail, buf, ok);
+	free(buf);
 	return err;
 }
 
@@ -75,6 +129,8 @@ static int follow(zr_store *s)
 		return zr__fail(-errno, "%s/meta.zr: fdatasync: %s", s->path,
 				strerror(errno));
 	err = files_cover(s, len, tail, &ok);
+	if (!err && ok)
+		err = new_bytes_show(s, old, len, tail, &ok);
 	if (err || !ok)
 		return err;
 	err = check_new(s, old, len, tail, &sum);

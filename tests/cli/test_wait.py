@@ -72,6 +72,8 @@ exit $rc
 ''', store, zr.binary, "-", cmd, "--wait=0", store, *args)
     assert r.returncode == 1, r.stderr
     assert f"{cmd}: store busy: process" in r.stderr, r.stderr
+    # the message names the way out (issue 22)
+    assert "--wait[=SECONDS] retries until it lets go" in r.stderr, r.stderr
     assert "--wait" in zr.ok(cmd, "--help").decode()
 
 

@@ -113,3 +113,74 @@ def test_a_seed_lock_on_one_host_keeps_every_handle_out(three, tmp_path):
             r = zrecord(args[0], os.path.join(three[2], "s"), *args[1:],
                         check=False)
             assert r.returncode == 1 and b"store busy" in r.stderr, args
+
+
+LOADERX_FOLLOWER = r"""
+import os, sys, time
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "contrib", "python"))
+import numpy as np
+from loaderx import DenseStore
+ds, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+stores = [DenseStore.open(os.path.join(ds, s), follow=True)
+          for s in ("img", "lbl")]
+print("ready", flush=True)
+end = time.monotonic() + float(sys.argv[4])
+while any(len(s) < n for s in stores) and time.monotonic() < end:
+    time.sleep(0.05)
+    for s in stores:
+        s.refresh()
+old = n - 100
+np.savez(out, img=np.stack([stores[0][i] for i in range(old, len(stores[0]))]),
+         lbl=np.stack([stores[1][i] for i in range(old, len(stores[1]))]))
+"""
+
+
+def test_dataset_followed_by_a_mount_and_loaderx_while_a_third_host_appends(
+        hosts, mount, tmp_path):
+    """Issue 22's shape: a dataset folder ds (img u1 (3,16,16) zstd, 3,040
+    records; lbl int64 raw), a -o follow mount on h1 and a loaderx
+    follower on h2, 100 rows appended to each store on h3 and synced
+    store by store: both followers read every new record, right after
+    the header moved, with the bytes h3 wrote."""
+    import subprocess
+    import sys
+    h = hosts(4)
+    rng = np.random.default_rng(22)
+    img = rng.integers(0, 4, (3040, 3, 16, 16), dtype=np.uint8)
+    lbl = np.arange(3040, dtype="<i8")
+    os.makedirs(os.path.join(h[0], "ds"))
+    make_store(os.path.join(h[0], "ds", "img"), "u1", shape=(3, 16, 16),
+               codec="zstd", rows=img)
+    make_store(os.path.join(h[0], "ds", "lbl"), "<i8", shape=(), rows=lbl)
+    f = mount(h[1], "follow=%g" % INTERVAL, name="f1")
+    assert os.path.exists(f.path("ds", "img", "records", "3039.npy"))
+    out = str(tmp_path / "lx.npz")
+    lx = subprocess.Popen(
+        [sys.executable, "-c", LOADERX_FOLLOWER, os.path.join(h[2], "ds"),
+         "3140", out, str(BOUND)], stdout=subprocess.PIPE,
+        env=dict(os.environ))
+    assert lx.stdout.readline() == b"ready\n"
+    new_img = rng.integers(0, 4, (100, 3, 16, 16), dtype=np.uint8)
+    new_lbl = np.arange(3040, 3140, dtype="<i8")
+    for name, rows in (("img", new_img), ("lbl", new_lbl)):
+        x = str(tmp_path / (name + ".npy"))
+        np.save(x, rows)
+        zrecord("append", os.path.join(h[3], "ds", name), x)
+        zrecord("sync", os.path.join(h[3], "ds", name))
+    wait_for(lambda: all(
+        json.load(open(f.path("ds", s, "stats")))["records"] == 3140
+        for s in ("img", "lbl")), timeout=BOUND,
+        what="the mount follower to see both stores' appends")
+    for i in range(3040, 3140):
+        np.testing.assert_array_equal(
+            np.load(f.path("ds", "img", "records", "%d.npy" % i)),
+            new_img[i - 3040])
+        np.testing.assert_array_equal(
+            np.load(f.path("ds", "lbl", "records", "%d.npy" % i)),
+            new_lbl[i - 3040])
+    with open(f.path("ds", "img", "errors")) as e:
+        assert e.read() == ""
+    assert lx.wait(timeout=BOUND + 30) == 0
+    got = np.load(out)
+    np.testing.assert_array_equal(got["img"], new_img)
+    np.testing.assert_array_equal(got["lbl"], new_lbl)

@@ -52,7 +52,8 @@ def run(tmp_path, script, *args, env=None):
     variables (ZRECORDFS is removed unless env sets it: the helper must
     find the daemon through BINDIR).  Returns the CompletedProcess (text
     output)."""
-    full = {k: v for k, v in os.environ.items() if k != "ZRECORDFS"}
+    full = {k: v for k, v in os.environ.items()
+            if k not in ("ZRECORDFS", "ZRECORDFS_NO_UTAB")}
     full.update(ZT=str(tmp_path), ZR=ZRECORD, PY=sys.executable,
                 ZHELPER=HELPER,
                 ZUMOUNT=UMOUNT_HELPER, ZBINDIR=os.path.dirname(ZRECORDFS))

@@ -1,17 +1,19 @@
 """stats, schema, errors and the control files: sync, compact (EBUSY while
 files are open), delete (no stale data afterwards), and the store locks a
 mount holds."""
+import ctypes
 import errno
 import io
 import json
 import os
 import subprocess
+import time
 
 import numpy as np
 import pytest
 
 from conftest import IMG, RAGGED
-from fsutil import expected_after_delete, store_stats as stats
+from fsutil import expected_after_delete, npy_bytes, store_stats as stats
 from fsutil import ZRECORDFS, zrecord
 
 
@@ -120,3 +122,28 @@ def test_store_busy_and_shared_readonly(dense_store, src, mount, tmp_path):
     assert os.path.getsize(a.path("img", "records", "0.npy")) == \
         os.path.getsize(b.path("img", "records", "0.npy"))
     zrecord("stats", dense_store)   # a read-only command runs beside them
+
+
+def test_inotify_gets_no_events_for_new_records(dense_store, src, mount):
+    """What zrecordfs(8) says: a watcher of records/ gets no IN_CREATE or
+    IN_DELETE when records are appended or deleted (FUSE cannot send
+    events for names the kernel did not create); stats is to be polled."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    m = mount(src)
+    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    assert fd >= 0, os.strerror(ctypes.get_errno())
+    try:
+        assert libc.inotify_add_watch(
+            fd, os.fsencode(m.path("img", "records")), 0x100 | 0x200) >= 0
+        with open(m.path("img", "append"), "wb") as f:
+            f.write(npy_bytes(IMG[:3]))
+        with open(m.path("img", "delete"), "w") as f:
+            f.write("0\n")
+        assert stats(m, "img")["records"] == len(IMG) + 2
+        assert "%d.npy" % (len(IMG) + 1) in os.listdir(
+            m.path("img", "records"))
+        time.sleep(0.3)
+        with pytest.raises(BlockingIOError):
+            os.read(fd, 4096)
+    finally:
+        os.close(fd)

@@ -133,3 +133,28 @@ def test_shrunk_store_is_reported_once(src, dense_store, mount):
     assert stats(f)["records"] == 40
     np.testing.assert_array_equal(
         np.load(f.path("img", "records", "39.npy")), IMG[39])
+
+
+@pytest.mark.parametrize("opt", ["ro", "follow=0.2"])
+def test_read_only_mount_recovers_a_cut_compact(src, dense_store, mount,
+                                                opt):
+    """SQLite's hot-journal rule on a read-only mount: it recovers the
+    compact cut short, serves every record, and its errors say what is
+    still reclaimable."""
+    from fsutil import TOP_BUILD
+    zrecord("delete", dense_store, 3)
+    subprocess.run([os.path.join(TOP_BUILD, "tests", "cut_compact"),
+                    dense_store], check=True, timeout=120)
+    assert os.path.exists(os.path.join(dense_store, "maintenance.zr"))
+    m = mount(src, opt)
+    with open(m.path("img", "errors")) as f:
+        log = f.read()
+    assert "recovered an interrupted compact" in log, log
+    assert "still reclaimable" in log and "zrecord compact" in log, log
+    assert stats(m)["records"] == 39 and stats(m)["reclaimable"] > 0
+    want = list(IMG[:39])
+    want[3] = IMG[39]
+    for i in range(39):
+        np.testing.assert_array_equal(
+            np.load(m.path("img", "records", "%d.npy" % i)), want[i])
+    assert not os.path.exists(os.path.join(dense_store, "maintenance.zr"))

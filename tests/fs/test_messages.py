@@ -51,10 +51,39 @@ def test_mount_point_missing(dense_store, src, tmp_path):
     ("ro,nofail", "unknown option 'nofail'"),
     ("kernel_cache", "'kernel_cache' is not supported: only the high-level"),
     ("max_read=4096", "'max_read=4096' is not supported"),
-    ("threads=-1", "bad option 'threads=-1'"),
+    # a bad value names the valid ones
+    ("threads=-1", "bad option 'threads=-1' (threads=N takes 0 to 4096)"),
+    ("batch_size=0", "(batch_size=B takes 1 to 16777216)"),
+    ("sampler=random", "(sampler=MODE takes sequential, iid or cyclic)"),
+    ("max_batch_bytes=1K", "(max_batch_bytes=N takes a byte count of 4096 "
+     "or more"),
+    ("world=0", "(world=W takes 1 to 4294967295)"),
+    ("ro,rw", "-o rw contradicts -o ro: give one of them"),
+    ("rw,ro", "-o rw contradicts -o ro"),
+    ("follow,rw", "-o rw contradicts -o follow"),
 ])
 def test_unknown_or_unsupported_option(dense_store, src, tmp_path, opt, why):
     refused(start(src, tmp_path, "-o", opt), tmp_path, why)
+
+
+def test_mount_over_a_live_mount_is_refused(dense_store, src, mount,
+                                            tmp_path):
+    """A second zrecordfs over a live mount would hide the first (whose
+    stores stay locked): refused, naming both and the way out."""
+    m = mount(src)
+    err = refused_over(start(src, m.mnt), m.mnt)
+    assert "%s is a live zrecordfs mount (of %s)" % (m.mnt, src) in err
+    assert "umount %s" % m.mnt in err
+    assert os.listdir(m.path("img"))          # the first still serves
+    assert m.stop() == 0
+
+
+def refused_over(r, mnt):
+    err = r.stderr.decode()
+    assert r.returncode == 1, err
+    assert err.startswith("zrecordfs: ") and err.count("\n") == 1, err
+    assert open("/proc/self/mountinfo").read().count(" %s " % mnt) == 1
+    return err
 
 
 def test_unknown_flag_and_extra_argument(dense_store, src, tmp_path):

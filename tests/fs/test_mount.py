@@ -78,3 +78,56 @@ def test_malformed_store_fails_the_mount(dense_store, src, tmp_path):
     assert r.returncode == 1
     assert b"cannot open store " + dense_store.encode() in r.stderr
     assert not os.path.ismount(str(mnt))
+
+
+def test_df_reports_the_store_files_size(dense_store, ragged_store, src,
+                                         mount):
+    """statfs (df MNT): the size is that of the stores' files, all used,
+    and f_files counts the stores; it follows an append."""
+    def files_bytes():
+        return sum(os.path.getsize(os.path.join(s, f))
+                   for s in (dense_store, ragged_store)
+                   for f in ("meta.zr", "data.zr")
+                   if os.path.exists(os.path.join(s, f)))
+    m = mount(src)
+    sv = os.statvfs(m.mnt)
+    assert sv.f_frsize == 4096 and sv.f_bfree == sv.f_bavail == 0
+    assert sv.f_blocks == (files_bytes() + 4095) // 4096 > 0
+    assert sv.f_files == 2
+    with open(m.path("img", "append"), "wb") as f:
+        np.save(f, np.zeros((400, 3, 8, 8), np.uint8))
+    grown = os.statvfs(m.mnt).f_blocks
+    assert grown == (files_bytes() + 4095) // 4096 > sv.f_blocks
+    r = subprocess.run(["df", "-B1", "--output=size", m.mnt],
+                       capture_output=True, text=True, check=True)
+    assert int(r.stdout.split()[-1]) == grown * 4096
+
+
+def _rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS for %d" % pid)
+
+
+def test_idle_daemon_gives_batch_buffers_back(src, mount, monkeypatch):
+    """After serving a 200 MiB batch file, a daemon left idle hands the
+    buffer back within seconds (buf_cache.h): its RSS falls to near what
+    it was before the read."""
+    from fsutil import make_store, wait_for
+    # an ASan build would keep the freed buffer in its quarantine
+    monkeypatch.setenv("ASAN_OPTIONS", ":".join(p for p in (
+        os.environ.get("ASAN_OPTIONS", ""),
+        "quarantine_size_mb=0:thread_local_quarantine_size_kb=0") if p))
+    make_store(os.path.join(src, "big"), "u1", shape=(1024, 1024),
+               rows=np.random.default_rng(1).integers(
+                   0, 255, (10, 1024, 1024), dtype=np.uint8))
+    m = mount(src, "direct_batches")
+    before = _rss_kib(m.proc.pid)
+    with open(m.path("big", "batch", "iid", "200", "0-0.npy"), "rb") as f:
+        while f.read(1 << 20):
+            pass
+    assert _rss_kib(m.proc.pid) > before + 150 * 1024
+    wait_for(lambda: _rss_kib(m.proc.pid) < before + 64 * 1024,
+             timeout=30, what="the idle daemon's RSS to shrink")

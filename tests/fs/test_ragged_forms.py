@@ -218,6 +218,12 @@ def test_records_that_cannot_take_the_form_refuse_it(stores, mount,
         for name in [form + ".npz"] + [p for _, p in PARTS[form]]:
             assert lookup_errno(os.path.join(batch, "0-0." + name)) == \
                 errno.EINVAL, name
+    # each refusal says why in the store's errors
+    with open(m.path("mixed", "errors")) as f:
+        log = f.read()
+    assert "cannot be padded: they must have one ndim, at least 1, and " \
+        "equal shapes beyond axis 0 (EINVAL)" in log, log
+    assert "cannot be packed: they must have one ndim (EINVAL)" in log, log
     # one record only: one ndim, the form is served
     one = m.path("mixed", "batch", "sequential", "1")
     assert lookup_errno(os.path.join(one, "0-0.packed.npz")) == 0

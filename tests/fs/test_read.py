@@ -4,6 +4,7 @@ library's own gather (the `zrecord get/batch` commands, which may run
 beside a read-only mount)."""
 import errno
 import io
+import json
 import os
 
 import numpy as np
@@ -145,16 +146,21 @@ def test_dataset_batch(src, mount):
                            "5-3.indices.npy")) == idx).all()
 
 
-def test_dataset_unequal_lengths_has_no_batch(src, mount):
+def test_dataset_of_unequal_lengths_batches_the_common_length(src, mount):
+    """While one stream is ahead of another, @batch stays and draws over
+    the records every stream holds (the shortest stream's length)."""
     ds = os.path.join(src, "ds")
-    make_store(os.path.join(ds, "a"), "u1", shape=(2,),
-               rows=np.zeros((5, 2), np.uint8))
-    make_store(os.path.join(ds, "b"), "u1", shape=(2,),
-               rows=np.zeros((6, 2), np.uint8))
+    a = np.arange(10, dtype=np.uint8).reshape(5, 2)
+    b = np.arange(100, 112, dtype=np.uint8).reshape(6, 2)
+    make_store(os.path.join(ds, "a"), "u1", shape=(2,), rows=a)
+    make_store(os.path.join(ds, "b"), "u1", shape=(2,), rows=b)
     m = mount(src)
-    assert "@batch" not in os.listdir(m.path("ds"))
-    with pytest.raises(FileNotFoundError):
-        os.stat(m.path("ds", "@batch", "0-0.npz"))
+    assert "@batch" in os.listdir(m.path("ds"))
+    seq = m.path("ds", "@batch", "sequential", "5")
+    z = np.load(os.path.join(seq, "0-0.npz"))
+    assert (z["a"] == a).all() and (z["b"] == b[:5]).all()
+    idx = np.load(m.path("ds", "@batch", "iid", "64", "3-2.indices.npy"))
+    assert idx.max() < 5 and len(set(idx.tolist())) == 5
 
 
 def test_bad_batch_names(dense_store, src, mount):
@@ -209,3 +215,47 @@ def test_empty_store(src, mount):
         np.save(f, np.ones((3, 2), "<f4"))
     assert np.load(m.path("empty", "batch", "sequential", "2",
                           "0-0.npy")).shape == (2, 2)
+
+
+def test_dataset_batch_does_not_flicker_under_appends(src, mount):
+    """Appends to img, then to lbl, 60 times over, while `find` lists the
+    dataset folder and reads its @batch: every listing holds @batch, no
+    find fails ("No such file"), and each batch read holds rows both
+    streams had (the common length)."""
+    import subprocess
+    import threading
+    ds = os.path.join(src, "ds")
+    make_store(os.path.join(ds, "img"), "u1", shape=(4,),
+               rows=np.zeros((8, 4), np.uint8))
+    make_store(os.path.join(ds, "lbl"), "<i8", shape=(),
+               rows=np.arange(8, dtype="<i8"))
+    m = mount(src)
+    done = threading.Event()
+
+    def appends():
+        try:
+            for i in range(60):
+                for name, row in (("img", np.full((1, 4), i, np.uint8)),
+                                  ("lbl", np.array([8 + i], "<i8"))):
+                    buf = io.BytesIO()
+                    np.save(buf, row)
+                    with open(m.path("ds", name, "append"), "wb") as f:
+                        f.write(buf.getvalue())
+        finally:
+            done.set()
+    t = threading.Thread(target=appends)
+    t.start()
+    runs = bad = 0
+    while not done.is_set() or runs < 5:
+        r = subprocess.run(["find", m.path("ds"), "-maxdepth", "2"],
+                           capture_output=True, text=True)
+        runs += 1
+        listed = r.stdout.split()
+        if r.returncode or m.path("ds", "@batch") not in listed:
+            bad += 1
+        z = np.load(m.path("ds", "@batch", "sequential", "8", "0-0.npz"))
+        assert (z["lbl"] == np.arange(8)).all()
+    t.join()
+    assert bad == 0, "%d of %d find runs lost @batch" % (bad, runs)
+    with open(m.path("ds", "lbl", "stats")) as f:
+        assert json.load(f)["records"] == 68

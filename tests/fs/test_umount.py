@@ -119,3 +119,32 @@ flock -s "$mnt" true                 # ...and the daemon closes
 flock -n -x "$store/meta.zr" true
 ''', src, tmp_path / "m", dense_store)
     assert r.returncode == 0, r.stderr
+
+
+def test_directly_started_daemon_umount_waits(dense_store, src, tmp_path):
+    """`zrecordfs SRC MNT; umount MNT; zrecord append ...` 30 times over,
+    the daemon started directly (no mount(8), so no utab entry from a
+    mount helper) on a slow disk: the daemon records itself in utab, so
+    umount runs the helper and each append finds the store free."""
+    x, y = npys(tmp_path)
+    env = slow_daemon(tmp_path)
+    env["ZR_IOTRACE_FLUSH_DELAY_MS"] = "100"
+    r = helperns.run(tmp_path, r'''
+src=$1 mnt=$2 store=$3 x=$4 y=$5
+mkdir -p "$mnt"
+fails=0
+for i in $(seq 30); do
+	"$ZRECORDFS" "$src" "$mnt"
+	cp "$x" "$mnt/img/append"
+	umount "$mnt"
+	"$ZR" append "$store" "$y" || fails=$((fails + 1))
+done
+echo "FAILS=$fails"
+''', src, tmp_path / "m", dense_store, x, y, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "FAILS=0\n", r.stderr
+    stats = json.loads(zrecord("stats", dense_store).stdout)
+    assert stats["records"] == len(IMG) + 30 * (len(X) + len(Y))
+    got = np.load(io.BytesIO(zrecord("get", dense_store,
+                                     *range(len(IMG), len(IMG) + 5)).stdout))
+    np.testing.assert_array_equal(got, np.concatenate([X, Y]))

@@ -16,6 +16,9 @@ import numpy as np
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Mounts here must not leave entries in the host's /run/mount/utab
+# (a root daemon records itself there: zrecordfs(8)).
+os.environ.setdefault("ZRECORDFS_NO_UTAB", "1")
 sys.path.insert(0, HERE)
 import zrformat  # noqa: E402
 

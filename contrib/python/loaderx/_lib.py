@@ -77,6 +77,8 @@ zr_codec zr_store_codec(const zr_store *s);
 int zr_store_readonly(const zr_store *s);
 int zr_store_refresh(zr_store *s);
 const char *zr_store_lock_warning(const zr_store *s);
+const char *zr_store_recovered(const zr_store *s);
+int zr_sigbus_guard(void);
 size_t zr_store_row_bytes(const zr_store *s);
 
 typedef struct zr_ragged_in {
@@ -271,6 +273,14 @@ def _load():
 
 
 lib, LIB_PATH = _load()
+# Records and the table are read from mappings: without the guard a page
+# the kernel cannot fill (a media error, a file truncated behind the
+# library, a network client whose view is behind) would kill the Python
+# process with SIGBUS; with it that read raises OSError(EIO).  Any SIGBUS
+# elsewhere goes to the handler installed before (faulthandler's, say).
+if lib.zr_sigbus_guard() != 0:
+    raise ImportError("loaderx: cannot install the SIGBUS guard: "
+                      + ffi.string(lib.zr_errmsg()).decode(errors="replace"))
 
 
 def library_version():
@@ -286,6 +296,12 @@ class StoreBusy(OSError):
 class LockScopeWarning(UserWarning):
     """The store is on a filesystem whose lock stays on this host (sshfs,
     NFS with local locks): a writer on another host is not kept out."""
+
+
+class RecoveredWarning(UserWarning):
+    """This open recovered a delete or compact that was cut short (even a
+    read-only one does, when it may write the files); the message says
+    what is left to do, such as compacting again."""
 
 
 def _message(code):

@@ -13,8 +13,8 @@ import warnings
 import numpy as np
 
 from . import _index
-from ._lib import (MAX_NDIM, LockScopeWarning, StoreBusy, check, error, ffi,
-                   lib, u64_ptr)
+from ._lib import (MAX_NDIM, LockScopeWarning, RecoveredWarning, StoreBusy,
+                   check, error, ffi, lib, u64_ptr)
 from ._sync import RWLock, Writer
 from ._closable import Closable
 
@@ -105,6 +105,10 @@ class _Store(Closable):
         if why != ffi.NULL:
             warnings.warn(ffi.string(why).decode(errors="replace"),
                           LockScopeWarning, stacklevel=3)
+        note = lib.zr_store_recovered(handle)
+        if note != ffi.NULL:
+            warnings.warn(ffi.string(note).decode(errors="replace"),
+                          RecoveredWarning, stacklevel=3)
         self._lock = RWLock()
         self._append_lock = threading.Lock()
         schema = lib.zr_store_schema(handle)

@@ -16,6 +16,9 @@ from loaderx.dataloader import DataLoader
 from loaderx.zsampler import Sampler
 
 N, B = 300, 16
+# Mounts here must not leave entries in the host's /run/mount/utab
+# (a root daemon records itself there: zrecordfs(8)).
+os.environ.setdefault("ZRECORDFS_NO_UTAB", "1")
 
 
 def daemon():

@@ -272,6 +272,58 @@ def test_create_open_errors():
     assert not os.path.exists("c")
 
 
+def test_readonly_open_recovers_a_cut_compact():
+    """SQLite's hot-journal rule: a read-only open that may write the
+    files recovers a compact cut short, and warns of what is left."""
+    import subprocess
+    from loaderx import RecoveredWarning
+    cut = os.path.join(os.environ.get("top_builddir") or os.path.join(
+        os.path.dirname(__file__), "..", "..", ".."), "tests", "cut_compact")
+    with DenseStore.create("s", np.int8, (4,), codec="raw") as ds:
+        ds.append(np.arange(40, dtype=np.int8).reshape(10, 4))
+        ds.delete(0)
+    subprocess.run([cut, "s"], check=True, timeout=120)
+    assert os.path.exists("s/maintenance.zr")
+    with pytest.warns(RecoveredWarning, match="4 bytes are still "
+                      "reclaimable"):
+        ro = DenseStore.open("s", readonly=True)
+    with ro:
+        assert ro.readonly and len(ro) == 9
+        assert ro.stats()["reclaimable"] == 4
+        assert sorted(ro[i].tolist()[0] for i in range(9)) == \
+            list(range(4, 40, 4))
+    assert not os.path.exists("s/maintenance.zr")
+
+
+def test_unreadable_page_is_eio_not_sigbus(tmp_path):
+    """A file truncated behind an open store: the read that reaches the
+    gone page raises OSError(EIO), and the process lives on (loaderx
+    installs the library's SIGBUS guard at import)."""
+    import subprocess
+    import sys
+    code = (
+        "import errno, os, sys\n"
+        "import numpy as np\n"
+        "from loaderx import DenseStore\n"
+        "s = DenseStore.create('t', np.uint8, (4096,), codec='raw')\n"
+        "s.append(np.ones((64, 4096), np.uint8))\n"
+        "s.sync()\n"
+        "os.truncate('t/data.zr', 0)\n"
+        "try:\n"
+        "    s[63]\n"
+        "except OSError as e:\n"
+        "    assert e.errno == errno.EIO and 'SIGBUS' in str(e), e\n"
+        "    print('eio')\n"
+        "os._exit(0)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path),
+                       capture_output=True, env=dict(
+                           os.environ, PYTHONPATH=os.path.dirname(
+                               os.path.dirname(_lib.__file__))),
+                       timeout=60)
+    assert r.returncode == 0 and r.stdout == b"eio\n", \
+        (r.returncode, r.stdout, r.stderr.decode())
+
+
 def test_busy_and_readonly():
     with DenseStore.create("s", np.int8, (1,)) as ds:
         ds.append(np.ones((3, 1), dtype=np.int8))
