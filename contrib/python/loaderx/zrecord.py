@@ -4,6 +4,7 @@ over libzrecord's store handle.  Python validates every user input
 (dtype, shapes, indices) before calling into the library, so a rejected
 call writes nothing; the library validates everything read from disk.
 """
+import contextlib
 import errno
 import operator
 import os
@@ -107,6 +108,10 @@ class _Store(Closable):
                           LockScopeWarning, stacklevel=3)
         self._lock = RWLock()
         self._append_lock = threading.Lock()
+        # Deletes one at a time: each resolves its indices against the
+        # length it then deletes from.  Gathers run beside them, each
+        # through a library view of its own.
+        self._delete_lock = threading.Lock()
         schema = lib.zr_store_schema(handle)
         self.dtype = np.dtype(ffi.string(schema.dtype.str).decode())
         self.item_shape = tuple(schema.shape[i] for i in range(schema.ndim))
@@ -182,22 +187,37 @@ class _Store(Closable):
         with self._lock.shared():
             return lib.zr_store_length(self._handle())
 
+    @contextlib.contextmanager
+    def _view(self):
+        """A library view (zr_view_begin) for one read: its sizes,
+        shapes and records all come from the store as it was at begin,
+        whatever another thread deletes meanwhile.  Begins after a
+        running delete or compact."""
+        out = ffi.new("zr_view **")
+        check(lib.zr_view_begin(self._handle(), lib.ZR_VIEW_WAIT, out),
+              self.path)
+        try:
+            yield out[0]
+        finally:
+            lib.zr_view_end(out[0])
+
     def __getitem__(self, key):
         self._drain()
-        with self._lock.shared():
-            idx, scalar = _index.normalize(
-                key, lib.zr_store_length(self._handle()))
-            out = self._gather(idx)
+        with self._lock.shared(), self._view() as v:
+            idx, scalar = _index.normalize(key, lib.zr_view_length(v))
+            out = self._gather(v, idx)
         return out[0] if scalar else out
 
     def gather(self, indices, **form):
         """Records at indices (any uint64/int64 array in range) without
         index normalization: the DataLoader's path.  DenseStore takes
-        out=, RaggedStore form= (see their gather)."""
+        out=, RaggedStore form= (see their gather).  One gather reads
+        one state of the store: a delete in another thread is wholly
+        before or wholly after it."""
         self._drain()
-        with self._lock.shared():
+        with self._lock.shared(), self._view() as v:
             idx = np.ascontiguousarray(indices, dtype=np.uint64)
-            return self._gather(idx, **form)
+            return self._gather(v, idx, **form)
 
     def _exclusive(self, fn, *args):
         self._drain()
@@ -206,9 +226,10 @@ class _Store(Closable):
 
     def delete(self, key):
         """Deletes records (scalar, slice, index array or bool mask) by
-        swapping the last live record into each hole."""
+        swapping the last live record into each hole.  Gathers in other
+        threads go on meanwhile, each seeing the store before or after."""
         self._drain()
-        with self._lock.exclusive():
+        with self._delete_lock, self._lock.shared():
             h = self._handle()
             idx, _ = _index.normalize(key, lib.zr_store_length(h))
             check(lib.zr_store_delete(h, ffi.from_buffer("uint64_t[]", idx),
@@ -276,7 +297,7 @@ class DenseStore(_Store):
         it and it is returned: no allocation, no page faults."""
         return super().gather(indices, out=out)
 
-    def _gather(self, idx, out=None):
+    def _gather(self, v, idx, out=None):
         shape = (len(idx),) + self.item_shape
         if out is None:
             out = np.empty(shape, dtype=self.dtype)
@@ -286,8 +307,8 @@ class DenseStore(_Store):
             raise ValueError("out must be a writeable C-contiguous %s "
                              "array of shape %s" % (self.dtype, shape))
         if len(idx):
-            check(lib.zr_store_gather(
-                self._h, ffi.from_buffer("uint64_t[]", idx), len(idx),
+            check(lib.zr_view_gather(
+                v, ffi.from_buffer("uint64_t[]", idx), len(idx),
                 ffi.from_buffer(out), out.nbytes, ffi.NULL), self.path)
         return out
 
@@ -407,38 +428,38 @@ class RaggedStore(_Store):
         Either of the last two is what torch.from_numpy takes."""
         return super().gather(indices, form=form, pad=pad)
 
-    def _gather(self, idx, form="list", pad=0):
+    def _gather(self, v, idx, form="list", pad=0):
         if form not in ("list", "packed", "padded"):
             raise ValueError("form must be 'list', 'packed' or 'padded'")
         if form == "list":
-            return self._gather_list(idx)
-        data, offsets, shapes = self._gather_packed(idx)
+            return self._gather_list(v, idx)
+        data, offsets, shapes = self._gather_packed(v, idx)
         if form == "packed":
             return data, offsets, shapes
         return _padded(data, shapes, self.dtype, pad)
 
-    def _gather_raw(self, idx):
+    def _gather_raw(self, v, idx):
         """The records as stored (shape prefix, then elements), back to
         back in one buffer, and their byte offsets."""
         n = len(idx)
         cidx = ffi.from_buffer("uint64_t[]", idx)
         size = ffi.new("uint64_t *")
-        check(lib.zr_store_gather_size(self._h, cidx, n, size), self.path)
+        check(lib.zr_view_gather_size(v, cidx, n, size), self.path)
         buf = np.empty(size[0], dtype=np.uint8)
         offsets = np.empty(n + 1, dtype=np.uint64)
-        check(lib.zr_store_gather(self._h, cidx, n, ffi.from_buffer(buf),
+        check(lib.zr_view_gather(v, cidx, n, ffi.from_buffer(buf),
                                   buf.nbytes,
                                   ffi.from_buffer("uint64_t[]", offsets)),
               self.path)
         return buf, offsets
 
-    def _gather_list(self, idx):
+    def _gather_list(self, v, idx):
         if not len(idx):
             return []
-        buf, offsets = self._gather_raw(idx)
+        buf, offsets = self._gather_raw(v, idx)
         return self._split(buf, offsets.tolist())
 
-    def _gather_packed(self, idx):
+    def _gather_packed(self, v, idx):
         """(data, element offsets, shapes), packed in the gather's own
         buffer by zr_ragged_pack; every record must have record 0's
         ndim (ValueError otherwise)."""
@@ -446,7 +467,7 @@ class RaggedStore(_Store):
         if not n:
             return (np.empty(0, dtype=self.dtype),
                     np.zeros(1, dtype=np.int64), np.empty((0, 1), np.int64))
-        buf, offsets = self._gather_raw(idx)
+        buf, offsets = self._gather_raw(v, idx)
         base, itemsize = ffi.from_buffer(buf), self.dtype.itemsize
         ndim, at = ffi.new("uint32_t *"), ffi.new("size_t *")
         check(lib.zr_ragged_parse(base, int(offsets[1]), itemsize, ndim,
