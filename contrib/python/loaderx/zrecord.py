@@ -107,11 +107,11 @@ class _Store(Closable):
             warnings.warn(ffi.string(why).decode(errors="replace"),
                           LockScopeWarning, stacklevel=3)
         self._lock = RWLock()
+        # The writer's: a synchronous append, or a delete, which resolves
+        # its indices against the length it then deletes from and must
+        # not meet an append session (EBUSY).  Gathers run beside both,
+        # each through a library view of its own.
         self._append_lock = threading.Lock()
-        # Deletes one at a time: each resolves its indices against the
-        # length it then deletes from.  Gathers run beside them, each
-        # through a library view of its own.
-        self._delete_lock = threading.Lock()
         schema = lib.zr_store_schema(handle)
         self.dtype = np.dtype(ffi.string(schema.dtype.str).decode())
         self.item_shape = tuple(schema.shape[i] for i in range(schema.ndim))
@@ -229,7 +229,7 @@ class _Store(Closable):
         swapping the last live record into each hole.  Gathers in other
         threads go on meanwhile, each seeing the store before or after."""
         self._drain()
-        with self._delete_lock, self._lock.shared():
+        with self._append_lock, self._lock.shared():
             h = self._handle()
             idx, _ = _index.normalize(key, lib.zr_store_length(h))
             check(lib.zr_store_delete(h, ffi.from_buffer("uint64_t[]", idx),
