@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "lockholder.h"
+#include "lock_holder.h"
 #include "retry.h"
 
 /* How long zr_cli_open waits for a busy store, from --wait (0: no wait).

@@ -13,6 +13,6 @@ src_common_libzrcommon_la_SOURCES = \
 	src/common/png.c src/common/png.h \
 	src/common/recpng.c src/common/recpng.h \
 	src/common/retry.c src/common/retry.h \
-	src/common/lockholder.c src/common/lockholder.h
+	src/common/lock_holder.c src/common/lock_holder.h
 src_common_libzrcommon_la_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 src_common_libzrcommon_la_LIBADD = $(ZLIB_LIBS)

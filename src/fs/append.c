@@ -19,46 +19,46 @@
 #include <fcntl.h>
 #include <inttypes.h>
 
-#include "files.h"
+#include "file_kinds.h"
 #include "npystream.h"
-#include "stlock.h"
+#include "store_park.h"
 
-static void log_failure(struct zr__fh *fh, const char *what, int err)
+static void log_failure(struct zrfs_fh *fh, const char *what, int err)
 {
-	struct zr__fstore *st = fh->node->st;
+	struct zrfs_fstore *st = fh->node->st;
 	const char *msg = fh->ns ? zr_npystream_message(fh->ns) : "";
 
 	if (!*msg)
 		msg = *zr_errmsg() ? zr_errmsg() : zr_strerror(err);
-	zr__elog_add(&st->log, st->path, "append %s: %s (%s)", what, msg,
+	zrfs_elog_add(&st->log, st->path, "append %s: %s (%s)", what, msg,
 		     zr_errname(err));
 }
 
 /* Caller holds fh->mu.  The library's session start would wait for a
  * delete or compact: an open parks instead (may_park), a write waits. */
-static int begin(struct zr__fh *fh, int may_park)
+static int begin(struct zrfs_fh *fh, int may_park)
 {
-	struct zr__fstore *st = fh->node->st;
+	struct zrfs_fstore *st = fh->node->st;
 	int err = 0;
 
 	if (may_park)
-		err = zr__st_rdlock(st);
+		err = zrfs_st_rdlock(st);
 	else
-		zr__st_rdlock_wait(st);
+		zrfs_st_rdlock_wait(st);
 	if (err)
 		return err;
 	err = zr_npystream_new(st->zs, &fh->ns);
 	if (!err)
 		atomic_store(&st->appending, 1);
-	zr__st_unlock(st);
+	zrfs_st_unlock(st);
 	if (err)
-		zr__elog_add(&st->log, st->path, "append: cannot start a "
+		zrfs_elog_add(&st->log, st->path, "append: cannot start a "
 			     "session: %s", zr_strerror(err));
 	return err;
 }
 
 /* Caller holds fh->mu.  Aborts the session unless it was committed. */
-static void end(struct zr__fh *fh)
+static void end(struct zrfs_fh *fh)
 {
 	if (!fh->ns)
 		return;
@@ -67,17 +67,17 @@ static void end(struct zr__fh *fh)
 	atomic_store(&fh->node->st->appending, 0);
 }
 
-int zr__append_open(struct zr__fs *fs, struct zr__fh *fh, int flags)
+int zrfs_append_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
 	(void)fs;
 	fh->append_mode = !!(flags & O_APPEND);
 	return begin(fh, 1);
 }
 
-int zr__append_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
+int zrfs_append_write(struct zrfs_fs *fs, struct zrfs_fh *fh, const char *buf,
 		     size_t size, off_t off)
 {
-	struct zr__fstore *st = fh->node->st;
+	struct zrfs_fstore *st = fh->node->st;
 	int err = 0;
 
 	(void)fs;
@@ -88,7 +88,7 @@ int zr__append_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
 	}
 	if (!fh->append_mode && (uint64_t)off != fh->pos) {
 		err = -EINVAL;
-		zr__elog_add(&st->log, st->path, "append: write at offset %jd,"
+		zrfs_elog_add(&st->log, st->path, "append: write at offset %jd,"
 			     " expected %" PRIu64 " (only sequential writes)",
 			     (intmax_t)off, fh->pos);
 		goto out;
@@ -110,7 +110,7 @@ out:
 
 /* Caller holds fh->mu.  Commits what was written since the last commit,
  * all or nothing. */
-static int finish(struct zr__fh *fh, const char *when)
+static int finish(struct zrfs_fh *fh, const char *when)
 {
 	int err = zr_npystream_finish(fh->ns, NULL);
 
@@ -120,7 +120,7 @@ static int finish(struct zr__fh *fh, const char *when)
 	return err;
 }
 
-int zr__append_flush(struct zr__fs *fs, struct zr__fh *fh, pid_t caller)
+int zrfs_append_flush(struct zrfs_fs *fs, struct zrfs_fh *fh, pid_t caller)
 {
 	int err = 0;
 
@@ -141,7 +141,7 @@ int zr__append_flush(struct zr__fs *fs, struct zr__fh *fh, pid_t caller)
 	return err;
 }
 
-void zr__append_release(struct zr__fs *fs, struct zr__fh *fh)
+void zrfs_append_release(struct zrfs_fs *fs, struct zrfs_fh *fh)
 {
 	(void)fs;
 	pthread_mutex_lock(&fh->mu);

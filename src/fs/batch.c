@@ -12,7 +12,7 @@
  * gathered while the kernel takes the first ones; the kernel keeps the
  * pages (keep_cache), so later opens of the node read no bytes from here
  * and mmap works.  Reads of pieces already in need no lock.  A delete
- * first fills the rest of the open handles (zr__batch_prefill).  An open
+ * first fills the rest of the open handles (zrfs_batch_prefill).  An open
  * that comes after a delete changed the node's content gathers the batch
  * anew at once and serves it past the page cache (an uncached handle,
  * direct_io), if it has the node's size; otherwise it fails with ESTALE and
@@ -21,36 +21,36 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "files.h"
-#include "layout.h"
-#include "stlock.h"
+#include "file_kinds.h"
+#include "file_bytes.h"
+#include "store_park.h"
 
-static void log_failure(const struct zr__node *n, int err)
+static void log_failure(const struct zrfs_node *n, int err)
 {
-	struct zr__fstore *const *st;
+	struct zrfs_fstore *const *st;
 
-	zr__batch_stores(n, &st);
-	zr__elog_add(&st[0]->log, st[0]->path, "batch %llu-%llu: %s",
+	zrfs_batch_stores(n, &st);
+	zrfs_elog_add(&st[0]->log, st[0]->path, "batch %llu-%llu: %s",
 		     (unsigned long long)n->seed,
 		     (unsigned long long)n->step,
 		     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 }
 
 /* A lazy handle's layout and which of its pieces are in buf (see
- * zr__pieces in layout.h).  Made at the first read the page cache cannot
+ * zrfs_pieces in file_bytes.h).  Made at the first read the page cache cannot
  * answer; plan is freed once every piece is in, the rest with the handle,
  * since a reader may be checking done[] without fh->mu. */
-struct zr__fill {
-	struct zr__plan plan;	/* valid until every piece is in (fh->mu) */
-	struct zr__pieces pc;	/* written once, before fh->planned        */
+struct zrfs_fill {
+	struct zrfs_plan plan;	/* valid until every piece is in (fh->mu) */
+	struct zrfs_pieces pc;	/* written once, before fh->planned        */
 	size_t missing;		/* pieces not in buf yet (fh->mu)          */
 	atomic_uchar done[];	/* piece k is in buf (release, acquire)   */
 };
 
-void zr__batch_fill_free(struct zr__fh *fh)
+void zrfs_batch_fill_free(struct zrfs_fh *fh)
 {
 	if (fh->fill)
-		zr__plan_free(&fh->fill->plan);
+		zrfs_plan_free(&fh->fill->plan);
 	free(fh->fill);
 	fh->fill = NULL;
 }
@@ -58,26 +58,26 @@ void zr__batch_fill_free(struct zr__fh *fh)
 /* Plans the batch drawn from the first length records (0: all) and gets
  * fh->buf for it, if it has fh->len bytes (else -ESTALE).  Caller holds
  * the read (or one write) locks of the node's stores and fh->mu. */
-static int plan(struct zr__fs *fs, struct zr__fh *fh, uint64_t length)
+static int plan(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t length)
 {
-	struct zr__fill *f;
-	struct zr__pieces pc;
-	struct zr__plan p;
-	int err = zr__plan_make(fs, fh->node, &p, 0, length);
+	struct zrfs_fill *f;
+	struct zrfs_pieces pc;
+	struct zrfs_plan p;
+	int err = zrfs_plan_make(fs, fh->node, &p, 0, length);
 
 	if (err)
 		return err == -ENOENT ? -ESTALE : err;
 	if (p.total != fh->len) {
-		zr__plan_free(&p);
+		zrfs_plan_free(&p);
 		return -ESTALE;
 	}
-	zr__plan_pieces(&p, &pc);
+	zrfs_plan_pieces(&p, &pc);
 	f = malloc(sizeof(*f) + pc.n * sizeof(f->done[0]));
 	/* the slack is scratch the fill may use past the file's bytes */
-	fh->buf = f ? zr__buf_get(p.total + p.file.slack, &fh->cap) : NULL;
+	fh->buf = f ? zrfs_buf_get(p.total + p.file.slack, &fh->cap) : NULL;
 	if (!fh->buf) {
 		free(f);
-		zr__plan_free(&p);
+		zrfs_plan_free(&p);
 		return -ENOMEM;
 	}
 	fh->cached = 1;
@@ -93,20 +93,20 @@ static int plan(struct zr__fs *fs, struct zr__fh *fh, uint64_t length)
 
 /* Fills the pieces [k0, k1] not in buf yet.  Caller holds the stores'
  * locks and fh->mu, and has planned. */
-static int fill_pieces(struct zr__fh *fh, size_t k0, size_t k1)
+static int fill_pieces(struct zrfs_fh *fh, size_t k0, size_t k1)
 {
-	struct zr__fill *f = fh->fill;
+	struct zrfs_fill *f = fh->fill;
 	int err = 0;
 
 	for (size_t k = k0; !err && k <= k1 && f->missing; k++) {
 		if (atomic_load_explicit(&f->done[k], memory_order_relaxed))
 			continue;
-		err = zr__plan_fill_piece(&f->plan, &f->pc, fh->buf, k);
+		err = zrfs_plan_fill_piece(&f->plan, &f->pc, fh->buf, k);
 		if (err)
 			break;
 		atomic_store_explicit(&f->done[k], 1, memory_order_release);
 		if (!--f->missing) {
-			zr__plan_free(&f->plan); /* buf is complete */
+			zrfs_plan_free(&f->plan); /* buf is complete */
 			atomic_store_explicit(&fh->filled, 1,
 					      memory_order_release);
 		}
@@ -116,17 +116,17 @@ static int fill_pieces(struct zr__fh *fh, size_t k0, size_t k1)
 
 /* Whether bytes [off, end) of a planned handle are in buf: without a
  * lock, so that reads of filled pieces never wait for a gather. */
-static int have(struct zr__fh *fh, uint64_t off, uint64_t end)
+static int have(struct zrfs_fh *fh, uint64_t off, uint64_t end)
 {
-	struct zr__fill *f;
+	struct zrfs_fill *f;
 
 	if (atomic_load_explicit(&fh->filled, memory_order_acquire))
 		return 1;
 	if (!atomic_load_explicit(&fh->planned, memory_order_acquire))
 		return 0;
 	f = fh->fill;
-	for (size_t k = zr__piece_of(&f->pc, off);
-	     k <= zr__piece_of(&f->pc, end - 1); k++)
+	for (size_t k = zrfs_piece_of(&f->pc, off);
+	     k <= zrfs_piece_of(&f->pc, end - 1); k++)
 		if (!atomic_load_explicit(&f->done[k], memory_order_acquire))
 			return 0;
 	return 1;
@@ -135,7 +135,7 @@ static int have(struct zr__fh *fh, uint64_t off, uint64_t end)
 /* The node's own content in [off, end) (the whole file: 0, fh->len),
  * planned once, each piece gathered once (a delete may have done it).
  * Caller holds the stores' locks. */
-static int fill_node(struct zr__fs *fs, struct zr__fh *fh, uint64_t off,
+static int fill_node(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t off,
 		     uint64_t end)
 {
 	int err = 0;
@@ -146,25 +146,25 @@ static int fill_node(struct zr__fs *fs, struct zr__fh *fh, uint64_t off,
 	else if (!fh->fill)
 		err = plan(fs, fh, fh->node->ver[0]);
 	if (!err && !atomic_load(&fh->filled))
-		err = fill_pieces(fh, zr__piece_of(&fh->fill->pc, off),
-				  zr__piece_of(&fh->fill->pc, end - 1));
+		err = fill_pieces(fh, zrfs_piece_of(&fh->fill->pc, off),
+				  zrfs_piece_of(&fh->fill->pc, end - 1));
 	pthread_mutex_unlock(&fh->mu);
 	if (err && err != -EIO)
 		log_failure(fh->node, err);
 	return err;
 }
 
-int zr__batch_open(struct zr__fs *fs, struct zr__fh *fh)
+int zrfs_batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh)
 {
-	const struct zr__node *n = fh->node;
-	struct zr__fstore *const *st;
-	size_t k = zr__batch_stores(n, &st);
-	int err = zr__st_rdlock_all(st, k);
+	const struct zrfs_node *n = fh->node;
+	struct zrfs_fstore *const *st;
+	size_t k = zrfs_batch_stores(n, &st);
+	int err = zrfs_st_rdlock_all(st, k);
 
 	if (err)
 		return err;
 	fh->len = n->size;
-	if (zr__batch_gen(n) == n->ver[1]) {
+	if (zrfs_batch_gen(n) == n->ver[1]) {
 		fh->lazy = 1; /* the stores still hold the node's content */
 	} else {
 		/* A delete came since the lookup: the batch drawn anew. */
@@ -175,17 +175,17 @@ int zr__batch_open(struct zr__fs *fs, struct zr__fh *fh)
 			err = fill_pieces(fh, 0, fh->fill->pc.n - 1);
 		pthread_mutex_unlock(&fh->mu);
 	}
-	zr__st_unlock_all(st, k);
+	zrfs_st_unlock_all(st, k);
 	if (err && err != -ESTALE)
 		log_failure(n, err);
 	return err;
 }
 
-int zr__batch_read(fuse_req_t req, struct zr__fs *fs, struct zr__fh *fh,
+int zrfs_batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 		   size_t size, off_t off)
 {
-	struct zr__fstore *const *st;
-	size_t k = zr__batch_stores(fh->node, &st);
+	struct zrfs_fstore *const *st;
+	size_t k = zrfs_batch_stores(fh->node, &st);
 	uint64_t end = (uint64_t)off + size;
 	int err;
 
@@ -196,52 +196,52 @@ int zr__batch_read(fuse_req_t req, struct zr__fs *fs, struct zr__fh *fh,
 	if (end > fh->len || end < (uint64_t)off)
 		end = fh->len;
 	if (!have(fh, (uint64_t)off, end)) {
-		err = zr__st_rdlock_all(st, k);
+		err = zrfs_st_rdlock_all(st, k);
 		if (err)
 			return err;
 		err = fill_node(fs, fh, (uint64_t)off, end);
-		zr__st_unlock_all(st, k);
+		zrfs_st_unlock_all(st, k);
 		if (err) /* not the node's size: its records are gone */
 			return err == -ESTALE ? -EIO : err;
 	}
-	zr__fh_reply(req, fh, size, off);
+	zrfs_fh_reply(req, fh, size, off);
 	return 0;
 }
 
 /* Read locks of the node's stores other than st, whose write lock the
  * caller holds.  Taken out of the stores' order, so never by waiting
- * behind another writer (which may be waiting for st): ZR__E_PARK when
+ * behind another writer (which may be waiting for st): ZRFS_E_PARK when
  * one holds or awaits any of them. */
-static int lock_others(struct zr__fstore *const *all, size_t k,
-		       const struct zr__fstore *st)
+static int lock_others(struct zrfs_fstore *const *all, size_t k,
+		       const struct zrfs_fstore *st)
 {
 	for (size_t i = 0; i < k; i++) {
 		if (all[i] == st)
 			continue;
-		if (zr__st_rdlock(all[i])) {
+		if (zrfs_st_rdlock(all[i])) {
 			while (i-- > 0)
 				if (all[i] != st)
-					zr__st_unlock(all[i]);
-			return ZR__E_PARK;
+					zrfs_st_unlock(all[i]);
+			return ZRFS_E_PARK;
 		}
 	}
 	return 0;
 }
 
-static void unlock_others(struct zr__fstore *const *all, size_t k,
-			  const struct zr__fstore *st)
+static void unlock_others(struct zrfs_fstore *const *all, size_t k,
+			  const struct zrfs_fstore *st)
 {
 	for (size_t i = k; i-- > 0;)
 		if (all[i] != st)
-			zr__st_unlock(all[i]);
+			zrfs_st_unlock(all[i]);
 }
 
 /* Caller holds st's write lock. */
-static void prefill(struct zr__fs *fs, struct zr__fstore *st,
-		    struct zr__fh *fh)
+static void prefill(struct zrfs_fs *fs, struct zrfs_fstore *st,
+		    struct zrfs_fh *fh)
 {
-	struct zr__fstore *const *all;
-	size_t k = zr__batch_stores(fh->node, &all);
+	struct zrfs_fstore *const *all;
+	size_t k = zrfs_batch_stores(fh->node, &all);
 	int err;
 
 	/* Uncached handles gathered at open; lazy is set at open under the
@@ -254,7 +254,7 @@ static void prefill(struct zr__fs *fs, struct zr__fstore *st,
 		err = fill_node(fs, fh, 0, fh->len);
 		unlock_others(all, k, st);
 	} else {
-		zr__elog_add(&st->log, st->path, "delete: batch %llu-%llu "
+		zrfs_elog_add(&st->log, st->path, "delete: batch %llu-%llu "
 			     "open, not read yet, of a dataset whose other "
 			     "store is busy: its reads fail (EIO)",
 			     (unsigned long long)fh->node->seed,
@@ -264,21 +264,21 @@ static void prefill(struct zr__fs *fs, struct zr__fstore *st,
 		atomic_store(&fh->lost, 1); /* its unfilled reads fail: EIO */
 }
 
-void zr__batch_prefill(struct zr__fs *fs, struct zr__fstore *st)
+void zrfs_batch_prefill(struct zrfs_fs *fs, struct zrfs_fstore *st)
 {
-	struct zr__fh **open;
+	struct zrfs_fh **open;
 	size_t count;
 
-	if (zr__fh_collect(fs, st, ZR__K_BATCH, &open, &count)) {
-		zr__fh_lose(fs, st);
-		zr__elog_add(&st->log, st->path, "delete: no memory to gather "
+	if (zrfs_fh_collect(fs, st, ZRFS_K_BATCH, &open, &count)) {
+		zrfs_fh_lose(fs, st);
+		zrfs_elog_add(&st->log, st->path, "delete: no memory to gather "
 			     "the open batch files not read yet: their reads "
 			     "fail (EIO)");
 		return;
 	}
 	for (size_t i = 0; i < count; i++) {
 		prefill(fs, st, open[i]);
-		zr__fh_put(fs, open[i]);
+		zrfs_fh_put(fs, open[i]);
 	}
 	free(open);
 }

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "files.h"
+#include "file_kinds.h"
 
-pid_t zr__caller(fuse_req_t req)
+pid_t zrfs_caller(fuse_req_t req)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	char path[64], line[128];

@@ -10,26 +10,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "files.h"
+#include "file_kinds.h"
 #include "ops.h"
 #include "statsjson.h"
-#include "stlock.h"
+#include "store_park.h"
 
-static int stats_json(struct zr__fstore *st, char **out, size_t *len)
+static int stats_json(struct zrfs_fstore *st, char **out, size_t *len)
 {
 	zr_stats s;
 	int err;
 
 	/* The library's stats would wait for a compact: park instead. */
-	err = zr__st_rdlock(st);
+	err = zrfs_st_rdlock(st);
 	if (err)
 		return err;
 	err = zr_store_stats(st->zs, &s);
-	zr__st_unlock(st);
+	zrfs_st_unlock(st);
 	return err ? err : zr_stats_json(st->zs, &s, out, len);
 }
 
-static int schema_json(struct zr__fstore *st, char **out, size_t *len)
+static int schema_json(struct zrfs_fstore *st, char **out, size_t *len)
 {
 	char *buf = malloc(ZR_SCHEMA_MAX * 4 + 2);
 	int err;
@@ -47,80 +47,80 @@ static int schema_json(struct zr__fstore *st, char **out, size_t *len)
 	return 0;
 }
 
-int zr__text_make(struct zr__fs *fs, const struct zr__node *n, char **out,
+int zrfs_text_make(struct zrfs_fs *fs, const struct zrfs_node *n, char **out,
 		  size_t *len)
 {
 	(void)fs;
 	switch (n->kind) {
-	case ZR__K_STATS:
+	case ZRFS_K_STATS:
 		return stats_json(n->st, out, len);
-	case ZR__K_SCHEMA:
+	case ZRFS_K_SCHEMA:
 		return schema_json(n->st, out, len);
-	case ZR__K_ERRORS:
-		return zr__elog_text(&n->st->log, out, len);
+	case ZRFS_K_ERRORS:
+		return zrfs_elog_text(&n->st->log, out, len);
 	default:
 		return -EINVAL;
 	}
 }
 
 static const char *const usage[] = {
-	[ZR__K_APPEND] = "append: write .npy files here to append their "
+	[ZRFS_K_APPEND] = "append: write .npy files here to append their "
 			 "records\n",
-	[ZR__K_SYNC] = "sync: write anything here to make the store "
+	[ZRFS_K_SYNC] = "sync: write anything here to make the store "
 		       "durable\n",
-	[ZR__K_COMPACT] = "compact: write anything here to compact the "
+	[ZRFS_K_COMPACT] = "compact: write anything here to compact the "
 			  "store in place\n",
-	[ZR__K_DELETE] = "delete: write record indices here (text or an "
+	[ZRFS_K_DELETE] = "delete: write record indices here (text or an "
 			 "integer .npy) to delete them\n",
 };
 
-size_t zr__usage_len(enum zr__kind kind)
+size_t zrfs_usage_len(enum zrfs_kind kind)
 {
 	return strlen(usage[kind]);
 }
 
-void zr__usage_read(fuse_req_t req, enum zr__kind kind, size_t size,
+void zrfs_usage_read(fuse_req_t req, enum zrfs_kind kind, size_t size,
 		    off_t off)
 {
-	zr__reply_slice(req, usage[kind], zr__usage_len(kind), size, off);
+	zrfs_reply_slice(req, usage[kind], zrfs_usage_len(kind), size, off);
 }
 
 /* Open files keep their bytes (see Contents in fs.h), so compact need not
  * wait for them; it moves every record, so every record node is stale. */
-static int compact(struct zr__fs *fs, struct zr__fstore *st)
+static int compact(struct zrfs_fs *fs, struct zrfs_fstore *st)
 {
 	int err;
 
-	zr__st_wrlock(st);
+	zrfs_st_wrlock(st);
 	err = zr_store_compact(st->zs, NULL, NULL);
 	st->gen++;
-	zr__st_wrunlock(st);
-	zr__ops_replay(fs, st);
+	zrfs_st_wrunlock(st);
+	zrfs_ops_replay(fs, st);
 	return err;
 }
 
-int zr__control_write(struct zr__fs *fs, struct zr__fh *fh, const char *buf,
+int zrfs_control_write(struct zrfs_fs *fs, struct zrfs_fh *fh, const char *buf,
 		      size_t size)
 {
-	struct zr__fstore *st = fh->node->st;
+	struct zrfs_fstore *st = fh->node->st;
 	int err = 0;
 
 	(void)fs;
 	switch (fh->node->kind) {
-	case ZR__K_SYNC:
+	case ZRFS_K_SYNC:
 		/* the library orders it against appends, deletes, compacts */
 		err = zr_store_sync(st->zs);
 		break;
-	case ZR__K_COMPACT:
+	case ZRFS_K_COMPACT:
 		err = compact(fs, st);
 		break;
-	case ZR__K_DELETE:
-		return zr__delete_write(fh, buf, size);
+	case ZRFS_K_DELETE:
+		return zrfs_delete_write(fh, buf, size);
 	default:
 		return -EBADF;
 	}
 	if (err)
-		zr__elog_add(&st->log, st->path, "%s: %s", fh->node->name,
+		zrfs_elog_add(&st->log, st->path, "%s: %s", fh->node->name,
 			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 	return err;
 }

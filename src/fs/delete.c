@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "files.h"
-#include "ns.h"
+#include "file_kinds.h"
+#include "lookup.h"
 #include "ops.h"
-#include "stlock.h"
+#include "store_park.h"
 
 #define DELETE_INPUT_MAX (256u << 20)
 
@@ -54,16 +54,16 @@ static int is_sep(char c)
 	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == ',';
 }
 
-static int past_end(struct zr__fstore *st, const char *index, uint64_t limit)
+static int past_end(struct zrfs_fstore *st, const char *index, uint64_t limit)
 {
-	zr__elog_add(&st->log, st->path, "delete: index %s is out of range "
+	zrfs_elog_add(&st->log, st->path, "delete: index %s is out of range "
 		     "(the store holds %" PRIu64 " records)", index, limit);
 	return ZR_E_RANGE;
 }
 
 /* Checks decimal digits s[0, len) (a whole token, or the start of one:
  * more digits only make an index larger) against limit. */
-static int check_digits(struct zr__fstore *st, const char *s, size_t len,
+static int check_digits(struct zrfs_fstore *st, const char *s, size_t len,
 			uint64_t limit, uint64_t *out)
 {
 	char shown[32];
@@ -74,7 +74,7 @@ static int check_digits(struct zr__fstore *st, const char *s, size_t len,
 		s++;
 		len--;
 	}
-	if (!zr__parse_u64(s, len, &x) && x < limit) {
+	if (!zrfs_parse_u64(s, len, &x) && x < limit) {
 		*out = x;
 		return 0;
 	}
@@ -86,7 +86,7 @@ static int check_digits(struct zr__fstore *st, const char *s, size_t len,
 /* Scans text s[*pos, len).  A token that runs to the end of the input is
  * whole only when final; before that only its digits so far are checked
  * and *pos stays at its start.  Collects the indices into iv (if any). */
-static int text_scan(struct zr__fstore *st, const char *s, size_t len,
+static int text_scan(struct zrfs_fstore *st, const char *s, size_t len,
 		     size_t *pos, int final, uint64_t limit,
 		     struct idxvec *iv)
 {
@@ -104,7 +104,7 @@ static int text_scan(struct zr__fstore *st, const char *s, size_t len,
 		while (j < len && s[j] >= '0' && s[j] <= '9')
 			j++;
 		if (j < len && !is_sep(s[j])) {
-			zr__elog_add(&st->log, st->path, "delete: byte %zu "
+			zrfs_elog_add(&st->log, st->path, "delete: byte %zu "
 				     "(0x%02x) is neither a digit nor a "
 				     "separator", j, (unsigned char)s[j]);
 			return -EINVAL;
@@ -119,9 +119,9 @@ static int text_scan(struct zr__fstore *st, const char *s, size_t len,
 	return err;
 }
 
-static int bad_npy(struct zr__fstore *st, const char *why)
+static int bad_npy(struct zrfs_fstore *st, const char *why)
 {
-	zr__elog_add(&st->log, st->path, "delete: %s", why);
+	zrfs_elog_add(&st->log, st->path, "delete: %s", why);
 	return ZR_E_NPY;
 }
 
@@ -146,7 +146,7 @@ static int npy_item(const zr_npy_header *h, const unsigned char *p,
 
 /* Scans an integer .npy in s[0, len) from item *pos on (*pos counts
  * bytes, the header included). */
-static int npy_scan(struct zr__fstore *st, const char *s, size_t len,
+static int npy_scan(struct zrfs_fstore *st, const char *s, size_t len,
 		    size_t *pos, int final, uint64_t limit, struct idxvec *iv)
 {
 	zr_npy_header h;
@@ -184,7 +184,7 @@ static int npy_scan(struct zr__fstore *st, const char *s, size_t len,
 }
 
 /* Checks (and collects into iv) the input not checked yet. */
-static int scan(struct zr__fstore *st, struct zr__fh *fh, int final,
+static int scan(struct zrfs_fstore *st, struct zrfs_fh *fh, int final,
 		struct idxvec *iv)
 {
 	uint64_t limit = zr_store_length(st->zs);
@@ -201,10 +201,10 @@ static int scan(struct zr__fstore *st, struct zr__fh *fh, int final,
 }
 
 /* Caller holds fh->mu. */
-static int take(struct zr__fh *fh, const char *buf, size_t size)
+static int take(struct zrfs_fh *fh, const char *buf, size_t size)
 {
 	if (size > DELETE_INPUT_MAX - fh->len) {
-		zr__elog_add(&fh->node->st->log, fh->node->st->path,
+		zrfs_elog_add(&fh->node->st->log, fh->node->st->path,
 			     "delete: input over %u MiB", DELETE_INPUT_MAX >> 20);
 		return -EFBIG;
 	}
@@ -222,15 +222,15 @@ static int take(struct zr__fh *fh, const char *buf, size_t size)
 	return 0;
 }
 
-int zr__delete_write(struct zr__fh *fh, const char *buf, size_t size)
+int zrfs_delete_write(struct zrfs_fh *fh, const char *buf, size_t size)
 {
-	struct zr__fstore *st = fh->node->st;
+	struct zrfs_fstore *st = fh->node->st;
 	int err;
 
 	pthread_mutex_lock(&fh->mu);
 	err = fh->err;
 	if (!err && atomic_load(&st->appending)) {
-		zr__elog_add(&st->log, st->path, "delete: an append session "
+		zrfs_elog_add(&st->log, st->path, "delete: an append session "
 			     "is open; try again after it closes");
 		err = -EBUSY;
 	}
@@ -247,26 +247,26 @@ int zr__delete_write(struct zr__fh *fh, const char *buf, size_t size)
  * bytes changed: the holes (now holding a moved record; del sorted) and
  * everything past the end.  Their old inodes keep the old bytes for open
  * files. */
-static void invalidate(struct zr__fs *fs, struct zr__fstore *st,
+static void invalidate(struct zrfs_fs *fs, struct zrfs_fstore *st,
 		       uint64_t *del, size_t ndel, uint64_t length)
 {
 	uint64_t *known;
 	size_t nknown;
 
-	if (zr__ns_records(fs, st, &known, &nknown))
+	if (zrfs_ns_records(fs, st, &known, &nknown))
 		return;
 	for (size_t i = 0; i < nknown; i++) {
 		uint64_t idx = known[i];
 
 		if (idx < length && !bsearch(&idx, del, ndel, sizeof(*del),
-					     zr__cmp_u64))
+					     zrfs_cmp_u64))
 			continue;
-		zr__record_unname(fs, st, idx);
+		zrfs_record_unname(fs, st, idx);
 	}
 	free(known);
 }
 
-static int apply(struct zr__fs *fs, struct zr__fstore *st, uint64_t *idx,
+static int apply(struct zrfs_fs *fs, struct zrfs_fstore *st, uint64_t *idx,
 		 size_t n)
 {
 	uint64_t length;
@@ -274,26 +274,26 @@ static int apply(struct zr__fs *fs, struct zr__fstore *st, uint64_t *idx,
 
 	if (!n)
 		return 0;
-	qsort(idx, n, sizeof(*idx), zr__cmp_u64);
-	zr__st_wrlock(st);
-	zr__record_prefill(fs, st, idx, n);
-	zr__batch_prefill(fs, st);
+	qsort(idx, n, sizeof(*idx), zrfs_cmp_u64);
+	zrfs_st_wrlock(st);
+	zrfs_record_prefill(fs, st, idx, n);
+	zrfs_batch_prefill(fs, st);
 	err = zr_store_delete(st->zs, idx, n);
 	length = zr_store_length(st->zs);
 	/* even a failed delete may have moved some records */
-	zr__dlog_add(&st->dlog, ++st->gen, idx, n, length);
-	zr__st_wrunlock(st);
-	zr__ops_replay(fs, st);
+	zrfs_dlog_add(&st->dlog, ++st->gen, idx, n, length);
+	zrfs_st_wrunlock(st);
+	zrfs_ops_replay(fs, st);
 	invalidate(fs, st, idx, n, length);
 	if (err)
-		zr__elog_add(&st->log, st->path, "delete: %s",
+		zrfs_elog_add(&st->log, st->path, "delete: %s",
 			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 	return err;
 }
 
 /* Caller holds fh->mu.  Deletes what was written, or reports the write
  * that failed; either way the handle starts afresh. */
-static int commit(struct zr__fs *fs, struct zr__fh *fh)
+static int commit(struct zrfs_fs *fs, struct zrfs_fh *fh)
 {
 	struct idxvec iv = { 0 };
 	int err = fh->err;
@@ -310,7 +310,7 @@ static int commit(struct zr__fs *fs, struct zr__fh *fh)
 	return err;
 }
 
-int zr__delete_flush(struct zr__fs *fs, struct zr__fh *fh, pid_t caller)
+int zrfs_delete_flush(struct zrfs_fs *fs, struct zrfs_fh *fh, pid_t caller)
 {
 	int err;
 
@@ -322,7 +322,7 @@ int zr__delete_flush(struct zr__fs *fs, struct zr__fh *fh, pid_t caller)
 	return err;
 }
 
-void zr__delete_release(struct zr__fs *fs, struct zr__fh *fh)
+void zrfs_delete_release(struct zrfs_fs *fs, struct zrfs_fh *fh)
 {
 	pthread_mutex_lock(&fh->mu);
 	commit(fs, fh);

@@ -17,24 +17,24 @@
 #include "follow.h"
 #include "fs.h"
 
-struct zr__follower {
+struct zrfs_follower {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;	/* CLOCK_MONOTONIC */
 	int stop;
-	char (*last)[ZR__ELOG_LINE]; /* per store: last message logged */
+	char (*last)[ZRFS_ELOG_LINE]; /* per store: last message logged */
 };
 
-static void refresh_one(struct zr__fstore *st, char *last)
+static void refresh_one(struct zrfs_fstore *st, char *last)
 {
 	if (zr_store_refresh(st->zs) == 0) {
 		last[0] = 0;
 		return;
 	}
-	if (strncmp(last, zr_errmsg(), ZR__ELOG_LINE - 1) == 0)
+	if (strncmp(last, zr_errmsg(), ZRFS_ELOG_LINE - 1) == 0)
 		return;
-	snprintf(last, ZR__ELOG_LINE, "%s", zr_errmsg());
-	zr__elog_add(&st->log, st->path, "follow: %s", last);
+	snprintf(last, ZRFS_ELOG_LINE, "%s", zr_errmsg());
+	zrfs_elog_add(&st->log, st->path, "follow: %s", last);
 }
 
 static void deadline(struct timespec *t, unsigned ms)
@@ -50,8 +50,8 @@ static void deadline(struct timespec *t, unsigned ms)
 
 static void *run(void *arg)
 {
-	struct zr__fs *fs = arg;
-	struct zr__follower *the = fs->follower;
+	struct zrfs_fs *fs = arg;
+	struct zrfs_follower *the = fs->follower;
 	struct timespec t;
 
 	pthread_mutex_lock(&the->mu);
@@ -69,7 +69,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-static void follower_free(struct zr__follower *f)
+static void follower_free(struct zrfs_follower *f)
 {
 	pthread_cond_destroy(&f->cv);
 	pthread_mutex_destroy(&f->mu);
@@ -77,9 +77,9 @@ static void follower_free(struct zr__follower *f)
 	free(f);
 }
 
-int zr__follow_start(struct zr__fs *fs)
+int zrfs_follow_start(struct zrfs_fs *fs)
 {
-	struct zr__follower *f;
+	struct zrfs_follower *f;
 	pthread_condattr_t ca;
 	int err;
 
@@ -105,9 +105,9 @@ int zr__follow_start(struct zr__fs *fs)
 	return 0;
 }
 
-void zr__follow_stop(struct zr__fs *fs)
+void zrfs_follow_stop(struct zrfs_fs *fs)
 {
-	struct zr__follower *the = fs->follower;
+	struct zrfs_follower *the = fs->follower;
 
 	if (!the)
 		return;

@@ -3,13 +3,13 @@
 bin_PROGRAMS += src/fs/zrecordfs
 src_fs_zrecordfs_SOURCES = \
 	src/fs/main.c src/fs/opts.c src/fs/opts.h src/fs/fs.h \
-	src/fs/tree.c src/fs/tree.h src/fs/ns.c src/fs/ns.h \
-	src/fs/ops.c src/fs/ops.h src/fs/readdir.c src/fs/attr.c \
-	src/fs/files.h src/fs/fh.c src/fs/layout.c src/fs/layout.h \
+	src/fs/static_tree.c src/fs/static_tree.h src/fs/lookup.c src/fs/lookup.h \
+	src/fs/ops.c src/fs/ops.h src/fs/readdir.c src/fs/getattr.c \
+	src/fs/file_kinds.h src/fs/handles.c src/fs/file_bytes.c src/fs/file_bytes.h \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/append.c \
-	src/fs/delete.c src/fs/caller.c src/fs/shapes.c src/fs/shapes.h \
-	src/fs/elog.c src/fs/elog.h src/fs/stlock.c src/fs/stlock.h \
-	src/fs/dlog.c src/fs/dlog.h src/fs/mntlock.c src/fs/mntlock.h \
+	src/fs/delete.c src/fs/caller.c src/fs/shape_cache.c src/fs/shape_cache.h \
+	src/fs/errors_log.c src/fs/errors_log.h src/fs/store_park.c src/fs/store_park.h \
+	src/fs/delete_log.c src/fs/delete_log.h src/fs/mount_lock.c src/fs/mount_lock.h \
 	src/fs/follow.c src/fs/follow.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
@@ -25,7 +25,7 @@ src_fs_zrecordfs_LDADD = src/lib/libzrecord.la src/common/libzrcommon.la \
 mounthelperexecdir = $(MOUNT_HELPER_DIR)
 mounthelperexec_PROGRAMS = src/fs/umount.fuse.zrecordfs
 src_fs_umount_fuse_zrecordfs_SOURCES = src/fs/umount_helper.c \
-	src/fs/mntlock.c src/fs/mntlock.h
+	src/fs/mount_lock.c src/fs/mount_lock.h
 src_fs_umount_fuse_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) \
 	-I$(top_srcdir)/src/common
 src_fs_umount_fuse_zrecordfs_LDADD = src/common/libzrcommon.la

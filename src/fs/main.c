@@ -2,7 +2,7 @@
  * main.c - zrecordfs: parse options, lock the mount point, open every
  * store under SRC, mount, serve with the multithreaded session loop, and
  * on unmount or SIGTERM/SIGINT close (and so sync) every store, then let
- * go of the mount point lock (mntlock.h: what umount waits for).
+ * go of the mount point lock (mount_lock.h: what umount waits for).
  *
  * Daemon mode forks before anything else so the worker pool and the
  * session threads all live in the child; the parent exits only once the
@@ -20,14 +20,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "files.h"
+#include "file_kinds.h"
 #include "follow.h"
 #include "fs.h"
-#include "mntlock.h"
-#include "ns.h"
+#include "mount_lock.h"
+#include "lookup.h"
 #include "ops.h"
-#include "shapes.h"
-#include "tree.h"
+#include "shape_cache.h"
+#include "static_tree.h"
 
 /* Parent side: waits for the child's one-byte verdict. */
 static int wait_child(int fd)
@@ -53,7 +53,7 @@ static void detach(int notify)
 		if (null > 2)
 			close(null);
 	}
-	zr__elog_use_syslog(1);
+	zrfs_elog_use_syslog(1);
 	if (write(notify, &ok, 1) != 1)
 		(void)0;
 	close(notify);
@@ -114,7 +114,7 @@ static int check_fuse_dev(void)
 
 /* An empty SRC mounts (stores created later show after a remount), but it
  * is most often a wrong path: say so. */
-static void warn_if_empty(const struct zr__fs *fs)
+static void warn_if_empty(const struct zrfs_fs *fs)
 {
 	if (!fs->nstores)
 		fprintf(stderr, "zrecordfs: warning: SRC %s has no stores (a "
@@ -122,7 +122,7 @@ static void warn_if_empty(const struct zr__fs *fs)
 }
 
 /* The session loop: libfuse's own defaults except what -o says. */
-static int run_loop(struct zr__fs *fs)
+static int run_loop(struct zrfs_fs *fs)
 {
 	struct fuse_loop_config *cfg;
 	int err;
@@ -143,16 +143,16 @@ static int run_loop(struct zr__fs *fs)
 }
 
 /* Everything between taking the mount point lock and letting it go. */
-static int serve_locked(struct zr__fs *fs, int notify)
+static int serve_locked(struct zrfs_fs *fs, int notify)
 {
 	int ret = 1, err;
 
-	if (zr__ns_init(fs))
+	if (zrfs_ns_init(fs))
 		return 1;
-	if (zr__tree_build(fs))
+	if (zrfs_tree_build(fs))
 		goto out_tree;
 	warn_if_empty(fs);
-	fs->se = fuse_session_new(&fs->opts.args, &zr__ops, sizeof(zr__ops),
+	fs->se = fuse_session_new(&fs->opts.args, &zrfs_ops, sizeof(zrfs_ops),
 				  fs);
 	if (!fs->se)
 		goto out_tree;
@@ -160,27 +160,27 @@ static int serve_locked(struct zr__fs *fs, int notify)
 		goto out_session;
 	if (fuse_session_mount(fs->se, fs->opts.mountpoint))
 		goto out_signals;
-	if (zr__follow_start(fs)) {
+	if (zrfs_follow_start(fs)) {
 		fprintf(stderr, "zrecordfs: cannot start the follow thread\n");
 		goto out_mounted;
 	}
 	if (notify >= 0)
 		detach(notify);
 	err = run_loop(fs);
-	zr__follow_stop(fs);
+	zrfs_follow_stop(fs);
 	/* libfuse reports the signal that ended the loop as a positive
 	 * number: SIGTERM/SIGINT/SIGHUP are a clean shutdown. */
 	ret = err < 0 ? 1 : 0;
 	fuse_remove_signal_handlers(fs->se);
-	zr__fh_free_all(fs);
-	zr__shapes_clear();
+	zrfs_fh_free_all(fs);
+	zrfs_shapes_clear();
 	/* Close (sync) before unmounting: once the mount is gone a new mount
 	 * of the same stores may start and must find them unlocked. */
-	if (zr__tree_free(fs))
+	if (zrfs_tree_free(fs))
 		ret = 1;
 	fuse_session_unmount(fs->se);
 	fuse_session_destroy(fs->se);
-	zr__ns_free(fs);
+	zrfs_ns_free(fs);
 	return ret;
 out_mounted:
 	fuse_session_unmount(fs->se);
@@ -189,12 +189,12 @@ out_signals:
 out_session:
 	fuse_session_destroy(fs->se);
 out_tree:
-	zr__tree_free(fs);
-	zr__ns_free(fs);
+	zrfs_tree_free(fs);
+	zrfs_ns_free(fs);
 	return ret;
 }
 
-static int serve(struct zr__fs *fs, int notify)
+static int serve(struct zrfs_fs *fs, int notify)
 {
 	int lock, ret;
 
@@ -210,26 +210,26 @@ static int serve(struct zr__fs *fs, int notify)
 	pthread_mutex_init(&fs->fh_mu, NULL);
 	/* Before the stores: a daemon that served this mount point before
 	 * may still be closing them. */
-	if (zr__mntlock_take(fs->opts.mountpoint, ZR__MNTLOCK_TIMEOUT_MS,
+	if (zrfs_mntlock_take(fs->opts.mountpoint, ZRFS_MNTLOCK_TIMEOUT_MS,
 			     &lock))
 		return 1;
 	ret = serve_locked(fs, notify);
 	/* Every store is closed: umount.fuse.zrecordfs may return now. */
-	zr__mntlock_release(lock);
+	zrfs_mntlock_release(lock);
 	return ret;
 }
 
 int main(int argc, char **argv)
 {
-	static struct zr__fs fs;
+	static struct zrfs_fs fs;
 	int pipefd[2] = { -1, -1 }, ret;
 	pid_t pid;
 
-	ret = zr__opts_parse(argc, argv, &fs.opts);
+	ret = zrfs_opts_parse(argc, argv, &fs.opts);
 	if (!ret && check_fuse_dev())
 		ret = -1;
 	if (ret) {
-		zr__opts_free(&fs.opts);
+		zrfs_opts_free(&fs.opts);
 		return ret < 0 ? 1 : 0;
 	}
 	if (!fs.opts.foreground) {
@@ -250,6 +250,6 @@ int main(int argc, char **argv)
 		setsid();
 	}
 	ret = serve(&fs, pipefd[1]);
-	zr__opts_free(&fs.opts);
+	zrfs_opts_free(&fs.opts);
 	return ret;
 }

@@ -3,7 +3,7 @@
  * calls the per-kind code, maps the result with zr_errno() and replies
  * exactly once -- or, when a store's delete or compact holds what it
  * needs, parks the request for that writer's thread to run again (see
- * stlock.h).
+ * store_park.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "files.h"
-#include "ns.h"
+#include "file_kinds.h"
+#include "lookup.h"
 #include "ops.h"
-#include "stlock.h"
-#include "tree.h"
+#include "store_park.h"
+#include "static_tree.h"
 
-#define FS(req) ((struct zr__fs *)fuse_req_userdata(req))
-#define FH(fi) ((struct zr__fh *)(uintptr_t)(fi)->fh)
+#define FS(req) ((struct zrfs_fs *)fuse_req_userdata(req))
+#define FH(fi) ((struct zrfs_fh *)(uintptr_t)(fi)->fh)
 
 static void reply_err(fuse_req_t req, int err)
 {
@@ -33,14 +33,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 }
 
-/* Parks req on the store whose writer made a step fail with ZR__E_PARK
- * (stlock.h): 1 when parked (the writer's thread will run it again), 0
+/* Parks req on the store whose writer made a step fail with ZRFS_E_PARK
+ * (store_park.h): 1 when parked (the writer's thread will run it again), 0
  * when that writer is already done (run it again now), or -ENOMEM. */
-static int park(fuse_req_t req, const struct zr__parked *how,
+static int park(fuse_req_t req, const struct zrfs_parked *how,
 		const char *name)
 {
 	size_t len = name ? strlen(name) + 1 : 0;
-	struct zr__parked *p = malloc(sizeof(*p) + len);
+	struct zrfs_parked *p = malloc(sizeof(*p) + len);
 
 	if (!p)
 		return -ENOMEM;
@@ -48,46 +48,46 @@ static int park(fuse_req_t req, const struct zr__parked *how,
 	p->req = req;
 	if (name)
 		memcpy(p->name, name, len);
-	if (zr__st_park(zr__st_busy(), p) == 0)
+	if (zrfs_st_park(zrfs_st_busy(), p) == 0)
 		return 1;
 	free(p);
 	return 0;
 }
 
-static void run(struct zr__fs *fs, fuse_req_t req, struct zr__parked *how,
+static void run(struct zrfs_fs *fs, fuse_req_t req, struct zrfs_parked *how,
 		const char *name);
 
-static int lookup_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t parent,
+static int lookup_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t parent,
 		       const char *name)
 {
-	struct zr__node *p = zr__ns_get(fs, parent), *n;
+	struct zrfs_node *p = zrfs_ns_get(fs, parent), *n;
 	struct fuse_entry_param e;
 	int err;
 
 	if (!p)
 		return -ESTALE;
-	err = zr__ns_lookup(fs, p, name, &n);
+	err = zrfs_ns_lookup(fs, p, name, &n);
 	if (err)
 		return err;
 	memset(&e, 0, sizeof(e));
-	err = zr__attr(fs, n, NULL, &e.attr, &e.attr_timeout,
+	err = zrfs_attr(fs, n, NULL, &e.attr, &e.attr_timeout,
 		       &e.entry_timeout);
 	e.ino = n->ino;
 	if (err || fuse_reply_entry(req, &e))
-		zr__ns_forget(fs, n->ino, 1);
+		zrfs_ns_forget(fs, n->ino, 1);
 	return err;
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct zr__parked how = { .op = ZR__P_LOOKUP, .ino = parent };
+	struct zrfs_parked how = { .op = ZRFS_P_LOOKUP, .ino = parent };
 
 	run(FS(req), req, &how, name);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	zr__ns_forget(FS(req), ino, nlookup);
+	zrfs_ns_forget(FS(req), ino, nlookup);
 	fuse_reply_none(req);
 }
 
@@ -95,21 +95,21 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 			    struct fuse_forget_data *forgets)
 {
 	for (size_t i = 0; i < count; i++)
-		zr__ns_forget(FS(req), forgets[i].ino, forgets[i].nlookup);
+		zrfs_ns_forget(FS(req), forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
-static int getattr_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
-			const struct zr__fh *fh)
+static int getattr_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t ino,
+			const struct zrfs_fh *fh)
 {
-	struct zr__node *n = zr__ns_get(fs, ino);
+	struct zrfs_node *n = zrfs_ns_get(fs, ino);
 	struct stat st;
 	double attr_ttl, entry_ttl;
 	int err;
 
 	if (!n)
 		return -ESTALE;
-	err = zr__attr(fs, n, fh, &st, &attr_ttl, &entry_ttl);
+	err = zrfs_attr(fs, n, fh, &st, &attr_ttl, &entry_ttl);
 	if (!err)
 		fuse_reply_attr(req, &st, attr_ttl);
 	return err;
@@ -118,18 +118,18 @@ static int getattr_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
 static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct zr__parked how = {
-		.op = ZR__P_GETATTR, .ino = ino,
-		.fh = fi && fi->fh ? zr__fh_get(FH(fi)) : NULL,
+	struct zrfs_parked how = {
+		.op = ZRFS_P_GETATTR, .ino = ino,
+		.fh = fi && fi->fh ? zrfs_fh_get(FH(fi)) : NULL,
 	};
 
 	run(FS(req), req, &how, NULL);
 }
 
-static int writable(enum zr__kind kind)
+static int writable(enum zrfs_kind kind)
 {
-	return kind == ZR__K_APPEND || kind == ZR__K_SYNC ||
-	       kind == ZR__K_COMPACT || kind == ZR__K_DELETE;
+	return kind == ZRFS_K_APPEND || kind == ZRFS_K_SYNC ||
+	       kind == ZRFS_K_COMPACT || kind == ZRFS_K_DELETE;
 }
 
 #define SET_TIMES (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | \
@@ -142,8 +142,8 @@ static int writable(enum zr__kind kind)
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
-	struct zr__fs *fs = FS(req);
-	struct zr__node *n = zr__ns_get(fs, ino);
+	struct zrfs_fs *fs = FS(req);
+	struct zrfs_node *n = zrfs_ns_get(fs, ino);
 
 	if (!n) {
 		fuse_reply_err(req, ESTALE);
@@ -165,7 +165,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 /* Record, batch and text files are opened read-only.  Append and control
  * files are opened write-only to act, or read-only to show their usage
  * line; never both at once (O_RDWR): one open would mean two things. */
-static int open_kind(struct zr__fs *fs, struct zr__fh *fh, int flags)
+static int open_kind(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
 	int acc = flags & O_ACCMODE;
 
@@ -176,95 +176,95 @@ static int open_kind(struct zr__fs *fs, struct zr__fh *fh, int flags)
 	if (acc == O_RDONLY && writable(fh->node->kind))
 		return 0;
 	switch (fh->node->kind) {
-	case ZR__K_RECORD:
-		return zr__record_open(fh);
-	case ZR__K_BATCH:
-		return zr__batch_open(fs, fh);
-	case ZR__K_STATS:
-	case ZR__K_SCHEMA:
-	case ZR__K_ERRORS:
-		return zr__text_make(fs, fh->node, &fh->buf, &fh->len);
-	case ZR__K_APPEND:
-		return zr__append_open(fs, fh, flags);
-	case ZR__K_SYNC:
-	case ZR__K_COMPACT:
-	case ZR__K_DELETE:
+	case ZRFS_K_RECORD:
+		return zrfs_record_open(fh);
+	case ZRFS_K_BATCH:
+		return zrfs_batch_open(fs, fh);
+	case ZRFS_K_STATS:
+	case ZRFS_K_SCHEMA:
+	case ZRFS_K_ERRORS:
+		return zrfs_text_make(fs, fh->node, &fh->buf, &fh->len);
+	case ZRFS_K_APPEND:
+		return zrfs_append_open(fs, fh, flags);
+	case ZRFS_K_SYNC:
+	case ZRFS_K_COMPACT:
+	case ZRFS_K_DELETE:
 		return 0;
 	default:
 		return -EISDIR;
 	}
 }
 
-static int open_once(struct zr__fs *fs, fuse_req_t req, fuse_ino_t ino,
+static int open_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t ino,
 		     struct fuse_file_info *fi)
 {
-	struct zr__node *n = zr__ns_get(fs, ino);
-	struct zr__fh *fh;
+	struct zrfs_node *n = zrfs_ns_get(fs, ino);
+	struct zrfs_fh *fh;
 	int err;
 
 	if (!n)
 		return -ESTALE;
-	fh = zr__fh_new(fs, n);
+	fh = zrfs_fh_new(fs, n);
 	if (!fh)
 		return -ENOMEM;
 	err = open_kind(fs, fh, fi->flags);
 	if (err) {
-		zr__fh_put(fs, fh);
+		zrfs_fh_put(fs, fh);
 		return err;
 	}
 	fi->fh = (uintptr_t)fh;
 	if ((fi->flags & O_ACCMODE) == O_WRONLY)
-		fh->owner = zr__caller(req);
+		fh->owner = zrfs_caller(req);
 	/* A record or batch node's bytes never change (see Contents in
 	 * fs.h): the kernel may keep its pages from open to open. */
-	if ((n->kind == ZR__K_RECORD ||
-	     (n->kind == ZR__K_BATCH && !fs->opts.direct_batches)) &&
+	if ((n->kind == ZRFS_K_RECORD ||
+	     (n->kind == ZRFS_K_BATCH && !fs->opts.direct_batches)) &&
 	    !fh->uncached)
 		fi->keep_cache = 1;
 	else
 		fi->direct_io = 1;
 	/* Only append and delete act on close, when written: spare the
 	 * others a FLUSH. */
-	if ((n->kind != ZR__K_APPEND && n->kind != ZR__K_DELETE) ||
+	if ((n->kind != ZRFS_K_APPEND && n->kind != ZRFS_K_DELETE) ||
 	    (fi->flags & O_ACCMODE) == O_RDONLY)
 		fi->noflush = 1;
-	zr__fh_publish(fh);
+	zrfs_fh_publish(fh);
 	if (fuse_reply_open(req, fi)) {
-		if (n->kind == ZR__K_APPEND)
-			zr__append_release(fs, fh);
-		zr__fh_put(fs, fh);
+		if (n->kind == ZRFS_K_APPEND)
+			zrfs_append_release(fs, fh);
+		zrfs_fh_put(fs, fh);
 	}
 	return 0;
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct zr__parked how = { .op = ZR__P_OPEN, .ino = ino, .fi = *fi };
+	struct zrfs_parked how = { .op = ZRFS_P_OPEN, .ino = ino, .fi = *fi };
 
 	run(FS(req), req, &how, NULL);
 }
 
 /* A read of a record or batch file: it replies itself, unless it fails
- * (ZR__E_PARK: its first copy needs a store a writer holds). */
-static int read_once(struct zr__fs *fs, fuse_req_t req, struct zr__fh *fh,
+ * (ZRFS_E_PARK: its first copy needs a store a writer holds). */
+static int read_once(struct zrfs_fs *fs, fuse_req_t req, struct zrfs_fh *fh,
 		     size_t size, off_t off)
 {
-	if (fh->node->kind == ZR__K_RECORD)
-		return zr__record_read(req, fh, size, off);
-	return zr__batch_read(req, fs, fh, size, off);
+	if (fh->node->kind == ZRFS_K_RECORD)
+		return zrfs_record_read(req, fh, size, off);
+	return zrfs_batch_read(req, fs, fh, size, off);
 }
 
 /* One try of a request that may park: 0 once it replied, an error to
- * reply with, or ZR__E_PARK. */
-static int run_once(struct zr__fs *fs, fuse_req_t req,
-		    struct zr__parked *how, const char *name)
+ * reply with, or ZRFS_E_PARK. */
+static int run_once(struct zrfs_fs *fs, fuse_req_t req,
+		    struct zrfs_parked *how, const char *name)
 {
 	switch (how->op) {
-	case ZR__P_LOOKUP:
+	case ZRFS_P_LOOKUP:
 		return lookup_once(fs, req, how->ino, name);
-	case ZR__P_GETATTR:
+	case ZRFS_P_GETATTR:
 		return getattr_once(fs, req, how->ino, how->fh);
-	case ZR__P_OPEN:
+	case ZRFS_P_OPEN:
 		return open_once(fs, req, how->ino, &how->fi);
 	default:
 		return read_once(fs, req, how->fh, how->size, how->off);
@@ -274,12 +274,12 @@ static int run_once(struct zr__fs *fs, fuse_req_t req,
 /* Runs the request how describes until it replies, or parks it while a
  * store's writer holds what it needs.  Consumes how->fh (a getattr of an
  * open file, a read), which a parked request keeps. */
-static void run(struct zr__fs *fs, fuse_req_t req, struct zr__parked *how,
+static void run(struct zrfs_fs *fs, fuse_req_t req, struct zrfs_parked *how,
 		const char *name)
 {
 	int err;
 
-	while ((err = run_once(fs, req, how, name)) == ZR__E_PARK) {
+	while ((err = run_once(fs, req, how, name)) == ZRFS_E_PARK) {
 		err = park(req, how, name);
 		if (err > 0)
 			return; /* the parked request holds how->fh */
@@ -288,51 +288,51 @@ static void run(struct zr__fs *fs, fuse_req_t req, struct zr__parked *how,
 	}
 	if (err)
 		reply_err(req, err);
-	zr__fh_put(fs, how->fh);
+	zrfs_fh_put(fs, how->fh);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct zr__fs *fs = FS(req); /* req is gone once replied to */
-	struct zr__fh *fh = zr__fh_get(FH(fi));
+	struct zrfs_fs *fs = FS(req); /* req is gone once replied to */
+	struct zrfs_fh *fh = zrfs_fh_get(FH(fi));
 
 	(void)ino;
 	switch (fh->node->kind) {
-	case ZR__K_RECORD:
-	case ZR__K_BATCH: {
-		struct zr__parked how = {
-			.op = ZR__P_READ, .fh = fh, .size = size, .off = off,
+	case ZRFS_K_RECORD:
+	case ZRFS_K_BATCH: {
+		struct zrfs_parked how = {
+			.op = ZRFS_P_READ, .fh = fh, .size = size, .off = off,
 		};
 
 		run(fs, req, &how, NULL);
 		return;
 	}
-	case ZR__K_STATS:
-	case ZR__K_SCHEMA:
-	case ZR__K_ERRORS:
-		zr__fh_reply(req, fh, size, off);
+	case ZRFS_K_STATS:
+	case ZRFS_K_SCHEMA:
+	case ZRFS_K_ERRORS:
+		zrfs_fh_reply(req, fh, size, off);
 		break;
-	case ZR__K_APPEND:
-	case ZR__K_SYNC:
-	case ZR__K_COMPACT:
-	case ZR__K_DELETE:
-		zr__usage_read(req, fh->node->kind, size, off);
+	case ZRFS_K_APPEND:
+	case ZRFS_K_SYNC:
+	case ZRFS_K_COMPACT:
+	case ZRFS_K_DELETE:
+		zrfs_usage_read(req, fh->node->kind, size, off);
 		break;
 	default:
 		fuse_reply_err(req, EBADF);
 	}
-	zr__fh_put(fs, fh);
+	zrfs_fh_put(fs, fh);
 }
 
-void zr__ops_replay(struct zr__fs *fs, struct zr__fstore *st)
+void zrfs_ops_replay(struct zrfs_fs *fs, struct zrfs_fstore *st)
 {
-	struct zr__parked *p, *next;
+	struct zrfs_parked *p, *next;
 
-	for (p = zr__st_take_ready(st); p; p = next) {
+	for (p = zrfs_st_take_ready(st); p; p = next) {
 		next = p->next;
 		/* only a lookup has a name; the others' name[] is empty */
-		run(fs, p->req, p, p->op == ZR__P_LOOKUP ? p->name : NULL);
+		run(fs, p->req, p, p->op == ZRFS_P_LOOKUP ? p->name : NULL);
 		free(p);
 	}
 }
@@ -340,64 +340,64 @@ void zr__ops_replay(struct zr__fs *fs, struct zr__fstore *st)
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct zr__fs *fs = FS(req);
-	struct zr__fh *fh = zr__fh_get(FH(fi));
+	struct zrfs_fs *fs = FS(req);
+	struct zrfs_fh *fh = zrfs_fh_get(FH(fi));
 	int err;
 
 	(void)ino;
-	if (fh->node->kind == ZR__K_APPEND)
-		err = zr__append_write(fs, fh, buf, size, off);
+	if (fh->node->kind == ZRFS_K_APPEND)
+		err = zrfs_append_write(fs, fh, buf, size, off);
 	else if (writable(fh->node->kind))
-		err = zr__control_write(fs, fh, buf, size);
+		err = zrfs_control_write(fs, fh, buf, size);
 	else
 		err = -EBADF;
 	if (err)
 		reply_err(req, err);
 	else
 		fuse_reply_write(req, size);
-	zr__fh_put(fs, fh);
+	zrfs_fh_put(fs, fh);
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct zr__fs *fs = FS(req);
-	struct zr__fh *fh = zr__fh_get(FH(fi));
+	struct zrfs_fs *fs = FS(req);
+	struct zrfs_fh *fh = zrfs_fh_get(FH(fi));
 	int err = 0;
 
 	(void)ino;
-	if (fh->node->kind == ZR__K_APPEND)
-		err = zr__append_flush(fs, fh, zr__caller(req));
-	else if (fh->node->kind == ZR__K_DELETE)
-		err = zr__delete_flush(fs, fh, zr__caller(req));
+	if (fh->node->kind == ZRFS_K_APPEND)
+		err = zrfs_append_flush(fs, fh, zrfs_caller(req));
+	else if (fh->node->kind == ZRFS_K_DELETE)
+		err = zrfs_delete_flush(fs, fh, zrfs_caller(req));
 	reply_err(req, err);
-	zr__fh_put(fs, fh);
+	zrfs_fh_put(fs, fh);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct zr__fs *fs = FS(req);
-	struct zr__fh *fh = zr__fh_get(FH(fi));
+	struct zrfs_fs *fs = FS(req);
+	struct zrfs_fh *fh = zrfs_fh_get(FH(fi));
 
 	(void)ino;
-	if (fh->node->kind == ZR__K_APPEND)
-		zr__append_release(fs, fh);
-	else if (fh->node->kind == ZR__K_DELETE)
-		zr__delete_release(fs, fh);
+	if (fh->node->kind == ZRFS_K_APPEND)
+		zrfs_append_release(fs, fh);
+	else if (fh->node->kind == ZRFS_K_DELETE)
+		zrfs_delete_release(fs, fh);
 	fuse_reply_err(req, 0);
-	zr__fh_put(fs, fh);
-	zr__fh_put(fs, fh); /* the kernel's reference */
+	zrfs_fh_put(fs, fh);
+	zrfs_fh_put(fs, fh); /* the kernel's reference */
 }
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct zr__node *n = zr__ns_get(FS(req), ino);
+	struct zrfs_node *n = zrfs_ns_get(FS(req), ino);
 
 	if (!n)
 		fuse_reply_err(req, ESTALE);
-	else if (n->kind != ZR__K_DIR && n->kind != ZR__K_STORE &&
-		 n->kind != ZR__K_RECDIR && n->kind != ZR__K_BATCHDIR)
+	else if (n->kind != ZRFS_K_DIR && n->kind != ZRFS_K_STORE &&
+		 n->kind != ZRFS_K_RECDIR && n->kind != ZRFS_K_BATCHDIR)
 		fuse_reply_err(req, ENOTDIR);
 	else
 		fuse_reply_open(req, fi);
@@ -407,7 +407,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		       off_t off, struct fuse_file_info *fi)
 {
 	(void)fi;
-	zr__readdir(req, FS(req), zr__ns_get(FS(req), ino), size, off);
+	zrfs_readdir(req, FS(req), zrfs_ns_get(FS(req), ino), size, off);
 }
 
 /* Names are neither made, removed nor renamed here: a store changes
@@ -469,7 +469,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	refuse(req);
 }
 
-const struct fuse_lowlevel_ops zr__ops = {
+const struct fuse_lowlevel_ops zrfs_ops = {
 	.init = op_init,
 	.lookup = op_lookup,
 	.forget = op_forget,

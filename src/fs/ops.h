@@ -1,22 +1,22 @@
 /*
  * ops.h - the FUSE operation table and the directory listing it uses.
  */
-#ifndef ZR_FS_OPS_H
-#define ZR_FS_OPS_H
+#ifndef ZRFS_OPS_H
+#define ZRFS_OPS_H
 
 #include "fs.h"
 
-extern const struct fuse_lowlevel_ops zr__ops;
+extern const struct fuse_lowlevel_ops zrfs_ops;
 
 /* Lists n (static folders, records/ streamed, batch/ folders) from
  * offset off, replying once. */
-void zr__readdir(fuse_req_t req, struct zr__fs *fs, struct zr__node *n,
+void zrfs_readdir(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_node *n,
 		 size_t size, off_t off);
 
-/* Runs the requests parked on st while its writer held it (stlock.h).
+/* Runs the requests parked on st while its writer held it (store_park.h).
  * The writer calls it as soon as it has dropped the lock, before it sends
  * the kernel any notification: a parked lookup holds the kernel's lock of
  * its folder, which an entry invalidation of that folder waits for. */
-void zr__ops_replay(struct zr__fs *fs, struct zr__fstore *st);
+void zrfs_ops_replay(struct zrfs_fs *fs, struct zrfs_fstore *st);
 
 #endif

@@ -26,9 +26,9 @@ enum {
 	KEY_SUBTYPE,
 };
 
-/* What the option callback learns beyond struct zr__opts. */
+/* What the option callback learns beyond struct zrfs_opts. */
 struct parse_ctx {
-	struct zr__opts *o;
+	struct zrfs_opts *o;
 	int bad;
 	int fsname, subtype;
 	int nargs;		/* non-option arguments seen: SRC, MNT    */
@@ -366,7 +366,7 @@ static int opt_proc(void *data, const char *arg, int key,
 
 /* SRC must be an existing folder; it is kept absolute because a daemon
  * changes its working directory. */
-static int resolve_src(struct zr__opts *o)
+static int resolve_src(struct zrfs_opts *o)
 {
 	char *abs;
 	struct stat st;
@@ -420,7 +420,7 @@ static int add_defaults(struct parse_ctx *c)
 	return err ? -1 : 0;
 }
 
-int zr__opts_parse(int argc, char **argv, struct zr__opts *o)
+int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)
 {
 	struct parse_ctx c = { .o = o };
 	struct fuse_cmdline_opts cmd;
@@ -465,7 +465,7 @@ int zr__opts_parse(int argc, char **argv, struct zr__opts *o)
 	return 0;
 }
 
-void zr__opts_free(struct zr__opts *o)
+void zrfs_opts_free(struct zrfs_opts *o)
 {
 	free(o->src);
 	free(o->mountpoint);

@@ -2,8 +2,8 @@
  * opts.h - zrecordfs command-line options: SRC, the mount point, our own
  * -o options, and the rest handed to libfuse.
  */
-#ifndef ZR_FS_OPTS_H
-#define ZR_FS_OPTS_H
+#ifndef ZRFS_OPTS_H
+#define ZRFS_OPTS_H
 
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
@@ -11,7 +11,7 @@
 
 #include "zrecord.h"
 
-struct zr__opts {
+struct zrfs_opts {
 	char *src;		/* absolute SRC                           */
 	char *mountpoint;
 	int ro;
@@ -32,7 +32,7 @@ struct zr__opts {
 
 /* Parses argv into o.  Returns 0 to mount, 1 when help or the version was
  * printed (exit 0), or -1 after printing a one-line error. */
-int zr__opts_parse(int argc, char **argv, struct zr__opts *o);
-void zr__opts_free(struct zr__opts *o);
+int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o);
+void zrfs_opts_free(struct zrfs_opts *o);
 
 #endif

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ns.h"
+#include "lookup.h"
 #include "ops.h"
-#include "tree.h"
+#include "static_tree.h"
 
 enum { ENT_OK, ENT_SKIP, ENT_END };
 
-static int entry(struct zr__node *n, uint64_t i, char *name, size_t cap,
+static int entry(struct zrfs_node *n, uint64_t i, char *name, size_t cap,
 		 struct stat *st)
 {
 	static const zr_sampler_mode modes[] = {
@@ -30,27 +30,27 @@ static int entry(struct zr__node *n, uint64_t i, char *name, size_t cap,
 		return ENT_OK;
 	}
 	switch (n->kind) {
-	case ZR__K_DIR:
-	case ZR__K_STORE:
+	case ZRFS_K_DIR:
+	case ZRFS_K_STORE:
 		if (j >= n->nkids)
 			return ENT_END;
-		if (n->kids[j]->kind == ZR__K_BATCHDIR && n->kids[j]->ds &&
-		    !zr__ds_equal(n->kids[j]->ds, &len))
+		if (n->kids[j]->kind == ZRFS_K_BATCHDIR && n->kids[j]->ds &&
+		    !zrfs_ds_equal(n->kids[j]->ds, &len))
 			return ENT_SKIP;
 		snprintf(name, cap, "%s", n->kids[j]->name);
 		st->st_ino = n->kids[j]->ino;
-		if (n->kids[j]->kind > ZR__K_BATCHDIR)
+		if (n->kids[j]->kind > ZRFS_K_BATCHDIR)
 			st->st_mode = S_IFREG;
 		return ENT_OK;
-	case ZR__K_RECDIR:
+	case ZRFS_K_RECDIR:
 		if (j >= zr_store_length(n->st->zs))
 			return ENT_END;
 		snprintf(name, cap, "%llu.npy", (unsigned long long)j);
-		st->st_ino = ZR__REC_BIT | (uint64_t)n->st->id <<
-			     ZR__REC_IDX_BITS | (j & ((1ull << ZR__REC_IDX_BITS) - 1));
+		st->st_ino = ZRFS_REC_BIT | (uint64_t)n->st->id <<
+			     ZRFS_REC_IDX_BITS | (j & ((1ull << ZRFS_REC_IDX_BITS) - 1));
 		st->st_mode = S_IFREG;
 		return ENT_OK;
-	case ZR__K_BATCHDIR:
+	case ZRFS_K_BATCHDIR:
 		if (n->depth != 0 || j >= sizeof(modes) / sizeof(modes[0]))
 			return ENT_END;
 		snprintf(name, cap, "%s", zr_sampler_mode_name(modes[j]));
@@ -61,7 +61,7 @@ static int entry(struct zr__node *n, uint64_t i, char *name, size_t cap,
 	}
 }
 
-void zr__readdir(fuse_req_t req, struct zr__fs *fs, struct zr__node *n,
+void zrfs_readdir(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_node *n,
 		 size_t size, off_t off)
 {
 	char *buf, name[64 + 256];

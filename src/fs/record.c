@@ -4,7 +4,7 @@
  * repeated open costs no decoding: a handle copies its record only when
  * the kernel first asks for a page it does not have.  Until then the
  * index must keep showing the node's bytes; a delete that would change
- * them first fills every such handle (zr__record_prefill), so every read
+ * them first fills every such handle (zrfs_record_prefill), so every read
  * of a handle serves that one record whole, whatever deletes or compacts
  * happen before it is closed.
  */
@@ -12,15 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "files.h"
-#include "layout.h"
-#include "ns.h"
-#include "stlock.h"
+#include "file_kinds.h"
+#include "file_bytes.h"
+#include "lookup.h"
+#include "store_park.h"
 
 /* Caller holds st's read (or write) lock and fh->mu. */
-static int fill(struct zr__fh *fh)
+static int fill(struct zrfs_fh *fh)
 {
-	struct zr__node *n = fh->node;
+	struct zrfs_node *n = fh->node;
 	int err;
 
 	if (fh->buf)
@@ -28,28 +28,28 @@ static int fill(struct zr__fh *fh)
 	fh->buf = malloc(fh->len ? fh->len : 1);
 	if (!fh->buf)
 		return -ENOMEM;
-	err = zr__rec_fill(n->st, n->idx, n->form, fh->buf, fh->len);
+	err = zrfs_rec_fill(n->st, n->idx, n->form, fh->buf, fh->len);
 	if (err) {
 		free(fh->buf);
 		fh->buf = NULL;
-		zr__elog_add(&n->st->log, n->st->path, "records/%llu.%s: %s",
+		zrfs_elog_add(&n->st->log, n->st->path, "records/%llu.%s: %s",
 			     (unsigned long long)n->idx,
-			     n->form == ZR__F_PNG ? "png" : "npy",
+			     n->form == ZRFS_F_PNG ? "png" : "npy",
 			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 	}
 	return err;
 }
 
-int zr__record_open(struct zr__fh *fh)
+int zrfs_record_open(struct zrfs_fh *fh)
 {
-	struct zr__node *n = fh->node;
-	struct zr__fstore *st = n->st;
+	struct zrfs_node *n = fh->node;
+	struct zrfs_fstore *st = n->st;
 	uint64_t size;
-	int err = zr__st_rdlock(st);
+	int err = zrfs_st_rdlock(st);
 
 	if (err)
 		return err;
-	err = zr__rec_size(st, n->idx, n->form, &size);
+	err = zrfs_rec_size(st, n->idx, n->form, &size);
 	if (err == ZR_E_DTYPE || err == ZR_E_SHAPE)
 		err = -ENOENT; /* no longer an image: no .png */
 	/* The name shows other bytes now.  Of another size: the kernel must
@@ -57,7 +57,7 @@ int zr__record_open(struct zr__fh *fh)
 	 * copied now and past the node's page cache (which has the old). */
 	if (err == -ENOENT || (!err && size != n->size))
 		err = -ESTALE;
-	else if (!err && !zr__rec_current(st, n))
+	else if (!err && !zrfs_rec_current(st, n))
 		fh->uncached = 1;
 	fh->len = size;
 	if (!err && fh->uncached) {
@@ -66,39 +66,39 @@ int zr__record_open(struct zr__fh *fh)
 		pthread_mutex_unlock(&fh->mu);
 		atomic_store_explicit(&fh->filled, !err, memory_order_release);
 	}
-	zr__st_unlock(st);
+	zrfs_st_unlock(st);
 	return err;
 }
 
-int zr__record_read(fuse_req_t req, struct zr__fh *fh, size_t size,
+int zrfs_record_read(fuse_req_t req, struct zrfs_fh *fh, size_t size,
 		    off_t off)
 {
-	struct zr__fstore *st = fh->node->st;
+	struct zrfs_fstore *st = fh->node->st;
 	int err;
 
 	if (!atomic_load_explicit(&fh->filled, memory_order_acquire)) {
-		err = zr__st_rdlock(st);
+		err = zrfs_st_rdlock(st);
 		if (err)
 			return err;
 		pthread_mutex_lock(&fh->mu);
 		/* Not filled before a delete changed the index (prefill had
 		 * no memory): the node's bytes are gone. */
-		if (!fh->buf && !zr__rec_current(st, fh->node))
+		if (!fh->buf && !zrfs_rec_current(st, fh->node))
 			err = -EIO;
 		else
 			err = fill(fh);
 		pthread_mutex_unlock(&fh->mu);
-		zr__st_unlock(st);
+		zrfs_st_unlock(st);
 		if (err)
 			return err;
 		/* buf is complete: later reads need no lock */
 		atomic_store_explicit(&fh->filled, 1, memory_order_release);
 	}
-	zr__fh_reply(req, fh, size, off);
+	zrfs_fh_reply(req, fh, size, off);
 	return 0;
 }
 
-void zr__record_unname(struct zr__fs *fs, const struct zr__fstore *st,
+void zrfs_record_unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 			uint64_t idx)
 {
 	static const char *const ext[] = { "npy", "png" };
@@ -113,27 +113,27 @@ void zr__record_unname(struct zr__fs *fs, const struct zr__fstore *st,
 	}
 }
 
-void zr__record_prefill(struct zr__fs *fs, struct zr__fstore *st,
+void zrfs_record_prefill(struct zrfs_fs *fs, struct zrfs_fstore *st,
 			const uint64_t *del, size_t n)
 {
 	uint64_t len = zr_store_length(st->zs);
 	uint64_t end = n < len ? len - n : 0;
-	struct zr__fh **open;
+	struct zrfs_fh **open;
 	size_t count;
 
-	if (zr__fh_collect(fs, st, ZR__K_RECORD, &open, &count))
+	if (zrfs_fh_collect(fs, st, ZRFS_K_RECORD, &open, &count))
 		return; /* no memory: those handles fail their reads (EIO) */
 	for (size_t i = 0; i < count; i++) {
-		struct zr__fh *fh = open[i];
+		struct zrfs_fh *fh = open[i];
 		uint64_t idx = fh->node->idx;
 
 		pthread_mutex_lock(&fh->mu);
 		if (!fh->buf && (idx >= end || bsearch(&idx, del, n,
 						       sizeof(*del),
-						       zr__cmp_u64)))
+						       zrfs_cmp_u64)))
 			fill(fh);
 		pthread_mutex_unlock(&fh->mu);
-		zr__fh_put(fs, fh);
+		zrfs_fh_put(fs, fh);
 	}
 	free(open);
 }

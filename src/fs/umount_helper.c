@@ -2,7 +2,7 @@
  * umount_helper.c - umount.fuse.zrecordfs, the umount(8) helper: unmounts
  * a zrecordfs mount, then waits until its daemon has closed (synced and
  * unlocked) every store, so that a command run after `umount MNT` finds
- * the stores free (mntlock.h says how the wait works).
+ * the stores free (mount_lock.h says how the wait works).
  *
  * umount(8) runs /sbin/umount.<fstype> for any mount of that type, as
  *     umount.fuse.zrecordfs MOUNTPOINT [-flnrv] [-N NS] [-t TYPE]
@@ -20,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lockholder.h"
-#include "mntlock.h"
+#include "lock_holder.h"
+#include "mount_lock.h"
 
 #define ME "umount.fuse.zrecordfs"
 #define EX_USAGE 1   /* umount(8)'s codes */
@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		"closed\n(synced and unlocked) every store.  umount(8) runs "
 		"it; -l (lazy)\nand -N (another namespace) do not wait.\n"
 		"ZRECORDFS_UMOUNT_TIMEOUT=SECONDS bounds the wait (default "
-		"%u, 0: no wait).\n", ZR__MNTLOCK_TIMEOUT_MS / 1000);
+		"%u, 0: no wait).\n", ZRFS_MNTLOCK_TIMEOUT_MS / 1000);
 }
 
 /* Whole seconds, at most a day. */
@@ -51,7 +51,7 @@ static int parse_timeout(struct args *a)
 	char *end;
 	unsigned long v;
 
-	a->timeout_ms = ZR__MNTLOCK_TIMEOUT_MS;
+	a->timeout_ms = ZRFS_MNTLOCK_TIMEOUT_MS;
 	if (!s)
 		return 0;
 	errno = 0;
@@ -192,7 +192,7 @@ static int wait_for_daemon(const struct args *a)
 	if (a->verbose)
 		printf(ME ": waiting for zrecordfs to close the stores of "
 		       "%s\n", a->mnt);
-	err = zr__mntlock_wait(a->mnt, a->timeout_ms);
+	err = zrfs_mntlock_wait(a->mnt, a->timeout_ms);
 	if (!err)
 		return 0;
 	if (err != -ETIMEDOUT) {

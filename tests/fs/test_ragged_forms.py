@@ -239,7 +239,7 @@ def test_parts_read_by_many_processes_at_once(stores, mount):
 
 def test_kept_records_never_outlive_a_delete(src, mount):
     """On a compressed store a lookup of a packed name gathers its records
-    and keeps them for the read (src/fs/shapes.h).  A delete, then appends
+    and keeps them for the read (src/fs/shape_cache.h).  A delete, then appends
     that bring the store back to its length, between the lookup and the
     read change the batch: the read serves the batch as the store now is,
     never the records kept before."""

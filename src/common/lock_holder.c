@@ -1,6 +1,6 @@
 /*
- * lockholder.c - finding an flock's holder in /proc/locks (see
- * lockholder.h).
+ * lock_holder.c - finding an flock's holder in /proc/locks (see
+ * lock_holder.h).
  */
 #include <stdio.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "lockholder.h"
+#include "lock_holder.h"
 
 /* One line per lock: "1: FLOCK  ADVISORY  WRITE 1234 00:2f:5678 0 EOF";
  * waiters ("1: -> FLOCK ...") are skipped. */

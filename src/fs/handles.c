@@ -1,5 +1,5 @@
 /*
- * fh.c - open-file handles: allocation, reference counts (and the list
+ * handles.c - open-file handles: allocation, reference counts (and the list
  * shutdown frees), the cache of large batch buffers, and replying to reads
  * straight from a handle's buffer.
  */
@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "files.h"
-#include "layout.h"
+#include "file_kinds.h"
+#include "file_bytes.h"
 #include "npystream.h"
-#include "ns.h"
+#include "lookup.h"
 
 /* Released batch buffers kept for the next open: a fresh 37 MiB buffer
  * costs more in page faults than gathering into it does. */
@@ -24,7 +24,7 @@ static struct {
 	size_t bytes;
 } cache = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-void *zr__buf_get(size_t size, size_t *cap)
+void *zrfs_buf_get(size_t size, size_t *cap)
 {
 	int best = -1;
 	void *p;
@@ -47,7 +47,7 @@ void *zr__buf_get(size_t size, size_t *cap)
 	return malloc(*cap);
 }
 
-void zr__buf_put(void *buf, size_t cap)
+void zrfs_buf_put(void *buf, size_t cap)
 {
 	int slot = -1;
 
@@ -78,14 +78,14 @@ void zr__buf_put(void *buf, size_t cap)
 	free(buf);
 }
 
-struct zr__fh *zr__fh_new(struct zr__fs *fs, struct zr__node *n)
+struct zrfs_fh *zrfs_fh_new(struct zrfs_fs *fs, struct zrfs_node *n)
 {
-	struct zr__fh *fh = calloc(1, sizeof(*fh));
+	struct zrfs_fh *fh = calloc(1, sizeof(*fh));
 
 	if (!fh)
 		return NULL;
 	fh->node = n;
-	zr__ns_hold(fs, n);
+	zrfs_ns_hold(fs, n);
 	atomic_init(&fh->refs, 1);
 	pthread_mutex_init(&fh->mu, NULL);
 	pthread_mutex_lock(&fs->fh_mu);
@@ -97,7 +97,7 @@ struct zr__fh *zr__fh_new(struct zr__fs *fs, struct zr__node *n)
 	return fh;
 }
 
-static void fh_free(struct zr__fs *fs, struct zr__fh *fh)
+static void fh_free(struct zrfs_fs *fs, struct zrfs_fh *fh)
 {
 	pthread_mutex_lock(&fs->fh_mu);
 	if (fh->prev)
@@ -108,13 +108,13 @@ static void fh_free(struct zr__fs *fs, struct zr__fh *fh)
 		fh->next->prev = fh->prev;
 	pthread_mutex_unlock(&fs->fh_mu);
 	if (fh->cached)
-		zr__buf_put(fh->buf, fh->cap);
+		zrfs_buf_put(fh->buf, fh->cap);
 	else
 		free(fh->buf);
-	zr__batch_fill_free(fh);
+	zrfs_batch_fill_free(fh);
 	pthread_mutex_destroy(&fh->mu);
 	zr_npystream_free(fh->ns); /* an unfinished session is aborted */
-	zr__ns_forget(fs, fh->node->ino, 1);
+	zrfs_ns_forget(fs, fh->node->ino, 1);
 	free(fh);
 }
 
@@ -131,19 +131,19 @@ static void fh_free(struct zr__fs *fs, struct zr__fh *fh)
 #define TAKEN_OVER(p) ((void)(p))
 #endif
 
-void zr__fh_publish(struct zr__fh *fh)
+void zrfs_fh_publish(struct zrfs_fh *fh)
 {
 	HANDED_OVER(fh);
 }
 
-struct zr__fh *zr__fh_get(struct zr__fh *fh)
+struct zrfs_fh *zrfs_fh_get(struct zrfs_fh *fh)
 {
 	TAKEN_OVER(fh);
 	atomic_fetch_add_explicit(&fh->refs, 1, memory_order_relaxed);
 	return fh;
 }
 
-void zr__fh_put(struct zr__fs *fs, struct zr__fh *fh)
+void zrfs_fh_put(struct zrfs_fs *fs, struct zrfs_fh *fh)
 {
 	/* acq_rel: the freeing thread sees every other holder's writes */
 	if (fh && atomic_fetch_sub_explicit(&fh->refs, 1,
@@ -152,41 +152,41 @@ void zr__fh_put(struct zr__fs *fs, struct zr__fh *fh)
 }
 
 /* Whether fh is a handle of kind that reads st. */
-static int reads(const struct zr__fh *fh, const struct zr__fstore *st,
-		 enum zr__kind kind)
+static int reads(const struct zrfs_fh *fh, const struct zrfs_fstore *st,
+		 enum zrfs_kind kind)
 {
-	struct zr__fstore *const *all;
+	struct zrfs_fstore *const *all;
 	size_t k;
 
 	if (fh->node->kind != kind)
 		return 0;
-	if (kind != ZR__K_BATCH)
+	if (kind != ZRFS_K_BATCH)
 		return fh->node->st == st;
-	k = zr__batch_stores(fh->node, &all);
+	k = zrfs_batch_stores(fh->node, &all);
 	for (size_t i = 0; i < k; i++)
 		if (all[i] == st)
 			return 1;
 	return 0;
 }
 
-void zr__fh_lose(struct zr__fs *fs, const struct zr__fstore *st)
+void zrfs_fh_lose(struct zrfs_fs *fs, const struct zrfs_fstore *st)
 {
 	pthread_mutex_lock(&fs->fh_mu);
-	for (struct zr__fh *fh = fs->fhs; fh; fh = fh->next)
-		if (reads(fh, st, ZR__K_BATCH) && fh->lazy)
+	for (struct zrfs_fh *fh = fs->fhs; fh; fh = fh->next)
+		if (reads(fh, st, ZRFS_K_BATCH) && fh->lazy)
 			atomic_store(&fh->lost, 1);
 	pthread_mutex_unlock(&fs->fh_mu);
 }
 
-int zr__fh_collect(struct zr__fs *fs, const struct zr__fstore *st,
-		   enum zr__kind kind, struct zr__fh ***out, size_t *n)
+int zrfs_fh_collect(struct zrfs_fs *fs, const struct zrfs_fstore *st,
+		   enum zrfs_kind kind, struct zrfs_fh ***out, size_t *n)
 {
-	struct zr__fh **v = NULL;
+	struct zrfs_fh **v = NULL;
 	size_t k = 0, cap = 0;
 	int err = 0;
 
 	pthread_mutex_lock(&fs->fh_mu);
-	for (struct zr__fh *fh = fs->fhs; fh; fh = fh->next) {
+	for (struct zrfs_fh *fh = fs->fhs; fh; fh = fh->next) {
 		unsigned refs = atomic_load(&fh->refs);
 
 		if (!reads(fh, st, kind))
@@ -214,7 +214,7 @@ int zr__fh_collect(struct zr__fs *fs, const struct zr__fstore *st,
 	pthread_mutex_unlock(&fs->fh_mu);
 	if (err) {
 		for (size_t i = 0; i < k; i++)
-			zr__fh_put(fs, v[i]);
+			zrfs_fh_put(fs, v[i]);
 		free(v);
 		return err;
 	}
@@ -224,13 +224,13 @@ int zr__fh_collect(struct zr__fs *fs, const struct zr__fstore *st,
 }
 
 /* Only after the session loop has ended: no request holds a reference. */
-void zr__fh_free_all(struct zr__fs *fs)
+void zrfs_fh_free_all(struct zrfs_fs *fs)
 {
 	while (fs->fhs)
 		fh_free(fs, fs->fhs);
 }
 
-void zr__reply_slice(fuse_req_t req, const char *buf, size_t len,
+void zrfs_reply_slice(fuse_req_t req, const char *buf, size_t len,
 		     size_t size, off_t off)
 {
 	if (off < 0 || (uint64_t)off >= len)
@@ -240,7 +240,7 @@ void zr__reply_slice(fuse_req_t req, const char *buf, size_t len,
 	fuse_reply_buf(req, size ? buf + off : NULL, size);
 }
 
-void zr__fh_reply(fuse_req_t req, struct zr__fh *fh, size_t size, off_t off)
+void zrfs_fh_reply(fuse_req_t req, struct zrfs_fh *fh, size_t size, off_t off)
 {
-	zr__reply_slice(req, fh->buf, fh->len, size, off);
+	zrfs_reply_slice(req, fh->buf, fh->len, size, off);
 }

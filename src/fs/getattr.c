@@ -1,5 +1,5 @@
 /*
- * attr.c - getattr for every node kind: modes, exact sizes and cache
+ * getattr.c - getattr for every node kind: modes, exact sizes and cache
  * timeouts.  Record and batch nodes keep the size they were looked up
  * with (see Contents in fs.h), so their attributes never expire; a batch
  * name's entry does at once (its content follows the store), a record
@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "files.h"
-#include "layout.h"
+#include "file_kinds.h"
+#include "file_bytes.h"
 
-static int file_size(struct zr__fs *fs, const struct zr__node *n,
+static int file_size(struct zrfs_fs *fs, const struct zrfs_node *n,
 		     uint64_t *size)
 {
 	char *text;
@@ -22,23 +22,23 @@ static int file_size(struct zr__fs *fs, const struct zr__node *n,
 	int err;
 
 	switch (n->kind) {
-	case ZR__K_RECORD:
-	case ZR__K_BATCH:
+	case ZRFS_K_RECORD:
+	case ZRFS_K_BATCH:
 		*size = n->size;
 		return 0;
-	case ZR__K_STATS:
-	case ZR__K_SCHEMA:
-	case ZR__K_ERRORS:
-		err = zr__text_make(fs, n, &text, &len);
+	case ZRFS_K_STATS:
+	case ZRFS_K_SCHEMA:
+	case ZRFS_K_ERRORS:
+		err = zrfs_text_make(fs, n, &text, &len);
 		if (!err)
 			free(text);
 		*size = len;
 		return err;
-	case ZR__K_APPEND:
-	case ZR__K_SYNC:
-	case ZR__K_COMPACT:
-	case ZR__K_DELETE:
-		*size = zr__usage_len(n->kind);
+	case ZRFS_K_APPEND:
+	case ZRFS_K_SYNC:
+	case ZRFS_K_COMPACT:
+	case ZRFS_K_DELETE:
+		*size = zrfs_usage_len(n->kind);
 		return 0;
 	default:
 		*size = 0;
@@ -46,18 +46,18 @@ static int file_size(struct zr__fs *fs, const struct zr__node *n,
 	}
 }
 
-static mode_t mode_of(enum zr__kind kind)
+static mode_t mode_of(enum zrfs_kind kind)
 {
 	switch (kind) {
-	case ZR__K_DIR:
-	case ZR__K_STORE:
-	case ZR__K_RECDIR:
-	case ZR__K_BATCHDIR:
+	case ZRFS_K_DIR:
+	case ZRFS_K_STORE:
+	case ZRFS_K_RECDIR:
+	case ZRFS_K_BATCHDIR:
 		return S_IFDIR | 0755;
-	case ZR__K_APPEND:
-	case ZR__K_SYNC:
-	case ZR__K_COMPACT:
-	case ZR__K_DELETE:
+	case ZRFS_K_APPEND:
+	case ZRFS_K_SYNC:
+	case ZRFS_K_COMPACT:
+	case ZRFS_K_DELETE:
 		/* readable (a usage line), so copies of a store succeed */
 		return S_IFREG | 0644;
 	default:
@@ -65,17 +65,17 @@ static mode_t mode_of(enum zr__kind kind)
 	}
 }
 
-int zr__attr(struct zr__fs *fs, const struct zr__node *n,
-	     const struct zr__fh *fh, struct stat *st, double *attr_ttl,
+int zrfs_attr(struct zrfs_fs *fs, const struct zrfs_node *n,
+	     const struct zrfs_fh *fh, struct stat *st, double *attr_ttl,
 	     double *entry_ttl)
 {
 	uint64_t size = 0;
 	int err = 0;
 
 	/* An open file is what its handle serves. */
-	if (fh && (n->kind == ZR__K_STATS || n->kind == ZR__K_SCHEMA ||
-		   n->kind == ZR__K_ERRORS || n->kind == ZR__K_RECORD ||
-		   n->kind == ZR__K_BATCH))
+	if (fh && (n->kind == ZRFS_K_STATS || n->kind == ZRFS_K_SCHEMA ||
+		   n->kind == ZRFS_K_ERRORS || n->kind == ZRFS_K_RECORD ||
+		   n->kind == ZRFS_K_BATCH))
 		size = fh->len;
 	else
 		err = file_size(fs, n, &size);
@@ -92,22 +92,22 @@ int zr__attr(struct zr__fs *fs, const struct zr__node *n,
 	st->st_blksize = 4096;
 	st->st_blocks = (blkcnt_t)((size + 511) / 512);
 	st->st_atim = st->st_mtim = st->st_ctim = fs->t0;
-	*entry_ttl = ZR__TTL_LONG;
-	*attr_ttl = ZR__TTL_LONG;
+	*entry_ttl = ZRFS_TTL_LONG;
+	*attr_ttl = ZRFS_TTL_LONG;
 	switch (n->kind) {
-	case ZR__K_BATCHDIR:
+	case ZRFS_K_BATCHDIR:
 		/* a dataset's @batch comes and goes with equal lengths */
 		if (n->ds && n->depth == 0)
 			*entry_ttl = 0;
 		break;
-	case ZR__K_BATCH:
+	case ZRFS_K_BATCH:
 		/* the node's bytes never change, the name's do */
 		*entry_ttl = 0;
 		break;
-	case ZR__K_DIR:
-	case ZR__K_STORE:
-	case ZR__K_RECDIR:
-	case ZR__K_RECORD:
+	case ZRFS_K_DIR:
+	case ZRFS_K_STORE:
+	case ZRFS_K_RECDIR:
+	case ZRFS_K_RECORD:
 		break;
 	default:
 		*attr_ttl = 0;

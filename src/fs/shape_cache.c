@@ -1,6 +1,6 @@
 /*
- * shapes.c - what lookups of packed and padded batch names kept for the
- * reads and lookups that follow (see shapes.h): a handful of slots,
+ * shape_cache.c - what lookups of packed and padded batch names kept for the
+ * reads and lookups that follow (see shape_cache.h): a handful of slots,
  * replaced round-robin, under one mutex held while an entry is found and
  * its shapes copied (at most MAX_SHAPES bytes).  Kept records count
  * against one budget for all slots (MAX_RECS): past it, the oldest
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shapes.h"
+#include "shape_cache.h"
 
 #define SLOTS 8
 #define MAX_SHAPES (1u << 20) /* per entry: B * ndim * 8 */
@@ -19,7 +19,7 @@ struct slot {
 	const void *stores;	/* n->ds or n->st: which records      */
 	uint64_t seed, step, bsize, length, gen, count;
 	int mode;	/* not the form: every form has the same records */
-	struct zr__kept k;
+	struct zrfs_kept k;
 };
 
 static struct {
@@ -29,7 +29,7 @@ static struct {
 	uint64_t recs;		/* bytes of records kept */
 } cache = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-static struct slot key(const struct zr__node *n, uint64_t length,
+static struct slot key(const struct zrfs_node *n, uint64_t length,
 		       uint64_t gen, uint64_t count)
 {
 	struct slot k = {
@@ -50,7 +50,7 @@ static int same(const struct slot *a, const struct slot *b)
 	       a->count == b->count && a->mode == b->mode;
 }
 
-void zr__kept_free(struct zr__kept *k)
+void zrfs_kept_free(struct zrfs_kept *k)
 {
 	free(k->shapes);
 	free(k->recs);
@@ -74,7 +74,7 @@ static int find(const struct slot *k)
 
 /* Empties slot i, giving what it held to *old (freed by the caller,
  * outside the mutex).  Caller holds cache.mu. */
-static void empty(int i, struct zr__kept *old)
+static void empty(int i, struct zrfs_kept *old)
 {
 	cache.recs -= recs_bytes(&cache.s[i]);
 	*old = cache.s[i].k;
@@ -97,11 +97,11 @@ static void make_room(uint64_t more, char *drop[SLOTS],
 	}
 }
 
-void zr__shapes_put(const struct zr__node *n, uint64_t length, uint64_t gen,
-		    uint64_t count, struct zr__kept *k)
+void zrfs_shapes_put(const struct zrfs_node *n, uint64_t length, uint64_t gen,
+		    uint64_t count, struct zrfs_kept *k)
 {
 	struct slot s = key(n, length, gen, count);
-	struct zr__kept old = { 0 };
+	struct zrfs_kept old = { 0 };
 	char *drop[SLOTS] = { 0 };
 	uint64_t *dropoff[SLOTS] = { 0 };
 	uint64_t more;
@@ -109,7 +109,7 @@ void zr__shapes_put(const struct zr__node *n, uint64_t length, uint64_t gen,
 
 	if (!k->shapes || !count ||
 	    count * (k->rndim ? k->rndim : 1) > MAX_SHAPES / 8) {
-		zr__kept_free(k);
+		zrfs_kept_free(k);
 		return;
 	}
 	s.k = *k;
@@ -132,15 +132,15 @@ void zr__shapes_put(const struct zr__node *n, uint64_t length, uint64_t gen,
 	cache.s[i] = s;
 	cache.recs += more;
 	pthread_mutex_unlock(&cache.mu);
-	zr__kept_free(&old);
+	zrfs_kept_free(&old);
 	for (size_t j = 0; j < SLOTS; j++) {
 		free(drop[j]);
 		free(dropoff[j]);
 	}
 }
 
-int zr__shapes_get(const struct zr__node *n, uint64_t length, uint64_t gen,
-		   uint64_t count, int recs, struct zr__kept *out)
+int zrfs_shapes_get(const struct zrfs_node *n, uint64_t length, uint64_t gen,
+		   uint64_t count, int recs, struct zrfs_kept *out)
 {
 	struct slot s = key(n, length, gen, count);
 	size_t bytes;
@@ -150,7 +150,7 @@ int zr__shapes_get(const struct zr__node *n, uint64_t length, uint64_t gen,
 	pthread_mutex_lock(&cache.mu);
 	i = find(&s);
 	if (i >= 0) {
-		struct zr__kept *k = &cache.s[i].k;
+		struct zrfs_kept *k = &cache.s[i].k;
 
 		out->rndim = k->rndim;
 		bytes = count * (k->rndim ? k->rndim : 1) * sizeof(*k->shapes);
@@ -169,11 +169,11 @@ int zr__shapes_get(const struct zr__node *n, uint64_t length, uint64_t gen,
 	return out->shapes ? 0 : -1;
 }
 
-void zr__shapes_clear(void)
+void zrfs_shapes_clear(void)
 {
 	pthread_mutex_lock(&cache.mu);
 	for (size_t i = 0; i < SLOTS; i++)
-		zr__kept_free(&cache.s[i].k);
+		zrfs_kept_free(&cache.s[i].k);
 	cache.recs = 0;
 	pthread_mutex_unlock(&cache.mu);
 }

@@ -1,33 +1,33 @@
 /*
- * dlog.c - the bounded log of a store's deletes (see dlog.h).  The caller
- * serializes: writers under the store's write lock, readers under its
- * read lock.
+ * delete_log.c - the bounded log of a store's deletes (see
+ * delete_log.h).  The caller serializes: writers under the store's write
+ * lock, readers under its read lock.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "dlog.h"
+#include "delete_log.h"
 
-static void drop_oldest(struct zr__dlog *d)
+static void drop_oldest(struct zrfs_dlog *d)
 {
-	struct zr__dlog_entry *e = &d->e[d->first];
+	struct zrfs_dlog_entry *e = &d->e[d->first];
 
 	d->floor = e->gen;
 	d->holes -= e->n;
 	free(e->holes);
 	memset(e, 0, sizeof(*e));
-	d->first = (d->first + 1) % ZR__DLOG_DELETES;
+	d->first = (d->first + 1) % ZRFS_DLOG_DELETES;
 	d->count--;
 }
 
-void zr__dlog_add(struct zr__dlog *d, uint64_t gen, const uint64_t *holes,
+void zrfs_dlog_add(struct zrfs_dlog *d, uint64_t gen, const uint64_t *holes,
 		  size_t n, uint64_t length)
 {
-	struct zr__dlog_entry *e;
+	struct zrfs_dlog_entry *e;
 	uint64_t *h = NULL;
 	size_t k = 0;
 
-	if (n > ZR__DLOG_HOLES || (n && !(h = malloc(n * sizeof(*h))))) {
+	if (n > ZRFS_DLOG_HOLES || (n && !(h = malloc(n * sizeof(*h))))) {
 		/* forget everything up to this delete */
 		while (d->count)
 			drop_oldest(d);
@@ -37,10 +37,10 @@ void zr__dlog_add(struct zr__dlog *d, uint64_t gen, const uint64_t *holes,
 	for (size_t i = 0; i < n; i++)
 		if (holes[i] < length && (!k || h[k - 1] != holes[i]))
 			h[k++] = holes[i];
-	while (d->count == ZR__DLOG_DELETES ||
-	       (d->count && d->holes + k > ZR__DLOG_HOLES))
+	while (d->count == ZRFS_DLOG_DELETES ||
+	       (d->count && d->holes + k > ZRFS_DLOG_HOLES))
 		drop_oldest(d);
-	e = &d->e[(d->first + d->count++) % ZR__DLOG_DELETES];
+	e = &d->e[(d->first + d->count++) % ZRFS_DLOG_DELETES];
 	e->gen = gen;
 	e->length = length;
 	e->holes = h;
@@ -65,13 +65,13 @@ static int has(const uint64_t *v, size_t n, uint64_t x)
 	return 0;
 }
 
-int zr__dlog_unchanged(const struct zr__dlog *d, uint64_t idx, uint64_t since)
+int zrfs_dlog_unchanged(const struct zrfs_dlog *d, uint64_t idx, uint64_t since)
 {
 	if (since < d->floor)
 		return 0; /* deletes since then were forgotten */
 	for (size_t i = d->count; i-- > 0;) {
-		const struct zr__dlog_entry *e =
-			&d->e[(d->first + i) % ZR__DLOG_DELETES];
+		const struct zrfs_dlog_entry *e =
+			&d->e[(d->first + i) % ZRFS_DLOG_DELETES];
 
 		if (e->gen <= since)
 			break;
@@ -81,7 +81,7 @@ int zr__dlog_unchanged(const struct zr__dlog *d, uint64_t idx, uint64_t since)
 	return 1;
 }
 
-void zr__dlog_free(struct zr__dlog *d)
+void zrfs_dlog_free(struct zrfs_dlog *d)
 {
 	while (d->count)
 		drop_oldest(d);

@@ -1,5 +1,5 @@
 /*
- * mntlock.h - the mount point lock: how `umount MNT` can return only once
+ * mount_lock.h - the mount point lock: how `umount MNT` can return only once
  * the daemon has closed (synced and unlocked) every store.
  *
  * The kernel ends a FUSE mount without waiting for its daemon, which only
@@ -15,24 +15,24 @@
  * Mounting over a live mount locks that mount's root instead, a different
  * folder, so stacked mounts never wait for each other.
  */
-#ifndef ZR_FS_MNTLOCK_H
-#define ZR_FS_MNTLOCK_H
+#ifndef ZRFS_MOUNT_LOCK_H
+#define ZRFS_MOUNT_LOCK_H
 
 /* How long the daemon waits for its predecessor, and the umount helper's
  * default wait for the daemon. */
-#define ZR__MNTLOCK_TIMEOUT_MS 60000u
+#define ZRFS_MNTLOCK_TIMEOUT_MS 60000u
 
 /* Daemon, before mounting: opens mnt and takes the exclusive lock into
  * *fd.  0 with *fd == -1 when the folder cannot be locked (a warning is
  * printed; umount then cannot wait), -ETIMEDOUT when another process kept
  * it locked for timeout_ms (the error is printed, naming that process). */
-int zr__mntlock_take(const char *mnt, unsigned timeout_ms, int *fd);
+int zrfs_mntlock_take(const char *mnt, unsigned timeout_ms, int *fd);
 /* Daemon, after closing every store: lets go (fd -1: nothing to do). */
-void zr__mntlock_release(int fd);
+void zrfs_mntlock_release(int fd);
 
 /* umount helper, after the unmount: waits for the shared lock on mnt.
  * 0 once nobody holds it exclusively, -ETIMEDOUT, or -errno if mnt
  * cannot be opened or locked. */
-int zr__mntlock_wait(const char *mnt, unsigned timeout_ms);
+int zrfs_mntlock_wait(const char *mnt, unsigned timeout_ms);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * tree.c - builds the static namespace at mount.  Stores created under SRC
- * after the mount are not picked up (remount to serve them): the tree, and
+ * static_tree.c - builds the static namespace at mount.  Stores created
+ * under SRC after the mount are not picked up (remount to serve them): the tree, and
  * the store locks it holds, are fixed for the mount's lifetime.
  */
 #include <dirent.h>
@@ -11,13 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stlock.h"
-#include "tree.h"
+#include "store_park.h"
+#include "static_tree.h"
 
-static struct zr__node *node_new(struct zr__fs *fs, enum zr__kind kind,
-				 const char *name, struct zr__node *parent)
+static struct zrfs_node *node_new(struct zrfs_fs *fs, enum zrfs_kind kind,
+				 const char *name, struct zrfs_node *parent)
 {
-	struct zr__node *n;
+	struct zrfs_node *n;
 
 	if (fs->nstat == fs->capstat) {
 		size_t cap = fs->capstat ? 2 * fs->capstat : 64;
@@ -64,10 +64,10 @@ static int is_store(const char *dir)
 	return yes;
 }
 
-static int open_store(struct zr__fs *fs, const char *abs, const char *rel,
-		      struct zr__fstore **out)
+static int open_store(struct zrfs_fs *fs, const char *abs, const char *rel,
+		      struct zrfs_fstore **out)
 {
-	struct zr__fstore *st = calloc(1, sizeof(*st));
+	struct zrfs_fstore *st = calloc(1, sizeof(*st));
 	int err;
 
 	if (!st || !(st->path = strdup(*rel ? rel : ".")))
@@ -92,8 +92,8 @@ static int open_store(struct zr__fs *fs, const char *abs, const char *rel,
 	if (zr_store_lock_warning(st->zs))
 		fprintf(stderr, "zrecordfs: warning: %s\n",
 			zr_store_lock_warning(st->zs));
-	zr__st_lock_init(st);
-	zr__elog_init(&st->log);
+	zrfs_st_lock_init(st);
+	zrfs_elog_init(&st->log);
 	st->id = fs->nstores;
 	*out = st;
 	return 0;
@@ -103,7 +103,7 @@ nomem:
 	return -ENOMEM;
 }
 
-static int add_stores(struct zr__fs *fs, struct zr__fstore *st)
+static int add_stores(struct zrfs_fs *fs, struct zrfs_fstore *st)
 {
 	void *p = realloc(fs->stores, (fs->nstores + 1) * sizeof(*fs->stores));
 
@@ -115,41 +115,41 @@ static int add_stores(struct zr__fs *fs, struct zr__fstore *st)
 }
 
 /* The fixed files of a store folder. */
-static int store_kids(struct zr__fs *fs, struct zr__node *n)
+static int store_kids(struct zrfs_fs *fs, struct zrfs_node *n)
 {
 	static const struct {
 		const char *name;
-		enum zr__kind kind;
+		enum zrfs_kind kind;
 	} files[] = {
-		{ "records", ZR__K_RECDIR },
-		{ "batch", ZR__K_BATCHDIR },
-		{ "append", ZR__K_APPEND },
-		{ "stats", ZR__K_STATS },
-		{ "schema", ZR__K_SCHEMA },
-		{ "errors", ZR__K_ERRORS },
-		{ "sync", ZR__K_SYNC },
-		{ "compact", ZR__K_COMPACT },
-		{ "delete", ZR__K_DELETE },
+		{ "records", ZRFS_K_RECDIR },
+		{ "batch", ZRFS_K_BATCHDIR },
+		{ "append", ZRFS_K_APPEND },
+		{ "stats", ZRFS_K_STATS },
+		{ "schema", ZRFS_K_SCHEMA },
+		{ "errors", ZRFS_K_ERRORS },
+		{ "sync", ZRFS_K_SYNC },
+		{ "compact", ZRFS_K_COMPACT },
+		{ "delete", ZRFS_K_DELETE },
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		struct zr__node *k = node_new(fs, files[i].kind, files[i].name,
+		struct zrfs_node *k = node_new(fs, files[i].kind, files[i].name,
 					      n);
 
 		if (!k)
 			return -ENOMEM;
-		if (k->kind == ZR__K_RECDIR)
+		if (k->kind == ZRFS_K_RECDIR)
 			n->st->records_ino = k->ino;
 	}
 	return 0;
 }
 
-static int mount_store(struct zr__fs *fs, struct zr__node *parent,
+static int mount_store(struct zrfs_fs *fs, struct zrfs_node *parent,
 		       const char *name, const char *abs, const char *rel,
-		       struct zr__fstore **out)
+		       struct zrfs_fstore **out)
 {
-	struct zr__node *n;
-	struct zr__fstore *st;
+	struct zrfs_node *n;
+	struct zrfs_fstore *st;
 	int err = open_store(fs, abs, rel, &st);
 
 	if (err)
@@ -160,7 +160,7 @@ static int mount_store(struct zr__fs *fs, struct zr__node *parent,
 		free(st);
 		return -ENOMEM;
 	}
-	n = node_new(fs, ZR__K_STORE, name, parent);
+	n = node_new(fs, ZRFS_K_STORE, name, parent);
 	if (!n)
 		return -ENOMEM;
 	n->st = st;
@@ -169,14 +169,14 @@ static int mount_store(struct zr__fs *fs, struct zr__node *parent,
 	return store_kids(fs, n);
 }
 
-static int scan(struct zr__fs *fs, struct zr__node *dir, const char *abs,
+static int scan(struct zrfs_fs *fs, struct zrfs_node *dir, const char *abs,
 		const char *rel);
 
 /* One directory entry: a store, a plain folder (recursed), or nothing
  * (files, symlinks and other entries are not shown). */
-static int scan_entry(struct zr__fs *fs, struct zr__node *dir,
+static int scan_entry(struct zrfs_fs *fs, struct zrfs_node *dir,
 		      const char *abs, const char *rel, const char *name,
-		      struct zr__fstore **store)
+		      struct zrfs_fstore **store)
 {
 	char *cabs = NULL, *crel = NULL;
 	struct stat st;
@@ -193,7 +193,7 @@ static int scan_entry(struct zr__fs *fs, struct zr__node *dir,
 	if (is_store(cabs)) {
 		err = mount_store(fs, dir, name, cabs, crel, store);
 	} else {
-		struct zr__node *n = node_new(fs, ZR__K_DIR, name, dir);
+		struct zrfs_node *n = node_new(fs, ZRFS_K_DIR, name, dir);
 
 		err = n ? scan(fs, n, cabs, crel) : -ENOMEM;
 	}
@@ -203,17 +203,17 @@ out:
 	return err;
 }
 
-static int add_dataset(struct zr__fs *fs, struct zr__node *dir,
-		       struct zr__dataset *ds)
+static int add_dataset(struct zrfs_fs *fs, struct zrfs_node *dir,
+		       struct zrfs_dataset *ds)
 {
-	struct zr__node *b;
+	struct zrfs_node *b;
 	void *p = realloc(fs->ds, (fs->nds + 1) * sizeof(*fs->ds));
 
 	if (!p)
 		return -ENOMEM;
 	fs->ds = p;
 	fs->ds[fs->nds++] = ds;
-	b = node_new(fs, ZR__K_BATCHDIR, ZR__DS_BATCH, dir);
+	b = node_new(fs, ZRFS_K_BATCHDIR, ZRFS_DS_BATCH, dir);
 	if (!b)
 		return -ENOMEM;
 	b->ds = ds;
@@ -245,11 +245,11 @@ static int not_dot(const struct dirent *e)
 	return strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
 }
 
-static int scan(struct zr__fs *fs, struct zr__node *dir, const char *abs,
+static int scan(struct zrfs_fs *fs, struct zrfs_node *dir, const char *abs,
 		const char *rel)
 {
 	struct dirent **ents = NULL;
-	struct zr__dataset *ds = NULL;
+	struct zrfs_dataset *ds = NULL;
 	int n = scandir(abs, &ents, not_dot, alphasort), err = 0;
 	size_t nstores;
 
@@ -267,9 +267,9 @@ static int scan(struct zr__fs *fs, struct zr__node *dir, const char *abs,
 		}
 	}
 	for (int i = 0; i < n && !err; i++) {
-		struct zr__fstore *st;
+		struct zrfs_fstore *st;
 
-		if (ds && !strcmp(ents[i]->d_name, ZR__DS_BATCH))
+		if (ds && !strcmp(ents[i]->d_name, ZRFS_DS_BATCH))
 			continue;
 		err = scan_entry(fs, dir, abs, rel, ents[i]->d_name, &st);
 		if (!err && st && ds && ds->n < nstores) {
@@ -294,16 +294,16 @@ out:
 	return err;
 }
 
-int zr__tree_build(struct zr__fs *fs)
+int zrfs_tree_build(struct zrfs_fs *fs)
 {
-	struct zr__node *root = node_new(fs, ZR__K_DIR, "", NULL);
+	struct zrfs_node *root = node_new(fs, ZRFS_K_DIR, "", NULL);
 	int err;
 
 	if (!root)
 		return -ENOMEM;
 	if (is_store(fs->opts.src)) {
 		/* SRC itself is a store: the mount root is its folder. */
-		root->kind = ZR__K_STORE;
+		root->kind = ZRFS_K_STORE;
 		err = open_store(fs, fs->opts.src, "", &root->st);
 		if (!err)
 			err = add_stores(fs, root->st);
@@ -315,12 +315,12 @@ int zr__tree_build(struct zr__fs *fs)
 	return err;
 }
 
-int zr__tree_free(struct zr__fs *fs)
+int zrfs_tree_free(struct zrfs_fs *fs)
 {
 	int first = 0;
 
 	for (size_t i = 0; i < fs->nstores; i++) {
-		struct zr__fstore *st = fs->stores[i];
+		struct zrfs_fstore *st = fs->stores[i];
 		int err = zr_store_close(st->zs);
 
 		if (err && !first) {
@@ -328,9 +328,9 @@ int zr__tree_free(struct zr__fs *fs)
 				st->path, zr_strerror(err));
 			first = err;
 		}
-		zr__st_lock_destroy(st);
-		zr__dlog_free(&st->dlog);
-		zr__elog_destroy(&st->log);
+		zrfs_st_lock_destroy(st);
+		zrfs_dlog_free(&st->dlog);
+		zrfs_elog_destroy(&st->log);
 		free(st->path);
 		free(st);
 	}

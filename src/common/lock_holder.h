@@ -1,9 +1,9 @@
 /*
- * lockholder.h - who holds an flock on a file, read from /proc/locks, so
+ * lock_holder.h - who holds an flock on a file, read from /proc/locks, so
  * that "store busy" and "still closing" messages can name the process.
  */
-#ifndef ZR_LOCKHOLDER_H
-#define ZR_LOCKHOLDER_H
+#ifndef ZR_LOCK_HOLDER_H
+#define ZR_LOCK_HOLDER_H
 
 #include <stddef.h>
 #include <sys/types.h>

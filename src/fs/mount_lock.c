@@ -1,5 +1,5 @@
 /*
- * mntlock.c - the mount point lock (see mntlock.h).
+ * mount_lock.c - the mount point lock (see mount_lock.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -8,8 +8,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "lockholder.h"
-#include "mntlock.h"
+#include "lock_holder.h"
+#include "mount_lock.h"
 #include "retry.h"
 
 static int open_dir(const char *mnt)
@@ -29,7 +29,7 @@ static void say_holder(const char *mnt)
 		fprintf(stderr, " (process %d, %s)", (int)pid, comm);
 }
 
-int zr__mntlock_take(const char *mnt, unsigned timeout_ms, int *fd)
+int zrfs_mntlock_take(const char *mnt, unsigned timeout_ms, int *fd)
 {
 	int lock, err;
 
@@ -60,13 +60,13 @@ int zr__mntlock_take(const char *mnt, unsigned timeout_ms, int *fd)
 	return 0;
 }
 
-void zr__mntlock_release(int fd)
+void zrfs_mntlock_release(int fd)
 {
 	if (fd >= 0)
 		close(fd);
 }
 
-int zr__mntlock_wait(const char *mnt, unsigned timeout_ms)
+int zrfs_mntlock_wait(const char *mnt, unsigned timeout_ms)
 {
 	int fd = open_dir(mnt), err;
 

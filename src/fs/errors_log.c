@@ -1,5 +1,5 @@
 /*
- * elog.c - a store's ring of recent failure lines (the STORE/errors file)
+ * errors_log.c - a store's ring of recent failure lines (the STORE/errors file)
  * and the daemon's own log sink.
  */
 #include <errno.h>
@@ -10,31 +10,31 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "elog.h"
+#include "errors_log.h"
 
 static int use_syslog;
 
-void zr__elog_use_syslog(int on)
+void zrfs_elog_use_syslog(int on)
 {
 	use_syslog = on;
 	if (on)
 		openlog("zrecordfs", LOG_PID, LOG_DAEMON);
 }
 
-void zr__elog_init(struct zr__elog *l)
+void zrfs_elog_init(struct zrfs_elog *l)
 {
 	memset(l, 0, sizeof(*l));
 	pthread_mutex_init(&l->mu, NULL);
 }
 
-void zr__elog_destroy(struct zr__elog *l)
+void zrfs_elog_destroy(struct zrfs_elog *l)
 {
 	pthread_mutex_destroy(&l->mu);
 }
 
-void zr__elog_add(struct zr__elog *l, const char *store, const char *fmt, ...)
+void zrfs_elog_add(struct zrfs_elog *l, const char *store, const char *fmt, ...)
 {
-	char msg[ZR__ELOG_LINE - 32], stamp[24];
+	char msg[ZRFS_ELOG_LINE - 32], stamp[24];
 	struct tm tm;
 	time_t now = time(NULL);
 	va_list ap;
@@ -55,24 +55,24 @@ void zr__elog_add(struct zr__elog *l, const char *store, const char *fmt, ...)
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	pthread_mutex_lock(&l->mu);
-	snprintf(l->line[l->next], ZR__ELOG_LINE, "%s %s\n", stamp, msg);
-	l->next = (l->next + 1) % ZR__ELOG_LINES;
-	if (l->count < ZR__ELOG_LINES)
+	snprintf(l->line[l->next], ZRFS_ELOG_LINE, "%s %s\n", stamp, msg);
+	l->next = (l->next + 1) % ZRFS_ELOG_LINES;
+	if (l->count < ZRFS_ELOG_LINES)
 		l->count++;
 	pthread_mutex_unlock(&l->mu);
 }
 
-int zr__elog_text(struct zr__elog *l, char **out, size_t *len)
+int zrfs_elog_text(struct zrfs_elog *l, char **out, size_t *len)
 {
-	char *buf = malloc(ZR__ELOG_LINES * ZR__ELOG_LINE + 1);
+	char *buf = malloc(ZRFS_ELOG_LINES * ZRFS_ELOG_LINE + 1);
 	size_t n = 0;
 
 	if (!buf)
 		return -ENOMEM;
 	pthread_mutex_lock(&l->mu);
 	for (unsigned i = 0; i < l->count; i++) {
-		unsigned k = (l->next + ZR__ELOG_LINES - l->count + i) %
-			     ZR__ELOG_LINES;
+		unsigned k = (l->next + ZRFS_ELOG_LINES - l->count + i) %
+			     ZRFS_ELOG_LINES;
 		size_t m = strlen(l->line[k]);
 
 		memcpy(buf + n, l->line[k], m);

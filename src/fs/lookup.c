@@ -1,5 +1,5 @@
 /*
- * ns.c - inode numbers and names: the static tree's arrays, the dynamic
+ * lookup.c - inode numbers and names: the static tree's arrays, the dynamic
  * node tables (records, batch files, batch folders; by inode and by name
  * and content version), and the grammar of the virtual names
  * (records/I.npy, batch/[MODE/B/]SEED-STEP.{npy,npz}, ...).
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
-#include "ns.h"
-#include "stlock.h"
-#include "tree.h"
+#include "file_bytes.h"
+#include "lookup.h"
+#include "store_park.h"
+#include "static_tree.h"
 
 #define DYN_FIRST (1ull << 32)
 
@@ -24,7 +24,7 @@ static uint64_t hash(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-int zr__ns_init(struct zr__fs *fs)
+int zrfs_ns_init(struct zrfs_fs *fs)
 {
 	fs->capdyn = 1024;
 	fs->ndyn = 0;
@@ -37,10 +37,10 @@ int zr__ns_init(struct zr__fs *fs)
 	return 0;
 }
 
-void zr__ns_free(struct zr__fs *fs)
+void zrfs_ns_free(struct zrfs_fs *fs)
 {
 	for (size_t i = 0; fs->dyn && i < fs->capdyn; i++) {
-		struct zr__node *n = fs->dyn[i], *next;
+		struct zrfs_node *n = fs->dyn[i], *next;
 
 		for (; n; n = next) {
 			next = n->next;
@@ -54,7 +54,7 @@ void zr__ns_free(struct zr__fs *fs)
 }
 
 /* What a dynamic node's name means: equal for two lookups of one name. */
-static int same_name(const struct zr__node *a, const struct zr__node *b)
+static int same_name(const struct zrfs_node *a, const struct zrfs_node *b)
 {
 	return a->kind == b->kind && a->st == b->st && a->ds == b->ds &&
 	       a->depth == b->depth && a->mode == b->mode &&
@@ -62,7 +62,7 @@ static int same_name(const struct zr__node *a, const struct zr__node *b)
 	       a->step == b->step && a->form == b->form && a->idx == b->idx;
 }
 
-static uint64_t name_hash(const struct zr__node *n)
+static uint64_t name_hash(const struct zrfs_node *n)
 {
 	uint64_t h = hash((uintptr_t)n->st ^ (uintptr_t)n->ds ^
 			  ((uint64_t)n->kind << 56 | (uint64_t)n->depth << 48 |
@@ -73,9 +73,9 @@ static uint64_t name_hash(const struct zr__node *n)
 }
 
 /* Caller holds dyn_mu. */
-static struct zr__node **slot(struct zr__fs *fs, fuse_ino_t ino)
+static struct zrfs_node **slot(struct zrfs_fs *fs, fuse_ino_t ino)
 {
-	struct zr__node **p = &fs->dyn[hash(ino) & (fs->capdyn - 1)];
+	struct zrfs_node **p = &fs->dyn[hash(ino) & (fs->capdyn - 1)];
 
 	while (*p && (*p)->ino != ino)
 		p = &(*p)->next;
@@ -83,9 +83,9 @@ static struct zr__node **slot(struct zr__fs *fs, fuse_ino_t ino)
 }
 
 /* Caller holds dyn_mu.  Where n is (or goes) in the by-name table. */
-static struct zr__node **kslot(struct zr__fs *fs, const struct zr__node *n)
+static struct zrfs_node **kslot(struct zrfs_fs *fs, const struct zrfs_node *n)
 {
-	struct zr__node **p = &fs->kdyn[name_hash(n) & (fs->capdyn - 1)];
+	struct zrfs_node **p = &fs->kdyn[name_hash(n) & (fs->capdyn - 1)];
 
 	while (*p && *p != n)
 		p = &(*p)->knext;
@@ -94,13 +94,13 @@ static struct zr__node **kslot(struct zr__fs *fs, const struct zr__node *n)
 
 /* Caller holds dyn_mu.  The node named as tmpl that still shows what a
  * node made from tmpl would, or NULL. */
-static struct zr__node *kfind(struct zr__fs *fs, const struct zr__node *tmpl)
+static struct zrfs_node *kfind(struct zrfs_fs *fs, const struct zrfs_node *tmpl)
 {
-	struct zr__node *n = fs->kdyn[name_hash(tmpl) & (fs->capdyn - 1)];
+	struct zrfs_node *n = fs->kdyn[name_hash(tmpl) & (fs->capdyn - 1)];
 
 	for (; n; n = n->knext)
-		if (same_name(n, tmpl) && (tmpl->kind == ZR__K_RECORD ?
-					   zr__rec_current(n->st, n) :
+		if (same_name(n, tmpl) && (tmpl->kind == ZRFS_K_RECORD ?
+					   zrfs_rec_current(n->st, n) :
 					   !memcmp(n->ver, tmpl->ver,
 						   sizeof(tmpl->ver))))
 			return n;
@@ -109,11 +109,11 @@ static struct zr__node *kfind(struct zr__fs *fs, const struct zr__node *tmpl)
 
 /* Caller holds dyn_mu.  Doubling keeps chains short; failure to grow only
  * costs speed. */
-static void grow(struct zr__fs *fs)
+static void grow(struct zrfs_fs *fs)
 {
 	size_t cap = fs->capdyn * 2;
-	struct zr__node **t = calloc(cap, sizeof(*t));
-	struct zr__node **k = calloc(cap, sizeof(*k));
+	struct zrfs_node **t = calloc(cap, sizeof(*t));
+	struct zrfs_node **k = calloc(cap, sizeof(*k));
 
 	if (!t || !k) {
 		free(t);
@@ -121,7 +121,7 @@ static void grow(struct zr__fs *fs)
 		return;
 	}
 	for (size_t i = 0; i < fs->capdyn; i++) {
-		struct zr__node *n = fs->dyn[i], *next;
+		struct zrfs_node *n = fs->dyn[i], *next;
 
 		for (; n; n = next) {
 			size_t b = hash(n->ino) & (cap - 1);
@@ -141,9 +141,9 @@ static void grow(struct zr__fs *fs)
 	fs->capdyn = cap;
 }
 
-struct zr__node *zr__ns_get(struct zr__fs *fs, fuse_ino_t ino)
+struct zrfs_node *zrfs_ns_get(struct zrfs_fs *fs, fuse_ino_t ino)
 {
-	struct zr__node *n;
+	struct zrfs_node *n;
 
 	if (ino >= 1 && ino <= fs->nstat)
 		return fs->stat[ino - 1];
@@ -156,11 +156,11 @@ struct zr__node *zr__ns_get(struct zr__fs *fs, fuse_ino_t ino)
 /* Adds a kernel reference to the node with tmpl's name and content, made
  * (under a fresh inode) if there is none: a name whose content changed
  * gets a new inode, and the old one stays for the kernel's references.
- * Records: caller holds the store's read lock (see zr__rec_current). */
-static int dyn_ref(struct zr__fs *fs, const struct zr__node *tmpl,
-		   struct zr__node **out)
+ * Records: caller holds the store's read lock (see zrfs_rec_current). */
+static int dyn_ref(struct zrfs_fs *fs, const struct zrfs_node *tmpl,
+		   struct zrfs_node **out)
 {
-	struct zr__node *n;
+	struct zrfs_node *n;
 	int err = 0;
 
 	pthread_mutex_lock(&fs->dyn_mu);
@@ -189,7 +189,7 @@ out:
 	return err;
 }
 
-void zr__ns_hold(struct zr__fs *fs, struct zr__node *n)
+void zrfs_ns_hold(struct zrfs_fs *fs, struct zrfs_node *n)
 {
 	if (n->ino <= fs->nstat)
 		return;
@@ -198,9 +198,9 @@ void zr__ns_hold(struct zr__fs *fs, struct zr__node *n)
 	pthread_mutex_unlock(&fs->dyn_mu);
 }
 
-void zr__ns_forget(struct zr__fs *fs, fuse_ino_t ino, uint64_t nlookup)
+void zrfs_ns_forget(struct zrfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
 {
-	struct zr__node **p, *n;
+	struct zrfs_node **p, *n;
 
 	if (ino <= fs->nstat)
 		return;
@@ -219,7 +219,7 @@ void zr__ns_forget(struct zr__fs *fs, fuse_ino_t ino, uint64_t nlookup)
 	pthread_mutex_unlock(&fs->dyn_mu);
 }
 
-int zr__ns_records(struct zr__fs *fs, const struct zr__fstore *st,
+int zrfs_ns_records(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 		   uint64_t **idx, size_t *count)
 {
 	uint64_t *v = NULL;
@@ -232,8 +232,8 @@ int zr__ns_records(struct zr__fs *fs, const struct zr__fstore *st,
 		goto out;
 	}
 	for (size_t i = 0; i < fs->capdyn; i++)
-		for (struct zr__node *d = fs->dyn[i]; d; d = d->next)
-			if (d->kind == ZR__K_RECORD && d->st == st)
+		for (struct zrfs_node *d = fs->dyn[i]; d; d = d->next)
+			if (d->kind == ZRFS_K_RECORD && d->st == st)
 				v[n++] = d->idx;
 out:
 	pthread_mutex_unlock(&fs->dyn_mu);
@@ -242,14 +242,14 @@ out:
 	return err;
 }
 
-int zr__cmp_u64(const void *a, const void *b)
+int zrfs_cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return (x > y) - (x < y);
 }
 
-int zr__parse_u64(const char *s, size_t len, uint64_t *out)
+int zrfs_parse_u64(const char *s, size_t len, uint64_t *out)
 {
 	uint64_t v = 0;
 
@@ -266,7 +266,7 @@ int zr__parse_u64(const char *s, size_t len, uint64_t *out)
 	return 0;
 }
 
-int zr__ds_equal(const struct zr__dataset *ds, uint64_t *len)
+int zrfs_ds_equal(const struct zrfs_dataset *ds, uint64_t *len)
 {
 	uint64_t n = zr_store_length(ds->st[0]->zs);
 
@@ -287,31 +287,31 @@ static int ends_with(const char *s, size_t len, const char *suf, size_t *stem)
 	return 1;
 }
 
-static int lookup_record(struct zr__fs *fs, struct zr__node *dir,
-			 const char *name, struct zr__node **out)
+static int lookup_record(struct zrfs_fs *fs, struct zrfs_node *dir,
+			 const char *name, struct zrfs_node **out)
 {
-	struct zr__node t = { .kind = ZR__K_RECORD, .st = dir->st };
+	struct zrfs_node t = { .kind = ZRFS_K_RECORD, .st = dir->st };
 	size_t stem;
 	int err;
 
 	if (ends_with(name, strlen(name), ".png", &stem))
-		t.form = ZR__F_PNG;
+		t.form = ZRFS_F_PNG;
 	else if (!ends_with(name, strlen(name), ".npy", &stem))
 		return -ENOENT;
-	if (zr__parse_u64(name, stem, &t.idx) ||
+	if (zrfs_parse_u64(name, stem, &t.idx) ||
 	    t.idx >= zr_store_length(dir->st->zs))
 		return -ENOENT;
-	err = zr__st_rdlock(dir->st);
+	err = zrfs_st_rdlock(dir->st);
 	if (err)
 		return err;
-	err = zr__rec_size(dir->st, t.idx, t.form, &t.size);
+	err = zrfs_rec_size(dir->st, t.idx, t.form, &t.size);
 	/* only the records that are images have a .png */
 	if (err == ZR_E_DTYPE || err == ZR_E_SHAPE)
 		err = -ENOENT;
 	t.ver[0] = dir->st->gen;
 	if (!err)
 		err = dyn_ref(fs, &t, out);
-	zr__st_unlock(dir->st);
+	zrfs_st_unlock(dir->st);
 	return err;
 }
 
@@ -328,40 +328,40 @@ static int flat_form(const char *name, size_t len, size_t *stem)
 	if (form < 0)
 		return 0;
 	*stem = dot - name;
-	return ZR__F_FLAT + form;
+	return ZRFS_F_FLAT + form;
 }
 
 /* SEED-STEP followed by the suffix of a form this folder serves. */
-static int parse_batch_name(const struct zr__node *dir, const char *name,
-			    struct zr__node *t)
+static int parse_batch_name(const struct zrfs_node *dir, const char *name,
+			    struct zrfs_node *t)
 {
 	size_t len = strlen(name), stem;
 	const char *dash;
 	int npz = !dir->st || zr_store_schema(dir->st->zs)->ragged, flat;
 
 	if (ends_with(name, len, ".indices.npy", &stem))
-		t->form = ZR__F_IDX;
+		t->form = ZRFS_F_IDX;
 	else if (npz && dir->st && (flat = flat_form(name, len, &stem)))
 		t->form = flat;
 	else if (!npz && ends_with(name, len, ".npy", &stem))
-		t->form = ZR__F_NPY;
+		t->form = ZRFS_F_NPY;
 	else if (npz && ends_with(name, len, ".npz", &stem))
-		t->form = ZR__F_NPZ;
+		t->form = ZRFS_F_NPZ;
 	else
 		return -ENOENT;
 	dash = memchr(name, '-', stem);
-	if (!dash || zr__parse_u64(name, dash - name, &t->seed) ||
-	    zr__parse_u64(dash + 1, stem - (dash + 1 - name), &t->step))
+	if (!dash || zrfs_parse_u64(name, dash - name, &t->seed) ||
+	    zrfs_parse_u64(dash + 1, stem - (dash + 1 - name), &t->step))
 		return -ENOENT;
 	return 0;
 }
 
-static int lookup_batch(struct zr__fs *fs, struct zr__node *dir,
-			const char *name, struct zr__node **out)
+static int lookup_batch(struct zrfs_fs *fs, struct zrfs_node *dir,
+			const char *name, struct zrfs_node **out)
 {
 	/* Only what the folder's name fixed: a dynamic folder's table links
 	 * change under dyn_mu meanwhile. */
-	struct zr__node t = {
+	struct zrfs_node t = {
 		.kind = dir->kind, .st = dir->st, .ds = dir->ds,
 		.depth = dir->depth, .mode = dir->mode, .bsize = dir->bsize,
 	};
@@ -376,7 +376,7 @@ static int lookup_batch(struct zr__fs *fs, struct zr__node *dir,
 			return dyn_ref(fs, &t, out);
 		}
 	} else if (dir->depth == 1) {
-		if (zr__parse_u64(name, strlen(name), &v) || !v ||
+		if (zrfs_parse_u64(name, strlen(name), &v) || !v ||
 		    v > (1u << 24))
 			return -ENOENT;
 		t.bsize = v;
@@ -386,24 +386,24 @@ static int lookup_batch(struct zr__fs *fs, struct zr__node *dir,
 	err = parse_batch_name(dir, name, &t);
 	if (err)
 		return err;
-	t.kind = ZR__K_BATCH;
-	err = zr__batch_version(fs, &t, &t.size, t.ver);
+	t.kind = ZRFS_K_BATCH;
+	err = zrfs_batch_version(fs, &t, &t.size, t.ver);
 	return err ? err : dyn_ref(fs, &t, out);
 }
 
-static int lookup_static(struct zr__node *dir, const char *name,
-			 struct zr__node **out)
+static int lookup_static(struct zrfs_node *dir, const char *name,
+			 struct zrfs_node **out)
 {
 	uint64_t len;
 
 	for (size_t i = 0; i < dir->nkids; i++) {
-		struct zr__node *k = dir->kids[i];
+		struct zrfs_node *k = dir->kids[i];
 
 		if (strcmp(k->name, name))
 			continue;
 		/* A dataset's aligned batch exists only while its streams
 		 * have equal length. */
-		if (k->kind == ZR__K_BATCHDIR && k->ds && !zr__ds_equal(k->ds,
+		if (k->kind == ZRFS_K_BATCHDIR && k->ds && !zrfs_ds_equal(k->ds,
 									&len))
 			return -ENOENT;
 		*out = k;
@@ -412,20 +412,20 @@ static int lookup_static(struct zr__node *dir, const char *name,
 	return -ENOENT;
 }
 
-int zr__ns_lookup(struct zr__fs *fs, struct zr__node *parent,
-		  const char *name, struct zr__node **out)
+int zrfs_ns_lookup(struct zrfs_fs *fs, struct zrfs_node *parent,
+		  const char *name, struct zrfs_node **out)
 {
 	switch (parent->kind) {
-	case ZR__K_DIR:
-	case ZR__K_STORE:
+	case ZRFS_K_DIR:
+	case ZRFS_K_STORE:
 		return lookup_static(parent, name, out);
-	case ZR__K_RECDIR:
+	case ZRFS_K_RECDIR:
 		return lookup_record(fs, parent, name, out);
-	case ZR__K_BATCHDIR:
+	case ZRFS_K_BATCHDIR:
 		if (parent->ds) {
 			uint64_t len;
 
-			if (!zr__ds_equal(parent->ds, &len))
+			if (!zrfs_ds_equal(parent->ds, &len))
 				return -ENOENT;
 		}
 		return lookup_batch(fs, parent, name, out);

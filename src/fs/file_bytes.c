@@ -1,6 +1,6 @@
 /*
- * layout.c - record and batch files as the daemon serves them (see
- * layout.h): which records (the node's index, the sampler's batch) and
+ * file_bytes.c - record and batch files as the daemon serves them (see
+ * file_bytes.h): which records (the node's index, the sampler's batch) and
  * whether a name may be served at all; sizes and bytes come from the
  * common encoder (npyfile.h).  Everything here runs under the read locks
  * of the stores involved, so the record table cannot change between
@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
-#include "ns.h"
-#include "shapes.h"
-#include "stlock.h"
+#include "file_bytes.h"
+#include "lookup.h"
+#include "shape_cache.h"
+#include "store_park.h"
 
 /* Record idx's file: the encoder's RECORD form over the stream *s. */
-static int rec_plan(struct zr__fstore *st, const uint64_t *idx,
+static int rec_plan(struct zrfs_fstore *st, const uint64_t *idx,
 		    zr_npyfile_stream *s, zr_npyfile *f)
 {
 	s->zs = st->zs;
@@ -25,7 +25,7 @@ static int rec_plan(struct zr__fstore *st, const uint64_t *idx,
 	return zr_npyfile_plan(f, ZR_NPYFILE_RECORD, s, 1, idx, 1);
 }
 
-int zr__rec_size(struct zr__fstore *st, uint64_t idx, int form,
+int zrfs_rec_size(struct zrfs_fstore *st, uint64_t idx, int form,
 		 uint64_t *size)
 {
 	zr_npyfile_stream s;
@@ -35,7 +35,7 @@ int zr__rec_size(struct zr__fstore *st, uint64_t idx, int form,
 
 	if (idx >= zr_store_length(st->zs))
 		return -ENOENT;
-	if (form == ZR__F_PNG) {
+	if (form == ZRFS_F_PNG) {
 		err = zr_recpng_plan(st->zs, idx, &img);
 		*size = err ? 0 : zr_png_size(&img);
 		return err;
@@ -46,13 +46,13 @@ int zr__rec_size(struct zr__fstore *st, uint64_t idx, int form,
 	return err;
 }
 
-int zr__rec_current(const struct zr__fstore *st, const struct zr__node *n)
+int zrfs_rec_current(const struct zrfs_fstore *st, const struct zrfs_node *n)
 {
-	return zr__dlog_unchanged(&st->dlog, n->idx, n->ver[0]) &&
+	return zrfs_dlog_unchanged(&st->dlog, n->idx, n->ver[0]) &&
 	       n->idx < zr_store_length(st->zs);
 }
 
-static int png_fill(struct zr__fstore *st, uint64_t idx, char *buf,
+static int png_fill(struct zrfs_fstore *st, uint64_t idx, char *buf,
 		    uint64_t size)
 {
 	zr_png img;
@@ -63,14 +63,14 @@ static int png_fill(struct zr__fstore *st, uint64_t idx, char *buf,
 	return err ? err : zr_recpng_fill(st->zs, idx, &img, buf);
 }
 
-int zr__rec_fill(struct zr__fstore *st, uint64_t idx, int form, char *buf,
+int zrfs_rec_fill(struct zrfs_fstore *st, uint64_t idx, int form, char *buf,
 		 uint64_t size)
 {
 	zr_npyfile_stream s;
 	zr_npyfile f;
 	int err;
 
-	if (form == ZR__F_PNG)
+	if (form == ZRFS_F_PNG)
 		return png_fill(st, idx, buf, size);
 	err = rec_plan(st, &idx, &s, &f);
 	if (!err && f.total != size)
@@ -83,8 +83,8 @@ int zr__rec_fill(struct zr__fstore *st, uint64_t idx, int form, char *buf,
 
 /* -- batches ------------------------------------------------------------ */
 
-size_t zr__batch_stores(const struct zr__node *n,
-			struct zr__fstore *const **out)
+size_t zrfs_batch_stores(const struct zrfs_node *n,
+			struct zrfs_fstore *const **out)
 {
 	if (n->ds) {
 		*out = n->ds->st;
@@ -94,26 +94,26 @@ size_t zr__batch_stores(const struct zr__node *n,
 	return 1;
 }
 
-static int form_of(const struct zr__node *n)
+static int form_of(const struct zrfs_node *n)
 {
 	switch (n->form) {
-	case ZR__F_IDX:
+	case ZRFS_F_IDX:
 		return ZR_NPYFILE_INDICES;
-	case ZR__F_NPY:
+	case ZRFS_F_NPY:
 		return ZR_NPYFILE_STACK;
-	case ZR__F_NPZ:
+	case ZRFS_F_NPZ:
 		return ZR_NPYFILE_NPZ;
 	default:
-		return n->form - ZR__F_FLAT;
+		return n->form - ZRFS_F_FLAT;
 	}
 }
 
 /* The encoder's streams of the node's stores (a dataset's by name). */
-static int node_streams(const struct zr__node *n, struct zr__plan *p)
+static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p)
 {
-	struct zr__fstore *const *st;
+	struct zrfs_fstore *const *st;
 
-	p->nst = zr__batch_stores(n, &st);
+	p->nst = zrfs_batch_stores(n, &st);
 	p->streams = calloc(p->nst, sizeof(*p->streams));
 	if (!p->streams)
 		return -ENOMEM;
@@ -127,8 +127,8 @@ static int node_streams(const struct zr__node *n, struct zr__plan *p)
 /* Checks the batch's sampler and, unless only its size is wanted and the
  * size does not depend on them, computes its indices: over the first
  * length records (0: the stores' current length). */
-static int batch_indices(struct zr__fs *fs, const struct zr__node *n,
-			 struct zr__plan *p, int size_only, uint64_t length)
+static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
+			 struct zrfs_plan *p, int size_only, uint64_t length)
 {
 	zr_sampler cfg = {
 		.mode = n->mode, .seed = n->seed, .batch_size = n->bsize,
@@ -137,7 +137,7 @@ static int batch_indices(struct zr__fs *fs, const struct zr__node *n,
 	};
 	int err;
 
-	if (!length && n->ds && !zr__ds_equal(n->ds, &cfg.length))
+	if (!length && n->ds && !zrfs_ds_equal(n->ds, &cfg.length))
 		return -ENOENT;
 	if (!length && !n->ds)
 		cfg.length = zr_store_length(n->st->zs);
@@ -166,10 +166,10 @@ static int has_data(int form)
 }
 
 /* A compressed ragged store's records of a packed or padded batch,
- * gathered for its lookup rather than their shapes read (shapes.h): 0,
+ * gathered for its lookup rather than their shapes read (shape_cache.h): 0,
  * 1 when that does not apply (a raw store, whose shapes cost nothing to
  * read, or more than max_batch_bytes of records), or an error. */
-static int gather_flat(struct zr__fs *fs, struct zr__plan *p)
+static int gather_flat(struct zrfs_fs *fs, struct zrfs_plan *p)
 {
 	zr_store *zs = p->streams[0].zs;
 	uint64_t need;
@@ -192,13 +192,13 @@ static int gather_flat(struct zr__fs *fs, struct zr__plan *p)
  * of the same batch kept (the records themselves if kept and the file
  * holds them, to be filled), else from the records gathered now, or their
  * shapes read now. */
-static int plan_flat(struct zr__fs *fs, const struct zr__node *n,
-		     struct zr__plan *p, int size_only, int form)
+static int plan_flat(struct zrfs_fs *fs, const struct zrfs_node *n,
+		     struct zrfs_plan *p, int size_only, int form)
 {
-	struct zr__kept k;
+	struct zrfs_kept k;
 	int err;
 
-	if (!zr__shapes_get(n, p->length, zr__batch_gen(n), p->count,
+	if (!zrfs_shapes_get(n, p->length, zrfs_batch_gen(n), p->count,
 			    !size_only && has_data(form), &k)) {
 		p->kept = 1;
 		p->recs = k.recs;
@@ -225,8 +225,8 @@ static int plan_flat(struct zr__fs *fs, const struct zr__node *n,
 			       p->count);
 }
 
-static int plan_file(struct zr__fs *fs, const struct zr__node *n,
-		     struct zr__plan *p, int size_only)
+static int plan_file(struct zrfs_fs *fs, const struct zrfs_node *n,
+		     struct zrfs_plan *p, int size_only)
 {
 	int form = form_of(n);
 
@@ -236,8 +236,8 @@ static int plan_file(struct zr__fs *fs, const struct zr__node *n,
 			       p->count);
 }
 
-int zr__plan_make(struct zr__fs *fs, const struct zr__node *n,
-		  struct zr__plan *p, int size_only, uint64_t length)
+int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
+		  struct zrfs_plan *p, int size_only, uint64_t length)
 {
 	int err;
 
@@ -252,7 +252,7 @@ int zr__plan_make(struct zr__fs *fs, const struct zr__node *n,
 	if (!err && p->total > fs->opts.max_batch)
 		err = -EFBIG;
 	if (err)
-		zr__plan_free(p);
+		zrfs_plan_free(p);
 	return err;
 }
 
@@ -260,30 +260,30 @@ int zr__plan_make(struct zr__fs *fs, const struct zr__node *n,
  * a dense row or a ragged record's 8-byte prefix; and its .npz members.
  * A .packed.npz or .padded.npz holds at least its int64 offsets or
  * lengths, 8 bytes per record, in 2 or 3 members: its exact size needs the
- * records' shapes, so zr__plan_make checks max_batch_bytes again (EFBIG)
+ * records' shapes, so zrfs_plan_make checks max_batch_bytes again (EFBIG)
  * once it has read them. */
-static int batch_bound(struct zr__fs *fs, const struct zr__node *n)
+static int batch_bound(struct zrfs_fs *fs, const struct zrfs_node *n)
 {
-	struct zr__fstore *const *st;
-	size_t k = zr__batch_stores(n, &st);
+	struct zrfs_fstore *const *st;
+	size_t k = zrfs_batch_stores(n, &st);
 	uint64_t b = n->bsize, cap = fs->opts.max_batch, members = 0;
 	uint64_t least = 8;
 
-	for (size_t i = 0; n->form != ZR__F_IDX && i < k; i++) {
+	for (size_t i = 0; n->form != ZRFS_F_IDX && i < k; i++) {
 		uint64_t row = zr_store_row_bytes(st[i]->zs);
 
 		least += row ? row : 8;
 		members += row ? 1 : b;
 	}
-	if (n->form == ZR__F_NPZ && members > ZR_NPZ_MEMBERS_MAX)
+	if (n->form == ZRFS_F_NPZ && members > ZR_NPZ_MEMBERS_MAX)
 		return -EFBIG;
 	return b > cap / least ? -EFBIG : 0;
 }
 
-uint64_t zr__batch_gen(const struct zr__node *n)
+uint64_t zrfs_batch_gen(const struct zrfs_node *n)
 {
-	struct zr__fstore *const *st;
-	size_t k = zr__batch_stores(n, &st);
+	struct zrfs_fstore *const *st;
+	size_t k = zrfs_batch_stores(n, &st);
 	uint64_t gen = 0;
 
 	for (size_t i = 0; i < k; i++)
@@ -291,12 +291,12 @@ uint64_t zr__batch_gen(const struct zr__node *n)
 	return gen;
 }
 
-static void log_too_big(const struct zr__node *n, struct zr__fs *fs)
+static void log_too_big(const struct zrfs_node *n, struct zrfs_fs *fs)
 {
-	struct zr__fstore *const *st;
+	struct zrfs_fstore *const *st;
 
-	zr__batch_stores(n, &st);
-	zr__elog_add(&st[0]->log, st[0]->path, "batch of %llu: over the "
+	zrfs_batch_stores(n, &st);
+	zrfs_elog_add(&st[0]->log, st[0]->path, "batch of %llu: over the "
 		     "mount's max_batch_bytes=%llu or %u .npz members (EFBIG)",
 		     (unsigned long long)n->bsize,
 		     (unsigned long long)fs->opts.max_batch,
@@ -304,10 +304,10 @@ static void log_too_big(const struct zr__node *n, struct zr__fs *fs)
 }
 
 /* What a lookup's plan read of a packed or padded batch, kept for its
- * reads (shapes.h); nothing if it was planned from what was kept. */
-static void keep(const struct zr__node *n, struct zr__plan *p)
+ * reads (shape_cache.h); nothing if it was planned from what was kept. */
+static void keep(const struct zrfs_node *n, struct zrfs_plan *p)
 {
-	struct zr__kept k = { 0 };
+	struct zrfs_kept k = { 0 };
 
 	if (p->kept)
 		return;
@@ -318,39 +318,39 @@ static void keep(const struct zr__node *n, struct zr__plan *p)
 	k.off = p->roff;
 	p->recs = NULL;
 	p->roff = NULL;
-	zr__shapes_put(n, p->length, zr__batch_gen(n), p->count, &k);
+	zrfs_shapes_put(n, p->length, zrfs_batch_gen(n), p->count, &k);
 }
 
-int zr__batch_version(struct zr__fs *fs, const struct zr__node *n,
+int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
 		      uint64_t *size, uint64_t ver[2])
 {
-	struct zr__fstore *const *st;
-	size_t k = zr__batch_stores(n, &st);
-	struct zr__plan p;
+	struct zrfs_fstore *const *st;
+	size_t k = zrfs_batch_stores(n, &st);
+	struct zrfs_plan p;
 	int err = batch_bound(fs, n);
 
 	if (!err)
-		err = zr__st_rdlock_all(st, k);
+		err = zrfs_st_rdlock_all(st, k);
 	if (err) {
 		if (err == -EFBIG)
 			log_too_big(n, fs);
 		return err;
 	}
-	err = zr__plan_make(fs, n, &p, 1, 0);
+	err = zrfs_plan_make(fs, n, &p, 1, 0);
 	if (!err) {
 		*size = p.total;
 		ver[0] = p.length;
-		ver[1] = zr__batch_gen(n);
+		ver[1] = zrfs_batch_gen(n);
 		keep(n, &p);
 	}
-	zr__plan_free(&p);
-	zr__st_unlock_all(st, k);
+	zrfs_plan_free(&p);
+	zrfs_st_unlock_all(st, k);
 	if (err == -EFBIG)
 		log_too_big(n, fs);
 	return err;
 }
 
-void zr__plan_free(struct zr__plan *p)
+void zrfs_plan_free(struct zrfs_plan *p)
 {
 	zr_npyfile_free(&p->file);
 	free(p->recs);
@@ -360,12 +360,12 @@ void zr__plan_free(struct zr__plan *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int zr__plan_fill(const struct zr__plan *p, char *buf)
+int zrfs_plan_fill(const struct zrfs_plan *p, char *buf)
 {
 	return zr_npyfile_fill(&p->file, buf);
 }
 
-void zr__plan_pieces(const struct zr__plan *p, struct zr__pieces *pc)
+void zrfs_plan_pieces(const struct zrfs_plan *p, struct zrfs_pieces *pc)
 {
 	uint64_t row, rows;
 
@@ -374,12 +374,12 @@ void zr__plan_pieces(const struct zr__plan *p, struct zr__pieces *pc)
 	pc->bytes = p->total;
 	if (!pc->at || !row || !p->count)
 		return;
-	rows = row < ZR__PIECE_BYTES ? ZR__PIECE_BYTES / row : 1;
+	rows = row < ZRFS_PIECE_BYTES ? ZRFS_PIECE_BYTES / row : 1;
 	pc->bytes = rows * row;
 	pc->n = (size_t)((p->count + rows - 1) / rows);
 }
 
-size_t zr__piece_of(const struct zr__pieces *pc, uint64_t off)
+size_t zrfs_piece_of(const struct zrfs_pieces *pc, uint64_t off)
 {
 	uint64_t k;
 
@@ -389,13 +389,13 @@ size_t zr__piece_of(const struct zr__pieces *pc, uint64_t off)
 	return k < pc->n ? (size_t)k : pc->n - 1;
 }
 
-int zr__plan_fill_piece(const struct zr__plan *p,
-			const struct zr__pieces *pc, char *buf, size_t k)
+int zrfs_plan_fill_piece(const struct zrfs_plan *p,
+			const struct zrfs_pieces *pc, char *buf, size_t k)
 {
 	uint64_t row, rows, first;
 
 	if (pc->n == 1)
-		return zr__plan_fill(p, buf);
+		return zrfs_plan_fill(p, buf);
 	zr_npyfile_rows_at(&p->file, &row);
 	rows = pc->bytes / row;
 	first = k * rows;

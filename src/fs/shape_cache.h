@@ -1,5 +1,5 @@
 /*
- * shapes.h - what a lookup of a packed or padded batch name (.packed.npz,
+ * shape_cache.h - what a lookup of a packed or padded batch name (.packed.npz,
  * .padded.npz or one of their .npy parts) read to know its size, kept for
  * the plans of that batch's reads and of the lookups of its other parts:
  * np.load opens the name right after looking it up, and a trainer loads
@@ -11,13 +11,13 @@
  * fill checks every record's shape, so an entry can never put a wrong
  * byte in a file.
  */
-#ifndef ZR_FS_SHAPES_H
-#define ZR_FS_SHAPES_H
+#ifndef ZRFS_SHAPE_CACHE_H
+#define ZRFS_SHAPE_CACHE_H
 
 #include "fs.h"
 
 /* One batch's: all malloc'd, owned by whoever holds the struct. */
-struct zr__kept {
+struct zrfs_kept {
 	uint64_t *shapes;	/* count * rndim values                   */
 	uint32_t rndim;
 	char *recs;		/* the records gathered, or NULL          */
@@ -27,16 +27,16 @@ struct zr__kept {
 /* Keeps k (taking it over: k is zeroed) for batch n's records as drawn
  * from the first length records while the stores' generation was gen, in
  * place of any kept for the same batch.  Any thread. */
-void zr__shapes_put(const struct zr__node *n, uint64_t length, uint64_t gen,
-		    uint64_t count, struct zr__kept *k);
+void zrfs_shapes_put(const struct zrfs_node *n, uint64_t length, uint64_t gen,
+		    uint64_t count, struct zrfs_kept *k);
 /* What is kept for the same batch in any of its packed or padded forms:
  * a copy of the shapes, and with recs the records (taken: the next
  * caller gathers its own).  0, or -1 when nothing is kept (*out zeroed).
  * Any thread. */
-int zr__shapes_get(const struct zr__node *n, uint64_t length, uint64_t gen,
-		   uint64_t count, int recs, struct zr__kept *out);
-void zr__kept_free(struct zr__kept *k);
+int zrfs_shapes_get(const struct zrfs_node *n, uint64_t length, uint64_t gen,
+		   uint64_t count, int recs, struct zrfs_kept *out);
+void zrfs_kept_free(struct zrfs_kept *k);
 /* Frees every entry (at unmount). */
-void zr__shapes_clear(void);
+void zrfs_shapes_clear(void);
 
 #endif

@@ -1,14 +1,14 @@
 /*
- * stlock.c - store locks and parked requests (see stlock.h).
+ * store_park.c - store locks and parked requests (see store_park.h).
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "stlock.h"
+#include "store_park.h"
 
-static _Thread_local struct zr__fstore *busy;
+static _Thread_local struct zrfs_fstore *busy;
 
-void zr__st_lock_init(struct zr__fstore *st)
+void zrfs_st_lock_init(struct zrfs_fstore *st)
 {
 	pthread_rwlockattr_t a;
 
@@ -22,18 +22,18 @@ void zr__st_lock_init(struct zr__fstore *st)
 	pthread_mutex_init(&st->qmu, NULL);
 }
 
-void zr__st_lock_destroy(struct zr__fstore *st)
+void zrfs_st_lock_destroy(struct zrfs_fstore *st)
 {
 	/* Requests parked at shutdown are never answered: the session that
 	 * would take the answer is gone. */
 	while (st->parked) {
-		struct zr__parked *p = st->parked;
+		struct zrfs_parked *p = st->parked;
 
 		st->parked = p->next;
 		free(p);
 	}
 	while (st->ready) {
-		struct zr__parked *p = st->ready;
+		struct zrfs_parked *p = st->ready;
 
 		st->ready = p->next;
 		free(p);
@@ -42,7 +42,7 @@ void zr__st_lock_destroy(struct zr__fstore *st)
 	pthread_rwlock_destroy(&st->rw);
 }
 
-int zr__st_rdlock(struct zr__fstore *st)
+int zrfs_st_rdlock(struct zrfs_fstore *st)
 {
 	unsigned writers;
 
@@ -53,48 +53,48 @@ int zr__st_rdlock(struct zr__fstore *st)
 	pthread_mutex_unlock(&st->qmu);
 	if (writers) {
 		busy = st;
-		return ZR__E_PARK;
+		return ZRFS_E_PARK;
 	}
 	/* No writer after all (a try can fail spuriously): a short wait. */
 	pthread_rwlock_rdlock(&st->rw);
 	return 0;
 }
 
-void zr__st_rdlock_wait(struct zr__fstore *st)
+void zrfs_st_rdlock_wait(struct zrfs_fstore *st)
 {
 	pthread_rwlock_rdlock(&st->rw);
 }
 
-void zr__st_unlock(struct zr__fstore *st)
+void zrfs_st_unlock(struct zrfs_fstore *st)
 {
 	pthread_rwlock_unlock(&st->rw);
 }
 
-int zr__st_rdlock_all(struct zr__fstore *const *st, size_t n)
+int zrfs_st_rdlock_all(struct zrfs_fstore *const *st, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		int err = zr__st_rdlock(st[i]);
+		int err = zrfs_st_rdlock(st[i]);
 
 		if (err) {
-			zr__st_unlock_all(st, i);
+			zrfs_st_unlock_all(st, i);
 			return err;
 		}
 	}
 	return 0;
 }
 
-void zr__st_unlock_all(struct zr__fstore *const *st, size_t n)
+void zrfs_st_unlock_all(struct zrfs_fstore *const *st, size_t n)
 {
 	for (size_t i = n; i-- > 0;)
 		pthread_rwlock_unlock(&st[i]->rw);
 }
 
-struct zr__fstore *zr__st_busy(void)
+struct zrfs_fstore *zrfs_st_busy(void)
 {
 	return busy;
 }
 
-void zr__st_wrlock(struct zr__fstore *st)
+void zrfs_st_wrlock(struct zrfs_fstore *st)
 {
 	/* Counted before waiting, so every reader that finds the lock
 	 * taken or awaited sees a writer and parks. */
@@ -104,12 +104,12 @@ void zr__st_wrlock(struct zr__fstore *st)
 	pthread_rwlock_wrlock(&st->rw);
 }
 
-void zr__st_wrunlock(struct zr__fstore *st)
+void zrfs_st_wrunlock(struct zrfs_fstore *st)
 {
 	pthread_rwlock_unlock(&st->rw);
 	pthread_mutex_lock(&st->qmu);
 	if (--st->writers == 0 && st->parked) {
-		struct zr__parked **tail = &st->ready;
+		struct zrfs_parked **tail = &st->ready;
 
 		while (*tail)
 			tail = &(*tail)->next;
@@ -119,7 +119,7 @@ void zr__st_wrunlock(struct zr__fstore *st)
 	pthread_mutex_unlock(&st->qmu);
 }
 
-int zr__st_park(struct zr__fstore *st, struct zr__parked *p)
+int zrfs_st_park(struct zrfs_fstore *st, struct zrfs_parked *p)
 {
 	int err = -EAGAIN;
 
@@ -133,9 +133,9 @@ int zr__st_park(struct zr__fstore *st, struct zr__parked *p)
 	return err;
 }
 
-struct zr__parked *zr__st_take_ready(struct zr__fstore *st)
+struct zrfs_parked *zrfs_st_take_ready(struct zrfs_fstore *st)
 {
-	struct zr__parked *p;
+	struct zrfs_parked *p;
 
 	pthread_mutex_lock(&st->qmu);
 	p = st->ready;

@@ -1,0 +1,32 @@
+/*
+ * errors_log.h - each store's recent failures, readable as STORE/errors,
+ * and the daemon's log line (stderr in the foreground, syslog as a daemon).
+ */
+#ifndef ZRFS_ERRORS_LOG_H
+#define ZRFS_ERRORS_LOG_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#define ZRFS_ELOG_LINES 32
+#define ZRFS_ELOG_LINE 320
+
+struct zrfs_elog {
+	pthread_mutex_t mu;	/* guards the ring below */
+	char line[ZRFS_ELOG_LINES][ZRFS_ELOG_LINE];
+	unsigned next, count;
+};
+
+void zrfs_elog_init(struct zrfs_elog *l);
+void zrfs_elog_destroy(struct zrfs_elog *l);
+/* Formats one line "STORE: ...", keeps it in l (NULL: log only) and logs
+ * it. */
+void zrfs_elog_add(struct zrfs_elog *l, const char *store, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Copies the kept lines, oldest first, one per line, into a new malloc'd
+ * buffer; *len gets its size.  -ENOMEM on failure. */
+int zrfs_elog_text(struct zrfs_elog *l, char **out, size_t *len);
+/* Where daemon log lines go from now on (0: stderr, 1: syslog). */
+void zrfs_elog_use_syslog(int on);
+
+#endif
