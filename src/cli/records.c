@@ -2,7 +2,8 @@
  * records.c - writes records as the NumPy file `get` and `batch` print,
  * through the encoder zrecordfs serves its files with (src/common/
  * npyfile.h), so a command and a mount give the same bytes: planned, then
- * gathered straight into one buffer, then written out.
+ * gathered straight into one buffer, then written out, all through one
+ * read view, so a file never mixes two states of the store.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,7 +22,11 @@ static int encode(zr_store *s, int form, const uint64_t *idx, size_t n,
 {
 	zr_npyfile_stream st = { .zs = s, .name = NULL };
 	zr_npyfile f;
-	int err = zr_npyfile_plan(&f, form, &st, 1, idx, n);
+	int err = zr_view_begin(s, ZR_VIEW_WAIT, &st.view);
+
+	if (err)
+		return err;
+	err = zr_npyfile_plan(&f, form, &st, 1, idx, n);
 
 	if (!err && f.total + f.slack > SIZE_MAX)
 		err = ZR_E_TOOBIG;
@@ -34,6 +39,7 @@ static int encode(zr_store *s, int form, const uint64_t *idx, size_t n,
 			free(*buf);
 	}
 	zr_npyfile_free(&f);
+	zr_view_end(st.view);
 	return err;
 }
 

@@ -72,7 +72,46 @@ int zr_npyfile_ragged_form(const char *name, size_t len);
 typedef struct zr_npyfile_stream {
 	zr_store *zs;
 	const char *name;
+	/* A view of zs (zrecord.h) every read of the file goes through, so
+	 * its size and its bytes come from one state of the store; NULL: the
+	 * store as each read finds it. */
+	zr_view *view;
 } zr_npyfile_stream;
+
+/* The encoder's reads of a stream: through its view, if it has one. */
+static inline int zr_stream_gather(const zr_npyfile_stream *s,
+				   const uint64_t *idx, size_t n, void *dst,
+				   size_t cap, uint64_t *off)
+{
+	if (s->view)
+		return zr_view_gather(s->view, idx, n, dst, cap, off);
+	return zr_store_gather(s->zs, idx, n, dst, cap, off);
+}
+
+static inline int zr_stream_gather_size(const zr_npyfile_stream *s,
+					const uint64_t *idx, size_t n,
+					uint64_t *out)
+{
+	if (s->view)
+		return zr_view_gather_size(s->view, idx, n, out);
+	return zr_store_gather_size(s->zs, idx, n, out);
+}
+
+static inline int zr_stream_loc(const zr_npyfile_stream *s, uint64_t idx,
+				zr_loc *out)
+{
+	if (s->view)
+		return zr_view_loc(s->view, idx, out);
+	return zr_store_loc(s->zs, idx, out);
+}
+
+static inline int zr_stream_shape(const zr_npyfile_stream *s, uint64_t idx,
+				  uint32_t *ndim, uint64_t *shape)
+{
+	if (s->view)
+		return zr_view_ragged_shape(s->view, idx, ndim, shape);
+	return zr_ragged_shape(s->zs, idx, ndim, shape);
+}
 
 typedef struct zr_npyfile {
 	int form;

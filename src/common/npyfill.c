@@ -28,8 +28,8 @@ static int fill_dense(const zr_npyfile *f, const zr_npyfile_stream *s,
 	size_t h;
 	int err = dense_header(f, s, dst, size, &h);
 
-	return err ? err : zr_store_gather(s->zs, f->idx, f->count, dst + h,
-					   size - h, NULL);
+	return err ? err : zr_stream_gather(s, f->idx, f->count, dst + h,
+					    size - h, NULL);
 }
 
 uint64_t zr_npyfile_rows_at(const zr_npyfile *f, uint64_t *row)
@@ -52,8 +52,8 @@ int zr_npyfile_fill_rows(const zr_npyfile *f, void *buf, uint64_t first,
 		return -EINVAL;
 	if (first == 0)
 		err = dense_header(f, f->st, buf, f->total, &hw);
-	return err ? err : zr_store_gather(f->st->zs, f->idx + first, n,
-					   (char *)buf + h + first * row,
+	return err ? err : zr_stream_gather(f->st, f->idx + first, n,
+					    (char *)buf + h + first * row,
 					   n * row, NULL);
 }
 
@@ -108,8 +108,8 @@ static int fill_ragged(const zr_npyfile_stream *s, const uint64_t *idx,
 
 	if (!off)
 		return -ENOMEM;
-	err = zr_store_gather(s->zs, idx, n, base, m[n - 1].offset +
-			      m[n - 1].size - m[0].offset, off);
+	err = zr_stream_gather(s, idx, n, base, m[n - 1].offset +
+			       m[n - 1].size - m[0].offset, off);
 	if (!err)
 		err = place_ragged(s, m, n, off, buf, base);
 	free(off);

@@ -17,11 +17,10 @@
 #include "store_park.h"
 
 /* Record idx's file: the encoder's RECORD form over the stream *s. */
-static int rec_plan(struct zrfs_fstore *st, const uint64_t *idx,
+static int rec_plan(struct zrfs_fstore *st, zr_view *v, const uint64_t *idx,
 		    zr_npyfile_stream *s, zr_npyfile *f)
 {
-	s->zs = st->zs;
-	s->name = NULL;
+	*s = (zr_npyfile_stream){ .zs = st->zs, .view = v };
 	return zr_npyfile_plan(f, ZR_NPYFILE_RECORD, s, 1, idx, 1);
 }
 
@@ -36,11 +35,12 @@ int zrfs_rec_size(struct zrfs_fstore *st, uint64_t idx, int form,
 	if (idx >= zr_store_length(st->zs))
 		return -ENOENT;
 	if (form == ZRFS_F_PNG) {
-		err = zr_recpng_plan(st->zs, idx, &img);
+		s = (zr_npyfile_stream){ .zs = st->zs };
+		err = zr_recpng_plan(&s, idx, &img);
 		*size = err ? 0 : zr_png_size(&img);
 		return err;
 	}
-	err = rec_plan(st, &idx, &s, &f);
+	err = rec_plan(st, NULL, &idx, &s, &f);
 	*size = f.total;
 	zr_npyfile_free(&f);
 	return err;
@@ -52,27 +52,28 @@ int zrfs_rec_current(const struct zrfs_fstore *st, const struct zrfs_node *n)
 	       n->idx < zr_store_length(st->zs);
 }
 
-static int png_fill(struct zrfs_fstore *st, uint64_t idx, char *buf,
-		    uint64_t size)
+static int png_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx,
+		    char *buf, uint64_t size)
 {
+	zr_npyfile_stream s = { .zs = st->zs, .view = v };
 	zr_png img;
-	int err = zr_recpng_plan(st->zs, idx, &img);
+	int err = zr_recpng_plan(&s, idx, &img);
 
 	if (!err && zr_png_size(&img) != size)
 		err = -ESTALE;
-	return err ? err : zr_recpng_fill(st->zs, idx, &img, buf);
+	return err ? err : zr_recpng_fill(&s, idx, &img, buf);
 }
 
-int zrfs_rec_fill(struct zrfs_fstore *st, uint64_t idx, int form, char *buf,
-		 uint64_t size)
+int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
+		 char *buf, uint64_t size)
 {
 	zr_npyfile_stream s;
 	zr_npyfile f;
 	int err;
 
 	if (form == ZRFS_F_PNG)
-		return png_fill(st, idx, buf, size);
-	err = rec_plan(st, &idx, &s, &f);
+		return png_fill(st, v, idx, buf, size);
+	err = rec_plan(st, v, &idx, &s, &f);
 	if (!err && f.total != size)
 		err = -ESTALE; /* a delete or compact since the lookup */
 	if (!err)

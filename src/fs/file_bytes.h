@@ -21,9 +21,10 @@ int zrfs_rec_size(struct zrfs_fstore *st, uint64_t idx, int form,
  * still shows its index's bytes: no delete since changed the index (see
  * Contents in fs.h).  Caller holds st's read lock. */
 int zrfs_rec_current(const struct zrfs_fstore *st, const struct zrfs_node *n);
-/* Fills buf (size bytes, from zrfs_rec_size) with record idx's file. */
-int zrfs_rec_fill(struct zrfs_fstore *st, uint64_t idx, int form, char *buf,
-		 uint64_t size);
+/* Fills buf (size bytes, from zrfs_rec_size) with record idx's file, as
+ * view v shows it (NULL: the store now). */
+int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
+		 char *buf, uint64_t size);
 
 /* A batch file's layout: planned (zrfs_plan_make), then filled
  * (zrfs_plan_fill) under the same read locks. */

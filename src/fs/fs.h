@@ -163,6 +163,9 @@ struct zrfs_fh {
 	 * and the state of an append or delete handle (outside them). */
 	pthread_mutex_t mu;
 	char *buf;		/* the file's bytes                        */
+	/* record: the store as it was at open, which the first fill reads
+	 * (under mu); ended once buf holds the file */
+	zr_view *view;
 	size_t len, cap;
 	int cached;		/* buf came from zrfs_buf_get            */
 	int uncached;		/* record, batch: bytes newer than the node's */

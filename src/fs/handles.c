@@ -112,6 +112,7 @@ static void fh_free(struct zrfs_fs *fs, struct zrfs_fh *fh)
 	else
 		free(fh->buf);
 	zrfs_batch_fill_free(fh);
+	zr_view_end(fh->view);
 	pthread_mutex_destroy(&fh->mu);
 	zr_npystream_free(fh->ns); /* an unfinished session is aborted */
 	zrfs_ns_forget(fs, fh->node->ino, 1);

@@ -28,8 +28,12 @@ static int fill(struct zrfs_fh *fh)
 	fh->buf = malloc(fh->len ? fh->len : 1);
 	if (!fh->buf)
 		return -ENOMEM;
-	err = zrfs_rec_fill(n->st, n->idx, n->form, fh->buf, fh->len);
-	if (err) {
+	err = zrfs_rec_fill(n->st, fh->view, n->idx, n->form, fh->buf,
+			    fh->len);
+	if (!err) {
+		zr_view_end(fh->view); /* buf holds all it could show */
+		fh->view = NULL;
+	} else {
 		free(fh->buf);
 		fh->buf = NULL;
 		zrfs_elog_add(&n->st->log, n->st->path, "records/%llu.%s: %s",
@@ -60,6 +64,10 @@ int zrfs_record_open(struct zrfs_fh *fh)
 	else if (!err && !zrfs_rec_current(st, n))
 		fh->uncached = 1;
 	fh->len = size;
+	/* What the handle serves, read at its first fill.  Never waits: the
+	 * library deletes and compacts only under st's write lock. */
+	if (!err)
+		err = zr_view_begin(st->zs, ZR_VIEW_WAIT, &fh->view);
 	if (!err && fh->uncached) {
 		pthread_mutex_lock(&fh->mu);
 		err = fill(fh);
