@@ -41,16 +41,14 @@ int zrfs_attr(struct zrfs_fs *fs, const struct zrfs_node *n,
 
 /* Record files (records/I.npy): open checks that the name still shows
  * the node's bytes (else -ESTALE: the kernel looks the name up again, or,
- * for bytes of the same size, an uncached handle); the first read the
- * page cache cannot answer copies them (ZRFS_E_PARK while a delete or
- * compact of the store runs).  A delete first fills the open, unfilled
- * handles of the indices it changes (del sorted, n of them), and the
- * open batch handles of the store that have not gathered yet. */
+ * for bytes of the same size, an uncached handle) and begins a library
+ * view of the store; the first read the page cache cannot answer copies
+ * them through it (ZRFS_E_PARK while a delete or compact of the store
+ * runs), whatever deletes came since.  A delete first fills the open
+ * batch handles of the store that have not gathered yet. */
 int zrfs_record_open(struct zrfs_fh *fh);
 int zrfs_record_read(fuse_req_t req, struct zrfs_fh *fh, size_t size,
 		    off_t off);
-void zrfs_record_prefill(struct zrfs_fs *fs, struct zrfs_fstore *st,
-			const uint64_t *del, size_t n);
 /* Makes the kernel look records/IDX.npy up again at its next use. */
 void zrfs_record_unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 		       uint64_t idx);
