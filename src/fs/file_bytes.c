@@ -109,8 +109,10 @@ static int form_of(const struct zrfs_node *n)
 	}
 }
 
-/* The encoder's streams of the node's stores (a dataset's by name). */
-static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p)
+/* The encoder's streams of the node's stores (a dataset's by name),
+ * read through views if given. */
+static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p,
+			zr_view *const *views)
 {
 	struct zrfs_fstore *const *st;
 
@@ -121,6 +123,7 @@ static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p)
 	for (size_t i = 0; i < p->nst; i++) {
 		p->streams[i].zs = st[i]->zs;
 		p->streams[i].name = n->ds ? n->ds->names[i] : NULL;
+		p->streams[i].view = views ? views[i] : NULL;
 	}
 	return 0;
 }
@@ -138,10 +141,16 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 	};
 	int err;
 
-	if (!length && n->ds && !zrfs_ds_equal(n->ds, &cfg.length))
+	if (!length && p->streams[0].view) {
+		cfg.length = zr_view_length(p->streams[0].view);
+		for (size_t i = 1; i < p->nst; i++)
+			if (zr_view_length(p->streams[i].view) != cfg.length)
+				return -ENOENT;
+	} else if (!length && n->ds && !zrfs_ds_equal(n->ds, &cfg.length)) {
 		return -ENOENT;
-	if (!length && !n->ds)
+	} else if (!length && !n->ds) {
 		cfg.length = zr_store_length(n->st->zs);
+	}
 	p->length = cfg.length;
 	if (!cfg.length)
 		return -ENOENT; /* nothing to sample from yet */
@@ -179,14 +188,15 @@ static int gather_flat(struct zrfs_fs *fs, struct zrfs_plan *p)
 	if (p->nst != 1 || !zr_store_schema(zs)->ragged ||
 	    zr_store_codec(zs) == ZR_CODEC_RAW)
 		return 1;
-	err = zr_store_gather_size(zs, p->idx, p->count, &need);
+	err = zr_stream_gather_size(&p->streams[0], p->idx, p->count, &need);
 	if (err || need > fs->opts.max_batch)
 		return err ? err : 1;
 	p->roff = malloc((p->count + 1) * sizeof(*p->roff));
 	p->recs = malloc(need ? need : 1);
 	if (!p->roff || !p->recs)
 		return -ENOMEM;
-	return zr_store_gather(zs, p->idx, p->count, p->recs, need, p->roff);
+	return zr_stream_gather(&p->streams[0], p->idx, p->count, p->recs,
+				need, p->roff);
 }
 
 /* A packed or padded form, or a part of one: from what an earlier lookup
@@ -199,7 +209,7 @@ static int plan_flat(struct zrfs_fs *fs, const struct zrfs_node *n,
 	struct zrfs_kept k;
 	int err;
 
-	if (!zrfs_shapes_get(n, p->length, zrfs_batch_gen(n), p->count,
+	if (!zrfs_shapes_get(n, p->length, p->gen, p->count,
 			    !size_only && has_data(form), &k)) {
 		p->kept = 1;
 		p->recs = k.recs;
@@ -238,13 +248,15 @@ static int plan_file(struct zrfs_fs *fs, const struct zrfs_node *n,
 }
 
 int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
-		  struct zrfs_plan *p, int size_only, uint64_t length)
+		  struct zrfs_plan *p, int size_only, uint64_t length,
+		  zr_view *const *views, uint64_t gen)
 {
 	int err;
 
 	memset(p, 0, sizeof(*p));
 	p->node = n;
-	err = node_streams(n, p);
+	p->gen = gen;
+	err = node_streams(n, p, views);
 	if (!err)
 		err = batch_indices(fs, n, p, size_only, length);
 	if (!err)
@@ -319,7 +331,7 @@ static void keep(const struct zrfs_node *n, struct zrfs_plan *p)
 	k.off = p->roff;
 	p->recs = NULL;
 	p->roff = NULL;
-	zrfs_shapes_put(n, p->length, zrfs_batch_gen(n), p->count, &k);
+	zrfs_shapes_put(n, p->length, p->gen, p->count, &k);
 }
 
 int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
@@ -337,7 +349,7 @@ int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
 			log_too_big(n, fs);
 		return err;
 	}
-	err = zrfs_plan_make(fs, n, &p, 1, 0);
+	err = zrfs_plan_make(fs, n, &p, 1, 0, NULL, zrfs_batch_gen(n));
 	if (!err) {
 		*size = p.total;
 		ver[0] = p.length;
