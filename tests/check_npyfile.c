@@ -427,6 +427,7 @@ START_TEST(test_file_through_view)
 	const uint64_t del[] = { 7, 3, 0 };
 	zr_npyfile f, g;
 	char *want, *got, *other;
+	zr_view *view;
 	int err;
 
 	ck_assert_int_eq(zr_npyfile_plan(&f, form, &now, 1, batch, n),
@@ -443,11 +444,14 @@ START_TEST(test_file_through_view)
 	zr_npyfile_free(&g);
 	ck_assert_int_eq(zr_npyfile_plan(&g, form, &st, 1, batch, n),
 			 0);
+	view = st.view;
 	st.view = NULL;
-	other = malloc(g.total + g.slack + 1);
+	other = calloc(1, g.total + g.slack + 1);
 	err = zr_npyfile_fill(&g, other);
-	ck_assert(err == -ESTALE || memcmp(other, want, f.total));
-	zr_view_end(g.st[0].view);
+	/* ZR_E_RANGE (indices past the 9 records left), -ESTALE, or other
+	 * records' bytes */
+	ck_assert(err || memcmp(other, want, f.total));
+	zr_view_end(view);
 	free(other);
 	free(got);
 	free(want);
