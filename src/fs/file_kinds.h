@@ -44,8 +44,7 @@ int zrfs_attr(struct zrfs_fs *fs, const struct zrfs_node *n,
  * for bytes of the same size, an uncached handle) and begins a library
  * view of the store; the first read the page cache cannot answer copies
  * them through it (ZRFS_E_PARK while a delete or compact of the store
- * runs), whatever deletes came since.  A delete first fills the open
- * batch handles of the store that have not gathered yet. */
+ * runs), whatever deletes came since. */
 int zrfs_record_open(struct zrfs_fh *fh);
 int zrfs_record_read(fuse_req_t req, struct zrfs_fh *fh, size_t size,
 		    off_t off);
