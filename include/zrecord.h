@@ -23,10 +23,11 @@
  *
  * Threads.  Functions on distinct handles are independent.  On one store
  * handle, zr_store_gather*, zr_store_length, zr_store_stats, zr_store_loc,
- * zr_ragged_shape and the schema accessors may be called from any number of
- * threads at once, concurrently with one append session; so may
- * zr_store_sync.  Delete and compact exclude everything else, and close
- * must be the last call.
+ * zr_ragged_shape, the zr_view_* calls and the schema accessors may be
+ * called from any number of threads at once, concurrently with one append
+ * session; so may zr_store_sync.  Delete and compact exclude everything
+ * else for their span (a view begun before still sees what it saw: see
+ * Views), and close must be the last call.
  * The sampler, npy, dtype and schema functions are pure and thread-safe.
  *
  * ============================================================================
@@ -476,6 +477,81 @@ ZR_API int zr_ragged_pad(const void *src, const uint64_t *packed,
  * compressed record decodes only the frame's first bytes). */
 ZR_API int zr_ragged_shape(zr_store *s, uint64_t idx, uint32_t *ndim,
 			   uint64_t shape[ZR_MAX_NDIM]);
+
+/* -- views ----------------------------------------------------------------
+ * A view is a read snapshot the library owns, as an LMDB read transaction
+ * is: what it shows never changes while it is open, whatever deletes and
+ * appends happen meanwhile on the same handle.
+ *
+ *   length  fixed at begin: appends are invisible to it, and so are the
+ *           records a delete moves below the store's new length;
+ *   indices 0 .. length-1 show the records they showed at begin, bytes
+ *           and all, after any number of deletes (each delete saves the
+ *           table entries it overwrites, and those it leaves past the new
+ *           length, while a view begun before it is open; a deleted
+ *           record's bytes are not reused until compact);
+ *   epoch   the number of deletes done through this handle before begin:
+ *           two views of one handle with the same epoch show the same
+ *           record at every index both have, so a cache keyed by (handle,
+ *           epoch, index) is never stale; appends and compact leave it.
+ *
+ * zr_store_gather, zr_store_gather_size, zr_store_loc and zr_ragged_shape
+ * read through an implicit view for that one call: a view is for reads
+ * that must agree with each other (a size, then a gather; a batch read
+ * piece by piece; a file kept open across a delete).
+ *
+ * Begin never waits unless asked: while a delete or compact runs (or waits
+ * for gathers to end before it runs) it fails at once with ZR_E_BUSY, so a
+ * server can set the request aside instead of holding a thread;
+ * ZR_VIEW_WAIT waits instead.  A gather through a view waits for a running
+ * delete or compact, as zr_store_gather does.
+ *
+ * Compact moves records' bytes.  It keeps every index's record, so a view
+ * begun after the last delete is not affected and does not hold it up; but
+ * while a view begun before the last delete is open (it may still read a
+ * deleted record's bytes), compact fails at once with ZR_E_BUSY, changing
+ * nothing, and its message says how many views and what to do (end them:
+ * close the files or loaders reading the store, then retry).  Saved
+ * entries cost 24 bytes each and are freed as the views older than their
+ * delete end; past 4 Mi entries held at once, a delete fails with
+ * ZR_E_BUSY (nothing changed) until views end.
+ *
+ * Other handles and processes: a delete needs meta.zr exclusive, which no
+ * reader or follower open on the store allows (see Locking), so within one
+ * handle is the only place a delete can race a reader.
+ *
+ * Threads: begin, end and every call through views may run on any threads
+ * at once, concurrently with the store's other readers, one append session
+ * and one delete or compact.  A view belongs to its store handle: end it
+ * before zr_store_close (close frees the saved entries; a view used after
+ * is undefined), and do not end a view while a call through it runs.
+ * Through a view, gather, gather_size and ragged_shape behave as the store
+ * calls above, with the view's length (ZR_E_RANGE at or past it). */
+typedef struct zr_view zr_view;
+
+enum {
+	ZR_VIEW_WAIT = 1 /* begin waits for a running delete or compact */
+};
+
+/* Begins a view of s (flags 0 or ZR_VIEW_WAIT; -EINVAL otherwise);
+ * ZR_E_BUSY at once while a delete or compact runs, without the flag;
+ * -ENOMEM. */
+ZR_API int zr_view_begin(zr_store *s, unsigned flags, zr_view **out);
+/* Ends a view and frees what only it needed.  NULL is a no-op.  Never
+ * waits for a delete or compact. */
+ZR_API void zr_view_end(zr_view *v);
+/* The store's length at begin, the view's epoch (above), its store. */
+ZR_API uint64_t zr_view_length(const zr_view *v);
+ZR_API uint64_t zr_view_epoch(const zr_view *v);
+ZR_API zr_store *zr_view_store(const zr_view *v);
+ZR_API int zr_view_gather(zr_view *v, const uint64_t *idx, size_t count,
+			  void *dst, size_t dst_cap, uint64_t *offsets);
+ZR_API int zr_view_gather_size(zr_view *v, const uint64_t *idx,
+			       size_t count, uint64_t *out);
+ZR_API int zr_view_ragged_shape(zr_view *v, uint64_t idx, uint32_t *ndim,
+				uint64_t shape[ZR_MAX_NDIM]);
+/* Record idx's table entry as the view sees it (ZR_E_RANGE, ZR_E_CORRUPT). */
+ZR_API int zr_view_loc(zr_view *v, uint64_t idx, zr_loc *out);
 
 /* -- maintenance ------------------------------------------------------- */
 

@@ -2,7 +2,9 @@
  * bench_gather.c - the library benchmark: writes one synthetic corpus as a
  * .npy file and as raw / zstd (/ zstd_dict) stores, then times random
  * batch gathers against the plain baseline, a single-thread memcpy gather
- * from the mmap'd .npy.  One run prints every table.
+ * from the mmap'd .npy, and gathers through read views against plain ones
+ * (a view held, one per batch, one begun before a delete).  One run
+ * prints every table.
  *
  *   bench_gather [--quick] [--dir DIR] [--workload images|tokens|all]
  *                [--sigbus-guard]
@@ -11,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,6 +304,145 @@ static void verify_store(target *t, npy_map *m, const uint64_t *plan,
 	}
 }
 
+/* -- views ---------------------------------------------------------------- */
+
+/* A store and a view of it: a view held across batches, as an open file
+ * or a loader's epoch holds one, or begun and ended around each batch. */
+struct view_ctx {
+	zr_store *s;
+	zr_view *v;
+};
+
+static int gather_view(void *ctx, const uint64_t *idx, size_t n, void *dst,
+		       size_t cap)
+{
+	const struct view_ctx *c = ctx;
+
+	return zr_view_gather(c->v, idx, n, dst, cap, NULL);
+}
+
+static int gather_view_each(void *ctx, const uint64_t *idx, size_t n,
+			    void *dst, size_t cap)
+{
+	const struct view_ctx *c = ctx;
+	zr_view *v;
+	int rc = zr_view_begin(c->s, 0, &v);
+
+	if (!rc)
+		rc = zr_view_gather(v, idx, n, dst, cap, NULL);
+	zr_view_end(v);
+	return rc;
+}
+
+static void time_one(bench_gather_fn fn, void *ctx, const target *t,
+		     const options *o, const uint64_t *plan, uint8_t *got,
+		     size_t cap, bench_timing *out)
+{
+	int rc = bench_time_plan(fn, ctx, plan, o->plan_batches, got, cap,
+				 o->min_s, out);
+
+	if (rc)
+		die(t->label, rc);
+}
+
+/* time_one into best on round 0, and on later rounds if faster. */
+static void time_best(bench_gather_fn fn, void *ctx, const target *t,
+		      const options *o, const uint64_t *plan, uint8_t *got,
+		      size_t cap, bench_timing *best, int round)
+{
+	bench_timing now;
+
+	time_one(fn, ctx, t, o, plan, got, cap, &now);
+	if (!round || now.median_s < best->median_s)
+		*best = now;
+}
+
+static void print_view_row(const char *what, const bench_timing *g,
+			   const bench_timing *base)
+{
+	printf("  %-46s %10.3f %8.3f %9.2fx\n", what, g->median_s * 1e3,
+	       g->p95_s * 1e3, base->median_s / g->median_s);
+}
+
+/* The store's gathers plain (an implicit view per call) and through
+ * views, timed in turns in this run on the same plan. */
+static void time_views(const target *t, const options *o,
+		       const uint64_t *plan, uint8_t *got, size_t cap)
+{
+	struct view_ctx c = { t->store, NULL };
+	bench_timing plain, held, each;
+	char what[64];
+	int rc = zr_view_begin(t->store, 0, &c.v);
+
+	if (rc)
+		die(t->label, rc);
+	/* Each twice, in turns, keeping its faster run: the pool's own
+	 * judgement and the page cache favour whichever runs later. */
+	for (int round = 0; round < 2; round++) {
+		time_best(gather_store, t->store, t, o, plan, got, cap, &plain,
+			  round);
+		time_best(gather_view, &c, t, o, plan, got, cap, &held, round);
+		time_best(gather_view_each, &c, t, o, plan, got, cap, &each,
+			  round);
+	}
+	zr_view_end(c.v);
+	snprintf(what, sizeof(what), "%s plain", t->label);
+	print_view_row(what, &plain, &plain);
+	snprintf(what, sizeof(what), "%s view held", t->label);
+	print_view_row(what, &held, &plain);
+	snprintf(what, sizeof(what), "%s view per batch", t->label);
+	print_view_row(what, &each, &plain);
+}
+
+/* A view begun before a delete of every 100th record reads through the
+ * delete log: timed against the same view before the delete, and its
+ * batches checked against the .npy (the store is rewritten, so last). */
+static void time_view_log(target *t, const options *o, npy_map *m,
+			  const uint64_t *plan, uint8_t *want, uint8_t *got,
+			  size_t cap, uint64_t count)
+{
+	struct view_ctx c = { NULL, NULL };
+	bench_timing before, after;
+	uint64_t ndel = count / 100 ? count / 100 : 1;
+	uint64_t *del = malloc(ndel * sizeof(*del));
+	char what[96];
+	int rc = zr_store_close(t->store);
+
+	if (!rc)
+		rc = zr_store_open(t->path, 0, &t->store);
+	c.s = t->store;
+	if (!rc)
+		rc = zr_view_begin(t->store, 0, &c.v);
+	if (rc || !del)
+		die(t->path, rc ? rc : -ENOMEM);
+	for (uint64_t i = 0; i < ndel; i++)
+		del[i] = i * 100 % count;
+	time_best(gather_view, &c, t, o, plan, got, cap, &before, 0);
+	time_best(gather_view, &c, t, o, plan, got, cap, &before, 1);
+	rc = zr_store_delete(t->store, del, ndel);
+	if (rc)
+		die(t->path, rc);
+	time_best(gather_view, &c, t, o, plan, got, cap, &after, 0);
+	time_best(gather_view, &c, t, o, plan, got, cap, &after, 1);
+	for (size_t b = 0; b < o->plan_batches; b++) {
+		const uint64_t *idx = plan + b * BENCH_BATCH;
+
+		gather_npy(m, idx, BENCH_BATCH, want, cap);
+		rc = zr_view_gather(c.v, idx, BENCH_BATCH, got, cap, NULL);
+		if (rc || memcmp(want, got, cap)) {
+			fprintf(stderr, "bench_gather: %s: a view after a "
+				"delete differs from the .npy (%d)\n",
+				t->label, rc);
+			exit(1);
+		}
+	}
+	zr_view_end(c.v);
+	snprintf(what, sizeof(what), "%s view, %" PRIu64 " deleted since (vs before)",
+		 t->label, ndel);
+	print_view_row(what, &after, &before);
+	free(del);
+}
+
 /* -- reporting ------------------------------------------------------------ */
 
 static void print_writes(const target *t, size_t n, double logical)
@@ -426,6 +568,11 @@ static void run_workload(const bench_workload *w, const char *dir,
 			die(t[i].label, rc);
 	}
 	print_gathers(t, n, row_bytes);
+	printf("\n  %-46s %10s %8s %10s\n", "gather through views (vs plain)", "median ms",
+	       "p95 ms", "vs plain");
+	for (size_t i = 1; i < n; i++)
+		time_views(&t[i], o, plan, got, cap);
+	time_view_log(&t[1], o, &m, plan, want, got, cap, w->count);
 	fflush(stdout);
 
 	munmap(m.base, m.len);

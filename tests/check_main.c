@@ -19,6 +19,7 @@ int main(void)
 		suite_store_guard,
 		suite_store_follow,
 		suite_ragged_pack,
+		suite_store_view,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

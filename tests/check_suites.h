@@ -25,5 +25,6 @@ Suite *suite_version(void);
 Suite *suite_store_guard(void);
 Suite *suite_store_follow(void);
 Suite *suite_ragged_pack(void);
+Suite *suite_store_view(void);
 
 #endif

@@ -11,14 +11,15 @@
 #include "npy_file.h"
 #include "record_png.h"
 
-/* --png: the record as the mount's records/INDEX.png. */
-static int write_png(zr_store *s, uint64_t idx, const char *out,
-		     const char *store)
+/* --png: the record as the mount's records/INDEX.png, read through st's
+ * view. */
+static int png_of(const zrfile_source *st, uint64_t idx, const char *out,
+		  const char *store)
 {
 	zrfile_png img;
 	uint64_t size;
 	void *buf;
-	int err = zrfile_record_png_plan(s, idx, &img);
+	int err = zrfile_record_png_plan(st, idx, &img);
 
 	if (err == ZR_E_DTYPE || err == ZR_E_SHAPE) {
 		fprintf(stderr, "zrecord get: %s: record %llu is not an image "
@@ -33,10 +34,23 @@ static int write_png(zr_store *s, uint64_t idx, const char *out,
 	buf = size <= SIZE_MAX ? malloc(size) : NULL;
 	if (!buf)
 		return zr_cli_lib_error(store, "get", -ENOMEM);
-	err = zrfile_record_png_fill(s, idx, &img, buf);
+	err = zrfile_record_png_fill(st, idx, &img, buf);
 	err = err ? zr_cli_lib_error(store, "get", err)
 		  : zr_cli_out_all(out, buf, size, store, "get");
 	free(buf);
+	return err;
+}
+
+static int write_png(zr_store *s, uint64_t idx, const char *out,
+		     const char *store)
+{
+	zrfile_source st = { .zs = s };
+	int err = zr_view_begin(s, ZR_VIEW_WAIT, &st.view);
+
+	if (err)
+		return zr_cli_lib_error(store, "get", err);
+	err = png_of(&st, idx, out, store);
+	zr_view_end(st.view);
 	return err;
 }
 

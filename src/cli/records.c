@@ -3,7 +3,8 @@
  * through the encoder zrecordfs serves its files with (src/common/
  * npy_file.h), so a command and a mount give the same bytes: planned, then
  * gathered and written out, a dense stack piece by piece (bounded
- * memory), any other form whole.
+ * memory), any other form whole; all through one read view, so a file
+ * never mixes two states of the store.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -85,10 +86,14 @@ int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
 	uint64_t row;
 	zrfile_npy f;
 	zr_cli_out o;
-	int rc, err = zrfile_npy_plan(&f, form, &st, 1, idx, n);
+	int rc, err = zr_view_begin(s, ZR_VIEW_WAIT, &st.view);
 
+	if (err)
+		return zr_cli_lib_error(store, cmd, err);
+	err = zrfile_npy_plan(&f, form, &st, 1, idx, n);
 	if (err) {
 		zrfile_npy_free(&f);
+		zr_view_end(st.view);
 		return zr_cli_lib_error(store, cmd, err);
 	}
 	rc = zr_cli_out_open(&o, out, store, cmd);
@@ -99,5 +104,6 @@ int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
 		rc = zr_cli_out_close(&o, store, cmd, rc);
 	}
 	zrfile_npy_free(&f);
+	zr_view_end(st.view);
 	return rc;
 }

@@ -83,7 +83,46 @@ int zrfile_npy_ragged_form(const char *name, size_t len);
 typedef struct zrfile_source {
 	zr_store *zs;
 	const char *name;
+	/* A view of zs (zrecord.h) every read of the file goes through, so
+	 * its size and its bytes come from one state of the store; NULL: the
+	 * store as each read finds it. */
+	zr_view *view;
 } zrfile_source;
+
+/* The encoder's reads of a stream: through its view, if it has one. */
+static inline int zr_stream_gather(const zrfile_source *s,
+				   const uint64_t *idx, size_t n, void *dst,
+				   size_t cap, uint64_t *off)
+{
+	if (s->view)
+		return zr_view_gather(s->view, idx, n, dst, cap, off);
+	return zr_store_gather(s->zs, idx, n, dst, cap, off);
+}
+
+static inline int zr_stream_gather_size(const zrfile_source *s,
+					const uint64_t *idx, size_t n,
+					uint64_t *out)
+{
+	if (s->view)
+		return zr_view_gather_size(s->view, idx, n, out);
+	return zr_store_gather_size(s->zs, idx, n, out);
+}
+
+static inline int zr_stream_loc(const zrfile_source *s, uint64_t idx,
+				zr_loc *out)
+{
+	if (s->view)
+		return zr_view_loc(s->view, idx, out);
+	return zr_store_loc(s->zs, idx, out);
+}
+
+static inline int zr_stream_shape(const zrfile_source *s, uint64_t idx,
+				  uint32_t *ndim, uint64_t *shape)
+{
+	if (s->view)
+		return zr_view_ragged_shape(s->view, idx, ndim, shape);
+	return zr_ragged_shape(s->zs, idx, ndim, shape);
+}
 
 typedef struct zrfile_npy {
 	int form;

@@ -28,8 +28,8 @@ static int fill_dense(const zrfile_npy *f, const zrfile_source *s,
 	size_t h;
 	int err = dense_header(f, s, dst, size, &h);
 
-	return err ? err : zr_store_gather(s->zs, f->idx, f->count, dst + h,
-					   size - h, NULL);
+	return err ? err : zr_stream_gather(s, f->idx, f->count, dst + h,
+					    size - h, NULL);
 }
 
 uint64_t zrfile_npy_rows_at(const zrfile_npy *f, uint64_t *row)
@@ -58,8 +58,7 @@ int zrfile_npy_fill_piece(const zrfile_npy *f, void *dst, uint64_t first,
 	if (!zrfile_npy_rows_at(f, &row) || !f->idx || !dst ||
 	    first > f->count || n > f->count - first)
 		return -EINVAL;
-	return zr_store_gather(f->st->zs, f->idx + first, n, dst, n * row,
-			       NULL);
+	return zr_stream_gather(f->st, f->idx + first, n, dst, n * row, NULL);
 }
 
 int zrfile_npy_fill_rows(const zrfile_npy *f, void *buf, uint64_t first,
@@ -127,8 +126,8 @@ static int fill_ragged(const zrfile_source *s, const uint64_t *idx,
 
 	if (!off)
 		return -ENOMEM;
-	err = zr_store_gather(s->zs, idx, n, base, m[n - 1].offset +
-			      m[n - 1].size - m[0].offset, off);
+	err = zr_stream_gather(s, idx, n, base, m[n - 1].offset +
+			       m[n - 1].size - m[0].offset, off);
 	if (!err)
 		err = place_ragged(s, m, n, off, buf, base);
 	free(off);

@@ -71,7 +71,7 @@ static int record_size(const zrfile_source *s, uint64_t idx,
 {
 	zr_loc loc;
 	size_t H;
-	int err = zr_store_loc(s->zs, idx, &loc);
+	int err = zr_stream_loc(s, idx, &loc);
 
 	return err ? err : zrfile_nf_ragged_size(s, loc.logic_length, size, &H);
 }
@@ -174,7 +174,7 @@ static int record_file_size(const zrfile_npy *f, uint64_t *size)
 		return -EINVAL;
 	if (zrfile_nf_ragged(s))
 		return record_size(s, f->idx[0], size);
-	err = zr_store_loc(s->zs, f->idx[0], &loc);
+	err = zr_stream_loc(s, f->idx[0], &loc);
 	return err ? err : dense_size(f, s, size);
 }
 

@@ -87,7 +87,7 @@ static int shape_of(const zrfile_npy *f, uint64_t k, int known,
 				       f->roff[k + 1] - f->roff[k], isz, ndim,
 				       shape, NULL);
 	if (!known)
-		return zr_ragged_shape(f->st->zs, f->idx[k], ndim, shape);
+		return zr_stream_shape(f->st, f->idx[k], ndim, shape);
 	*ndim = f->rndim;
 	memcpy(shape, f->shapes + k * f->rndim, f->rndim * sizeof(*shape));
 	return 0;
@@ -210,7 +210,7 @@ static int plan_slack(zrfile_npy *f)
 
 	if (f->only > 1 || f->recs)
 		return 0; /* no data, or its records gathered already */
-	err = zr_store_gather_size(f->st->zs, f->idx, f->count, &need);
+	err = zr_stream_gather_size(f->st, f->idx, f->count, &need);
 	if (err)
 		return err;
 	room = f->total - (m->offset + m->size) + f->elems * isz;
@@ -373,8 +373,8 @@ static int fill_data(const zrfile_npy *f, char *buf)
 		return -ENOMEM;
 	/* bounded by the room the plan made: records grown since fail the
 	 * gather, and place() refuses any other change (-ESTALE) */
-	err = zr_store_gather(f->st->zs, f->idx, f->count, tmp,
-			      (size_t)(buf + f->total + f->slack - tmp), off);
+	err = zr_stream_gather(f->st, f->idx, f->count, tmp,
+			       (size_t)(buf + f->total + f->slack - tmp), off);
 	if (!err)
 		err = place(f, tmp, off, data);
 	free(off);
@@ -391,7 +391,7 @@ static int check_lengths(const zrfile_npy *f)
 
 	for (uint64_t k = 0; k < f->count; k++) {
 		uint64_t e, len;
-		int err = zr_store_gather_size(f->st->zs, f->idx + k, 1, &len);
+		int err = zr_stream_gather_size(f->st, f->idx + k, 1, &len);
 
 		if (err)
 			return err;

@@ -9,16 +9,17 @@
 
 #include "record_png.h"
 
-int zrfile_record_png_plan(zr_store *s, uint64_t idx, zrfile_png *img)
+int zrfile_record_png_plan(const zrfile_source *s, uint64_t idx,
+			   zrfile_png *img)
 {
-	const zr_schema *sc = zr_store_schema(s);
+	const zr_schema *sc = zr_store_schema(s->zs);
 	uint64_t shape[ZR_MAX_NDIM];
 	uint32_t ndim;
 	int err;
 
 	if (!sc->ragged)
 		return zrfile_png_shape(&sc->dtype, sc->ndim, sc->shape, img);
-	err = zr_ragged_shape(s, idx, &ndim, shape);
+	err = zr_stream_shape(s, idx, &ndim, shape);
 	return err ? err : zrfile_png_shape(&sc->dtype, ndim, shape, img);
 }
 
@@ -28,10 +29,10 @@ static int same_image(const zrfile_png *a, const zrfile_png *b)
 	       a->channels == b->channels && a->planar == b->planar;
 }
 
-int zrfile_record_png_fill(zr_store *s, uint64_t idx, const zrfile_png *img,
-			   void *out)
+int zrfile_record_png_fill(const zrfile_source *s, uint64_t idx,
+			   const zrfile_png *img, void *out)
 {
-	const zr_schema *sc = zr_store_schema(s);
+	const zr_schema *sc = zr_store_schema(s->zs);
 	uint64_t size, off[2], shape[ZR_MAX_NDIM];
 	size_t payload = 0;
 	uint32_t ndim;
@@ -39,14 +40,14 @@ int zrfile_record_png_fill(zr_store *s, uint64_t idx, const zrfile_png *img,
 	void *rec;
 	int err;
 
-	size = zr_store_row_bytes(s);
-	err = sc->ragged ? zr_store_gather_size(s, &idx, 1, &size) : 0;
+	size = zr_store_row_bytes(s->zs);
+	err = sc->ragged ? zr_stream_gather_size(s, &idx, 1, &size) : 0;
 	if (err)
 		return err;
 	rec = malloc(size ? size : 1);
 	if (!rec)
 		return -ENOMEM;
-	err = zr_store_gather(s, &idx, 1, rec, size, off);
+	err = zr_stream_gather(s, &idx, 1, rec, size, off);
 	if (!err && sc->ragged)
 		err = zr_ragged_parse(rec, size, 1, &ndim, shape, &payload);
 	if (!err && sc->ragged)

@@ -11,8 +11,9 @@
  * about 1 MiB of rows, any other form whole), so that later pieces are
  * gathered while the kernel takes the first ones; the kernel keeps the
  * pages (keep_cache), so later opens of the node read no bytes from here
- * and mmap works.  Reads of pieces already in need no lock.  A delete
- * first fills the rest of the open handles (zrfs_batch_prefill).  An open
+ * and mmap works.  Reads of pieces already in need no lock.  Every piece
+ * is gathered through the library views the handle began at open, one per
+ * store, so a delete since changes none of them.  An open
  * that comes after a delete changed the node's content gathers the batch
  * anew at once and serves it past the page cache (an uncached handle,
  * direct_io), if it has the node's size; otherwise it fails with ESTALE and
@@ -37,7 +38,7 @@ static void log_failure(const struct zrfs_node *n, int err)
 		     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 }
 
-/* A lazy handle's layout and which of its pieces are in buf (see
+/* A handle's layout and which of its pieces are in buf (see
  * zrfs_pieces in file_bytes.h).  Made at the first read the page cache cannot
  * answer; plan is freed once every piece is in, the rest with the handle,
  * since a reader may be checking done[] without fh->mu. */
@@ -64,7 +65,8 @@ static int plan(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t length)
 	struct zrfs_fill *f;
 	struct zrfs_pieces pc;
 	struct zrfs_plan p;
-	int err = zrfs_plan_make(fs, fh->node, &p, 0, length);
+	int err = zrfs_plan_make(fs, fh->node, &p, 0, length, fh->views,
+				 fh->vgen);
 
 	if (err)
 		return err == -ENOENT ? -ESTALE : err;
@@ -92,6 +94,35 @@ static int plan(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t length)
 	return 0;
 }
 
+void zrfs_batch_views_end(struct zrfs_fh *fh)
+{
+	struct zrfs_fstore *const *st;
+	size_t k = zrfs_batch_stores(fh->node, &st);
+
+	for (size_t i = 0; fh->views && i < k; i++)
+		zr_view_end(fh->views[i]);
+	free(fh->views);
+	fh->views = NULL;
+}
+
+/* The stores as they are now, for the handle's every gather.  Caller
+ * holds their read locks: the library deletes and compacts only under
+ * the write lock of its store, so no begin waits. */
+static int views_begin(struct zrfs_fh *fh, struct zrfs_fstore *const *st,
+		       size_t k)
+{
+	int err = 0;
+
+	fh->views = calloc(k, sizeof(*fh->views));
+	if (!fh->views)
+		return -ENOMEM;
+	for (size_t i = 0; !err && i < k; i++)
+		err = zr_view_begin(st[i]->zs, ZR_VIEW_WAIT, &fh->views[i]);
+	if (err)
+		zrfs_batch_views_end(fh);
+	return err;
+}
+
 /* Fills the pieces [k0, k1] not in buf yet.  Caller holds the stores'
  * locks and fh->mu, and has planned. */
 static int fill_pieces(struct zrfs_fh *fh, size_t k0, size_t k1)
@@ -108,6 +139,7 @@ static int fill_pieces(struct zrfs_fh *fh, size_t k0, size_t k1)
 		atomic_store_explicit(&f->done[k], 1, memory_order_release);
 		if (!--f->missing) {
 			zrfs_plan_free(&f->plan); /* buf is complete */
+			zrfs_batch_views_end(fh);
 			atomic_store_explicit(&fh->filled, 1,
 					      memory_order_release);
 		}
@@ -134,7 +166,7 @@ static int have(struct zrfs_fh *fh, uint64_t off, uint64_t end)
 }
 
 /* The node's own content in [off, end) (the whole file: 0, fh->len),
- * planned once, each piece gathered once (a delete may have done it).
+ * planned once, each piece gathered once, through the handle's views.
  * Caller holds the stores' locks. */
 static int fill_node(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t off,
 		     uint64_t end)
@@ -142,9 +174,7 @@ static int fill_node(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t off,
 	int err = 0;
 
 	pthread_mutex_lock(&fh->mu);
-	if (!have(fh, off, end) && atomic_load(&fh->lost))
-		err = -EIO; /* a delete changed it before it was gathered */
-	else if (!fh->fill)
+	if (!fh->fill)
 		err = plan(fs, fh, fh->node->ver[0]);
 	if (!err && !atomic_load(&fh->filled))
 		err = fill_pieces(fh, zrfs_piece_of(&fh->fill->pc, off),
@@ -165,10 +195,12 @@ int zrfs_batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh)
 	if (err)
 		return err;
 	fh->len = n->size;
-	if (zrfs_batch_gen(n) == n->ver[1]) {
-		fh->lazy = 1; /* the stores still hold the node's content */
-	} else {
-		/* A delete came since the lookup: the batch drawn anew. */
+	fh->vgen = zrfs_batch_gen(n);
+	err = views_begin(fh, st, k);
+	/* Unless a delete came since the lookup, the views show the node's
+	 * content, gathered at the reads that need it; else the batch is
+	 * drawn anew now. */
+	if (!err && fh->vgen != n->ver[1]) {
 		fh->uncached = 1;
 		pthread_mutex_lock(&fh->mu);
 		err = plan(fs, fh, 0);
@@ -207,79 +239,4 @@ int zrfs_batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 	}
 	zrfs_fh_reply(req, fh, size, off);
 	return 0;
-}
-
-/* Read locks of the node's stores other than st, whose write lock the
- * caller holds.  Taken out of the stores' order, so never by waiting
- * behind another writer (which may be waiting for st): ZRFS_E_PARK when
- * one holds or awaits any of them. */
-static int lock_others(struct zrfs_fstore *const *all, size_t k,
-		       const struct zrfs_fstore *st)
-{
-	for (size_t i = 0; i < k; i++) {
-		if (all[i] == st)
-			continue;
-		if (zrfs_st_rdlock(all[i])) {
-			while (i-- > 0)
-				if (all[i] != st)
-					zrfs_st_unlock(all[i]);
-			return ZRFS_E_PARK;
-		}
-	}
-	return 0;
-}
-
-static void unlock_others(struct zrfs_fstore *const *all, size_t k,
-			  const struct zrfs_fstore *st)
-{
-	for (size_t i = k; i-- > 0;)
-		if (all[i] != st)
-			zrfs_st_unlock(all[i]);
-}
-
-/* Caller holds st's write lock. */
-static void prefill(struct zrfs_fs *fs, struct zrfs_fstore *st,
-		    struct zrfs_fh *fh)
-{
-	struct zrfs_fstore *const *all;
-	size_t k = zrfs_batch_stores(fh->node, &all);
-	int err;
-
-	/* Uncached handles gathered at open; lazy is set at open under the
-	 * stores' locks, so an open that has not set it yet will park. */
-	if (!fh->lazy || atomic_load_explicit(&fh->filled,
-					      memory_order_acquire))
-		return;
-	err = lock_others(all, k, st);
-	if (!err) {
-		err = fill_node(fs, fh, 0, fh->len);
-		unlock_others(all, k, st);
-	} else {
-		zrfs_elog_add(&st->log, st->path, "delete: batch %llu-%llu "
-			     "open, not read yet, of a dataset whose other "
-			     "store is busy: its reads fail (EIO)",
-			     (unsigned long long)fh->node->seed,
-			     (unsigned long long)fh->node->step);
-	}
-	if (err)
-		atomic_store(&fh->lost, 1); /* its unfilled reads fail: EIO */
-}
-
-void zrfs_batch_prefill(struct zrfs_fs *fs, struct zrfs_fstore *st)
-{
-	struct zrfs_fh **open;
-	size_t count;
-
-	if (zrfs_fh_collect(fs, st, ZRFS_K_BATCH, &open, &count)) {
-		zrfs_fh_lose(fs, st);
-		zrfs_elog_add(&st->log, st->path, "delete: no memory to gather "
-			     "the open batch files not read yet: their reads "
-			     "fail (EIO)");
-		return;
-	}
-	for (size_t i = 0; i < count; i++) {
-		prefill(fs, st, open[i]);
-		zrfs_fh_put(fs, open[i]);
-	}
-	free(open);
 }

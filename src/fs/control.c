@@ -86,7 +86,10 @@ void zrfs_usage_read(fuse_req_t req, enum zrfs_kind kind, size_t size,
 }
 
 /* Open files keep their bytes (see Contents in fs.h), so compact need not
- * wait for them; it moves every record, so every record node is stale. */
+ * wait for them; but a record file opened before the last delete and not
+ * read yet still reads through its library view, whose bytes compact
+ * would move: the library refuses then (EBUSY) until it is read or
+ * closed.  Compact moves every record, so every record node is stale. */
 static int compact(struct zrfs_fs *fs, struct zrfs_fstore *st)
 {
 	int err;

@@ -276,8 +276,6 @@ static int apply(struct zrfs_fs *fs, struct zrfs_fstore *st, uint64_t *idx,
 		return 0;
 	qsort(idx, n, sizeof(*idx), zrfs_cmp_u64);
 	zrfs_st_wrlock(st);
-	zrfs_record_prefill(fs, st, idx, n);
-	zrfs_batch_prefill(fs, st);
 	err = zr_store_delete(st->zs, idx, n);
 	length = zr_store_length(st->zs);
 	/* even a failed delete may have moved some records */

@@ -17,11 +17,10 @@
 #include "store_park.h"
 
 /* Record idx's file: the encoder's RECORD form over the stream *s. */
-static int rec_plan(struct zrfs_fstore *st, const uint64_t *idx,
+static int rec_plan(struct zrfs_fstore *st, zr_view *v, const uint64_t *idx,
 		    zrfile_source *s, zrfile_npy *f)
 {
-	s->zs = st->zs;
-	s->name = NULL;
+	*s = (zrfile_source){ .zs = st->zs, .view = v };
 	return zrfile_npy_plan(f, ZRFILE_RECORD, s, 1, idx, 1);
 }
 
@@ -36,11 +35,12 @@ int zrfs_rec_size(struct zrfs_fstore *st, uint64_t idx, int form,
 	if (idx >= zr_store_length(st->zs))
 		return -ENOENT;
 	if (form == ZRFS_F_PNG) {
-		err = zrfile_record_png_plan(st->zs, idx, &img);
+		s = (zrfile_source){ .zs = st->zs };
+		err = zrfile_record_png_plan(&s, idx, &img);
 		*size = err ? 0 : zrfile_png_size(&img);
 		return err;
 	}
-	err = rec_plan(st, &idx, &s, &f);
+	err = rec_plan(st, NULL, &idx, &s, &f);
 	*size = f.total;
 	zrfile_npy_free(&f);
 	return err;
@@ -52,27 +52,28 @@ int zrfs_rec_current(const struct zrfs_fstore *st, const struct zrfs_node *n)
 	       n->idx < zr_store_length(st->zs);
 }
 
-static int png_fill(struct zrfs_fstore *st, uint64_t idx, char *buf,
-		    uint64_t size)
+static int png_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx,
+		    char *buf, uint64_t size)
 {
+	zrfile_source s = { .zs = st->zs, .view = v };
 	zrfile_png img;
-	int err = zrfile_record_png_plan(st->zs, idx, &img);
+	int err = zrfile_record_png_plan(&s, idx, &img);
 
 	if (!err && zrfile_png_size(&img) != size)
 		err = -ESTALE;
-	return err ? err : zrfile_record_png_fill(st->zs, idx, &img, buf);
+	return err ? err : zrfile_record_png_fill(&s, idx, &img, buf);
 }
 
-int zrfs_rec_fill(struct zrfs_fstore *st, uint64_t idx, int form, char *buf,
-		 uint64_t size)
+int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
+		 char *buf, uint64_t size)
 {
 	zrfile_source s;
 	zrfile_npy f;
 	int err;
 
 	if (form == ZRFS_F_PNG)
-		return png_fill(st, idx, buf, size);
-	err = rec_plan(st, &idx, &s, &f);
+		return png_fill(st, v, idx, buf, size);
+	err = rec_plan(st, v, &idx, &s, &f);
 	if (!err && f.total != size)
 		err = -ESTALE; /* a delete or compact since the lookup */
 	if (!err)
@@ -108,8 +109,10 @@ static int form_of(const struct zrfs_node *n)
 	}
 }
 
-/* The encoder's streams of the node's stores (a dataset's by name). */
-static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p)
+/* The encoder's streams of the node's stores (a dataset's by name),
+ * read through views if given. */
+static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p,
+			zr_view *const *views)
 {
 	struct zrfs_fstore *const *st;
 
@@ -120,6 +123,7 @@ static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p)
 	for (size_t i = 0; i < p->nst; i++) {
 		p->streams[i].zs = st[i]->zs;
 		p->streams[i].name = n->ds ? n->ds->names[i] : NULL;
+		p->streams[i].view = views ? views[i] : NULL;
 	}
 	return 0;
 }
@@ -156,10 +160,17 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 	};
 	int err;
 
-	if (!length && n->ds)
+	if (!length && p->streams[0].view) {
+		/* a dataset draws over its shortest stream (see lookup.c) */
+		cfg.length = zr_view_length(p->streams[0].view);
+		for (size_t i = 1; i < p->nst; i++)
+			if (zr_view_length(p->streams[i].view) < cfg.length)
+				cfg.length = zr_view_length(p->streams[i].view);
+	} else if (!length && n->ds) {
 		cfg.length = zrfs_ds_length(n->ds);
-	if (!length && !n->ds)
+	} else if (!length) {
 		cfg.length = zr_store_length(n->st->zs);
+	}
 	p->length = cfg.length;
 	if (!cfg.length)
 		return -ENOENT; /* nothing to sample from yet */
@@ -205,14 +216,15 @@ static int gather_flat(struct zrfs_fs *fs, struct zrfs_plan *p)
 	if (p->nst != 1 || !zr_store_schema(zs)->ragged ||
 	    zr_store_codec(zs) == ZR_CODEC_RAW)
 		return 1;
-	err = zr_store_gather_size(zs, p->idx, p->count, &need);
+	err = zr_stream_gather_size(&p->streams[0], p->idx, p->count, &need);
 	if (err || need > fs->opts.max_batch)
 		return err ? err : 1;
 	p->roff = malloc((p->count + 1) * sizeof(*p->roff));
 	p->recs = malloc(need ? need : 1);
 	if (!p->roff || !p->recs)
 		return -ENOMEM;
-	return zr_store_gather(zs, p->idx, p->count, p->recs, need, p->roff);
+	return zr_stream_gather(&p->streams[0], p->idx, p->count, p->recs,
+				need, p->roff);
 }
 
 /* A packed or padded form, or a part of one: from what an earlier lookup
@@ -225,7 +237,7 @@ static int plan_flat(struct zrfs_fs *fs, const struct zrfs_node *n,
 	struct zrfs_kept k;
 	int err;
 
-	if (!zrfs_shapes_get(n, p->length, zrfs_batch_gen(n), p->count,
+	if (!zrfs_shapes_get(n, p->length, p->gen, p->count,
 			    !size_only && has_data(form), &k)) {
 		p->kept = 1;
 		p->recs = k.recs;
@@ -264,13 +276,15 @@ static int plan_file(struct zrfs_fs *fs, const struct zrfs_node *n,
 }
 
 int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
-		  struct zrfs_plan *p, int size_only, uint64_t length)
+		  struct zrfs_plan *p, int size_only, uint64_t length,
+		  zr_view *const *views, uint64_t gen)
 {
 	int err;
 
 	memset(p, 0, sizeof(*p));
 	p->node = n;
-	err = node_streams(n, p);
+	p->gen = gen;
+	err = node_streams(n, p, views);
 	if (!err)
 		err = batch_indices(fs, n, p, size_only, length);
 	if (!err)
@@ -362,7 +376,7 @@ static void keep(const struct zrfs_node *n, struct zrfs_plan *p)
 	k.off = p->roff;
 	p->recs = NULL;
 	p->roff = NULL;
-	zrfs_shapes_put(n, p->length, zrfs_batch_gen(n), p->count, &k);
+	zrfs_shapes_put(n, p->length, p->gen, p->count, &k);
 }
 
 int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
@@ -380,7 +394,7 @@ int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
 			log_too_big(n, fs);
 		return err;
 	}
-	err = zrfs_plan_make(fs, n, &p, 1, 0);
+	err = zrfs_plan_make(fs, n, &p, 1, 0, NULL, zrfs_batch_gen(n));
 	if (!err) {
 		*size = p.total;
 		ver[0] = p.length;

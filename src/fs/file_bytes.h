@@ -21,9 +21,10 @@ int zrfs_rec_size(struct zrfs_fstore *st, uint64_t idx, int form,
  * still shows its index's bytes: no delete since changed the index (see
  * Contents in fs.h).  Caller holds st's read lock. */
 int zrfs_rec_current(const struct zrfs_fstore *st, const struct zrfs_node *n);
-/* Fills buf (size bytes, from zrfs_rec_size) with record idx's file. */
-int zrfs_rec_fill(struct zrfs_fstore *st, uint64_t idx, int form, char *buf,
-		 uint64_t size);
+/* Fills buf (size bytes, from zrfs_rec_size) with record idx's file, as
+ * view v shows it (NULL: the store now). */
+int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
+		 char *buf, uint64_t size);
 
 /* A batch file's layout: planned (zrfs_plan_make), then filled
  * (zrfs_plan_fill) under the same read locks. */
@@ -31,6 +32,7 @@ struct zrfs_plan {
 	const struct zrfs_node *node;
 	uint64_t *idx;		/* this rank's batch indices         */
 	uint64_t length;	/* the records it samples from       */
+	uint64_t gen;		/* the stores' gen it is planned at  */
 	uint64_t count;
 	zrfile_source *streams; /* the node's stores, for the encoder */
 	size_t nst;
@@ -44,11 +46,14 @@ struct zrfs_plan {
 };
 
 /* Computes the batch's indices and layout (size_only: only what its size
- * needs), sampling from the first length records (0: all of them).
- * -EFBIG over the mount's max_batch_bytes.  Caller holds the read locks of
- * the node's stores (zrfs_st_rdlock_all). */
+ * needs), sampling from the first length records (0: all of them),
+ * through views (one per store, zrfs_batch_stores order) begun when the
+ * stores' gen was gen, or (views NULL) of the stores now.  -EFBIG over the
+ * mount's max_batch_bytes.  Caller holds the read locks of the node's
+ * stores (zrfs_st_rdlock_all). */
 int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
-		  struct zrfs_plan *p, int size_only, uint64_t length);
+		  struct zrfs_plan *p, int size_only, uint64_t length,
+		  zr_view *const *views, uint64_t gen);
 /* The sum of the node's stores' delete and compact counts: while it
  * holds, their first N records are what they were. */
 uint64_t zrfs_batch_gen(const struct zrfs_node *n);

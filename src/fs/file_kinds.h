@@ -41,39 +41,28 @@ void zrfs_statfs(const struct zrfs_fs *fs, struct statvfs *out);
 
 /* Record files (records/I.npy): open checks that the name still shows
  * the node's bytes (else -ESTALE: the kernel looks the name up again, or,
- * for bytes of the same size, an uncached handle); the first read the
- * page cache cannot answer copies them (ZRFS_E_PARK while a delete or
- * compact of the store runs).  A delete first fills the open, unfilled
- * handles of the indices it changes (del sorted, n of them), and the
- * open batch handles of the store that have not gathered yet. */
+ * for bytes of the same size, an uncached handle) and begins a library
+ * view of the store; the first read the page cache cannot answer copies
+ * them through it (ZRFS_E_PARK while a delete or compact of the store
+ * runs), whatever deletes came since. */
 int zrfs_record_open(struct zrfs_fh *fh);
 int zrfs_record_read(fuse_req_t req, struct zrfs_fh *fh, size_t size,
 		    off_t off);
-void zrfs_record_prefill(struct zrfs_fs *fs, struct zrfs_fstore *st,
-			const uint64_t *del, size_t n);
 /* Makes the kernel look records/IDX.npy up again at its next use. */
 void zrfs_record_unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 		       uint64_t idx);
-/* New references to the open handles of kind (record or batch) that read
- * st, in a malloc'd array. */
-int zrfs_fh_collect(struct zrfs_fs *fs, const struct zrfs_fstore *st,
-		   enum zrfs_kind kind, struct zrfs_fh ***out, size_t *n);
-/* Marks st's open batch handles that have not copied their bytes lost
- * (their reads fail with EIO): what a delete does when it cannot make
- * them copy first.  Caller holds st's write lock. */
-void zrfs_fh_lose(struct zrfs_fs *fs, const struct zrfs_fstore *st);
 
 /* Batch files (see batch.c): open checks that the stores still hold the
  * node's content (else, at the same size, an uncached handle with the new
  * one; at another size -ESTALE); a read the page cache cannot answer
  * gathers the pieces of the file it covers (ZRFS_E_PARK while a delete or
- * compact of one of its stores runs).  A delete of st first makes the open handles
- * that read st and have not gathered yet gather (caller holds st's write
- * lock), as it does for record handles (delete.c calls both). */
+ * compact of one of its stores runs), through the library views the
+ * handle began at open, one per store, whatever deletes came since. */
 int zrfs_batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh);
 int zrfs_batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 		   size_t size, off_t off);
-void zrfs_batch_prefill(struct zrfs_fs *fs, struct zrfs_fstore *st);
+/* Ends a batch handle's views (fh_free). */
+void zrfs_batch_views_end(struct zrfs_fh *fh);
 /* Frees what a batch handle's piece-by-piece fill keeps (fh_free). */
 void zrfs_batch_fill_free(struct zrfs_fh *fh);
 

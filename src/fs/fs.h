@@ -16,8 +16,8 @@
  * does.  An open handle serves one content from open to release, so no
  * read of it can see a change made after the open.  A handle of the
  * node's own content copies it at the first read the page cache cannot
- * answer (a delete that would change it first makes every such handle
- * copy), and the kernel keeps the pages across opens (keep_cache); a
+ * answer, through the library views it began at open (so whatever deletes
+ * came since), and the kernel keeps the pages across opens (keep_cache); a
  * handle opened after the name's content changed, at the same size,
  * copies the new content at open and is served past the page cache
  * (direct_io).
@@ -163,12 +163,17 @@ struct zrfs_fh {
 	 * and the state of an append or delete handle (outside them). */
 	pthread_mutex_t mu;
 	char *buf;		/* the file's bytes                        */
+	/* record: the store as it was at open, which the first fill reads
+	 * (under mu); batch: one view per store of the node (its
+	 * zrfs_batch_stores order) and the stores' gen at open; ended once
+	 * buf holds the file */
+	zr_view *view;
+	zr_view **views;
+	uint64_t vgen;
 	size_t len, cap;
 	int cached;		/* buf came from zrfs_buf_get            */
 	int uncached;		/* record, batch: bytes newer than the node's */
-	int lazy;		/* batch: the node's bytes, copied at a read */
 	atomic_int filled;	/* record, batch: buf is complete          */
-	atomic_int lost;	/* batch: a delete came before the copy    */
 	/* batch: the pieces of buf a read may need, filled as reads reach
 	 * them (batch.c); set under mu, then planned (release). */
 	struct zrfs_fill *fill;

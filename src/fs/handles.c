@@ -47,6 +47,8 @@ static void fh_free(struct zrfs_fs *fs, struct zrfs_fh *fh)
 	else
 		free(fh->buf);
 	zrfs_batch_fill_free(fh);
+	zr_view_end(fh->view);
+	zrfs_batch_views_end(fh);
 	pthread_mutex_destroy(&fh->mu);
 	zrfile_npystream_free(fh->ns); /* an unfinished session is aborted */
 	zrfs_ns_forget(fs, fh->node->ino, 1);
@@ -84,78 +86,6 @@ void zrfs_fh_put(struct zrfs_fs *fs, struct zrfs_fh *fh)
 	if (fh && atomic_fetch_sub_explicit(&fh->refs, 1,
 					    memory_order_acq_rel) == 1)
 		fh_free(fs, fh);
-}
-
-/* Whether fh is a handle of kind that reads st. */
-static int reads(const struct zrfs_fh *fh, const struct zrfs_fstore *st,
-		 enum zrfs_kind kind)
-{
-	struct zrfs_fstore *const *all;
-	size_t k;
-
-	if (fh->node->kind != kind)
-		return 0;
-	if (kind != ZRFS_K_BATCH)
-		return fh->node->st == st;
-	k = zrfs_batch_stores(fh->node, &all);
-	for (size_t i = 0; i < k; i++)
-		if (all[i] == st)
-			return 1;
-	return 0;
-}
-
-void zrfs_fh_lose(struct zrfs_fs *fs, const struct zrfs_fstore *st)
-{
-	pthread_mutex_lock(&fs->fh_mu);
-	for (struct zrfs_fh *fh = fs->fhs; fh; fh = fh->next)
-		if (reads(fh, st, ZRFS_K_BATCH) && fh->lazy)
-			atomic_store(&fh->lost, 1);
-	pthread_mutex_unlock(&fs->fh_mu);
-}
-
-int zrfs_fh_collect(struct zrfs_fs *fs, const struct zrfs_fstore *st,
-		   enum zrfs_kind kind, struct zrfs_fh ***out, size_t *n)
-{
-	struct zrfs_fh **v = NULL;
-	size_t k = 0, cap = 0;
-	int err = 0;
-
-	pthread_mutex_lock(&fs->fh_mu);
-	for (struct zrfs_fh *fh = fs->fhs; fh; fh = fh->next) {
-		unsigned refs = atomic_load(&fh->refs);
-
-		if (!reads(fh, st, kind))
-			continue;
-		/* a handle whose last reference is gone is being freed */
-		while (refs && !atomic_compare_exchange_weak(&fh->refs, &refs,
-							     refs + 1))
-			;
-		if (!refs)
-			continue;
-		if (k == cap) {
-			void *p = realloc(v, (cap = cap ? 2 * cap : 16) *
-					  sizeof(*v));
-
-			if (!p) {
-				/* not the last reference: no free here */
-				atomic_fetch_sub(&fh->refs, 1);
-				err = -ENOMEM;
-				break;
-			}
-			v = p;
-		}
-		v[k++] = fh;
-	}
-	pthread_mutex_unlock(&fs->fh_mu);
-	if (err) {
-		for (size_t i = 0; i < k; i++)
-			zrfs_fh_put(fs, v[i]);
-		free(v);
-		return err;
-	}
-	*out = v;
-	*n = k;
-	return 0;
 }
 
 /* Only after the session loop has ended: no request holds a reference. */

@@ -2,11 +2,11 @@
  * record.c - records/I.npy, and records/I.png for image records.  A record node's bytes never change (see
  * Contents in fs.h), so the kernel keeps their pages (keep_cache) and a
  * repeated open costs no decoding: a handle copies its record only when
- * the kernel first asks for a page it does not have.  Until then the
- * index must keep showing the node's bytes; a delete that would change
- * them first fills every such handle (zrfs_record_prefill), so every read
- * of a handle serves that one record whole, whatever deletes or compacts
- * happen before it is closed.
+ * the kernel first asks for a page it does not have, through the library
+ * view it began at open, so every read of a handle serves that one record
+ * whole, whatever deletes happen before it is closed (and a compact after
+ * such a delete fails with EBUSY until it is: the view may still read the
+ * bytes compact would move).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,8 +28,12 @@ static int fill(struct zrfs_fh *fh)
 	fh->buf = malloc(fh->len ? fh->len : 1);
 	if (!fh->buf)
 		return -ENOMEM;
-	err = zrfs_rec_fill(n->st, n->idx, n->form, fh->buf, fh->len);
-	if (err) {
+	err = zrfs_rec_fill(n->st, fh->view, n->idx, n->form, fh->buf,
+			    fh->len);
+	if (!err) {
+		zr_view_end(fh->view); /* buf holds all it could show */
+		fh->view = NULL;
+	} else {
 		free(fh->buf);
 		fh->buf = NULL;
 		zrfs_elog_add(&n->st->log, n->st->path, "records/%llu.%s: %s",
@@ -60,6 +64,10 @@ int zrfs_record_open(struct zrfs_fh *fh)
 	else if (!err && !zrfs_rec_current(st, n))
 		fh->uncached = 1;
 	fh->len = size;
+	/* What the handle serves, read at its first fill.  Never waits: the
+	 * library deletes and compacts only under st's write lock. */
+	if (!err)
+		err = zr_view_begin(st->zs, ZR_VIEW_WAIT, &fh->view);
 	if (!err && fh->uncached) {
 		pthread_mutex_lock(&fh->mu);
 		err = fill(fh);
@@ -81,12 +89,7 @@ int zrfs_record_read(fuse_req_t req, struct zrfs_fh *fh, size_t size,
 		if (err)
 			return err;
 		pthread_mutex_lock(&fh->mu);
-		/* Not filled before a delete changed the index (prefill had
-		 * no memory): the node's bytes are gone. */
-		if (!fh->buf && !zrfs_rec_current(st, fh->node))
-			err = -EIO;
-		else
-			err = fill(fh);
+		err = fill(fh);
 		pthread_mutex_unlock(&fh->mu);
 		zrfs_st_unlock(st);
 		if (err)
@@ -111,29 +114,4 @@ void zrfs_record_unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 		fuse_lowlevel_notify_inval_entry(fs->se, st->records_ino,
 						 name, (size_t)n);
 	}
-}
-
-void zrfs_record_prefill(struct zrfs_fs *fs, struct zrfs_fstore *st,
-			const uint64_t *del, size_t n)
-{
-	uint64_t len = zr_store_length(st->zs);
-	uint64_t end = n < len ? len - n : 0;
-	struct zrfs_fh **open;
-	size_t count;
-
-	if (zrfs_fh_collect(fs, st, ZRFS_K_RECORD, &open, &count))
-		return; /* no memory: those handles fail their reads (EIO) */
-	for (size_t i = 0; i < count; i++) {
-		struct zrfs_fh *fh = open[i];
-		uint64_t idx = fh->node->idx;
-
-		pthread_mutex_lock(&fh->mu);
-		if (!fh->buf && (idx >= end || bsearch(&idx, del, n,
-						       sizeof(*del),
-						       zrfs_cmp_u64)))
-			fill(fh);
-		pthread_mutex_unlock(&fh->mu);
-		zrfs_fh_put(fs, fh);
-	}
-	free(open);
 }

@@ -25,7 +25,9 @@ static void store_free(zr_store *s)
 			close(s->fd[i]); /* also drops the flock */
 	if (s->locks_ok) {
 		zr__map_free_all(s);
+		zr__views_free(s);
 		pthread_mutex_destroy(&s->map_lock);
+		pthread_mutex_destroy(&s->view_lock);
 		pthread_mutex_destroy(&s->live_lock);
 		pthread_mutex_destroy(&s->sync_lock);
 		pthread_rwlock_destroy(&s->rw);
@@ -63,6 +65,7 @@ static int store_alloc(const char *path, unsigned flags, zr_store **out)
 	s->readonly = (flags & ZR_OPEN_RDONLY) != 0;
 	s->follow = (flags & ZR_OPEN_FOLLOW) != 0;
 	pthread_mutex_init(&s->map_lock, NULL);
+	pthread_mutex_init(&s->view_lock, NULL);
 	pthread_mutex_init(&s->live_lock, NULL);
 	pthread_mutex_init(&s->sync_lock, NULL);
 	rwlock_init(&s->rw);

@@ -34,9 +34,36 @@ struct zr__map {
 
 enum { ZR__META = 0, ZR__DATA = 1 };
 
-/* Lock order: rw, then sync_lock, then live_lock, then map_lock, then the
- * pool's locks (a gather holds rw while its job runs).  Readers take no
- * lock per record. */
+/* One entry a delete overwrote (or left past the new length, where an
+ * append would): the record index and its 16 table bytes as they were. */
+struct zr__dlog_ent {
+	uint64_t idx;
+	uint8_t loc[ZR__LOC];
+};
+
+/* What one delete changed, kept while a view begun before it lives
+ * (store_view.c).  Immutable once published, but for older. */
+struct zr__dlog {
+	uint64_t epoch;                 /* the store's epoch it made   */
+	size_t n;
+	struct zr__dlog_ent *ent;       /* n, ascending idx            */
+	_Atomic(struct zr__dlog *) older;
+};
+
+/* What one read call sees: the length it checks indices against, the
+ * frontier records are validated with, the mappings it reads through and,
+ * for a view begun before the newest delete, the depth newest entries of
+ * the delete log that hold what those deletes overwrote. */
+struct zr__snap {
+	uint64_t len, tail;
+	const struct zr__map *meta, *data;
+	const struct zr__dlog *log;
+	uint64_t depth;
+};
+
+/* Lock order: rw, then view_lock, then sync_lock, then live_lock, then
+ * map_lock, then the pool's locks (a gather holds rw while its job runs).
+ * Readers take no lock per record. */
 struct zr_store {
 	char *path;             /* folder, for messages */
 	int fd[2];              /* meta.zr, data.zr */
@@ -62,6 +89,18 @@ struct zr_store {
 	/* Gathers and other readers hold it shared (once per call);
 	 * delete and compact hold it exclusive. */
 	pthread_rwlock_t rw;
+	/* Views (store_view.c).  epoch counts the deletes that changed
+	 * the table; it and a new log entry are written under the
+	 * exclusive rw and view_lock, so readers holding rw shared read
+	 * them as they were at their call's start.  view_lock guards the
+	 * list of live views and the log's oldest end, which view_end
+	 * frees without rw once no live view is older. */
+	pthread_mutex_t view_lock;
+	struct zr_view *newest, *oldest; /* live views, in begin order */
+	uint64_t nviews;
+	uint64_t epoch;
+	_Atomic(struct zr__dlog *) dlog; /* newest first */
+	uint64_t dlog_entries;    /* entries held, for the bound */
 	pthread_mutex_t sync_lock; /* one sync at a time; after rw */
 	/* live_lock guards live and live_known, and is held by a commit
 	 * while it publishes length, so the sum can be kept up to date by
@@ -200,6 +239,44 @@ static inline const struct zr__map *zr__map_of(const zr_store *s, int file)
 	return atomic_load_explicit(&s->map[file], memory_order_acquire);
 }
 
+/* The snapshot of the store as it is now (the caller holds rw shared):
+ * what a call outside a view reads. */
+void zr__snap_now(const zr_store *s, struct zr__snap *out);
+/* Validates entry idx's 16 table bytes b against frontier tail. */
+int zr__loc_decode(const zr_store *s, uint64_t idx, uint64_t tail,
+		   const uint8_t *b, zr_loc *out);
+/* Entry idx as a snapshot with a log depth sees it (store_view.c). */
+int zr__view_loc(const zr_store *s, const struct zr__snap *sn, uint64_t idx,
+		 zr_loc *out);
+int zr__snap_loc_get(const zr_store *s, const struct zr__snap *sn,
+		     uint64_t idx, zr_loc *out);
+
+/* A read view (zrecord.h): the store's length and delete epoch when it
+ * began, on the store's list of live views (under view_lock). */
+struct zr_view {
+	zr_store *s;
+	uint64_t len, epoch;
+	struct zr_view *newer, *older;
+};
+
+/* View v's snapshot (the caller holds rw shared). */
+void zr__view_snap(const zr_view *v, struct zr__snap *out);
+
+/* Views and deletes (store_view.c), called by delete and compact under
+ * the exclusive rw.  log_make records what deleting sorted[0..n)
+ * (descending, unique) from a table of len entries will overwrite, if a
+ * view lives (*out NULL if none; ZR_E_BUSY past the log's bound);
+ * log_publish makes it the newest and counts the epoch (log may be NULL:
+ * a delete nothing else saw still changes the epoch); log_drop frees an
+ * unpublished one.  views_block fails compact with ZR_E_BUSY while a view
+ * begun before the newest delete lives.  views_free is close's. */
+int zr__log_make(zr_store *s, const uint64_t *sorted, size_t n, uint64_t len,
+		 struct zr__dlog **out);
+void zr__log_publish(zr_store *s, struct zr__dlog *log);
+void zr__log_drop(struct zr__dlog *log);
+int zr__views_block(zr_store *s, const char *what);
+void zr__views_free(zr_store *s);
+
 /* Reads and validates table entry idx against length len and frontier
  * tail (ZR_E_RANGE, ZR_E_CORRUPT), each read guarded on its own. */
 int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
@@ -214,6 +291,21 @@ int zr__loc_read(const zr_store *s, const struct zr__map *meta, uint64_t idx,
 		 uint64_t len, uint64_t tail, zr_loc *out);
 int zr__record_read(const zr_store *s, const struct zr__map *data,
 		    uint64_t idx, const zr_loc *loc, void *dst);
+
+/* Entry idx as snapshot sn sees it, with no guard of its own (for the fn
+ * of a zr__maps_read); ZR_E_RANGE past sn->len.  A snapshot no delete
+ * came after reads the table as the plain calls do. */
+static inline int zr__snap_loc(const zr_store *s, const struct zr__snap *sn,
+			       uint64_t idx, zr_loc *out)
+{
+	if (!sn->depth)
+		return zr__loc_read(s, sn->meta, idx, sn->len, sn->tail, out);
+	return zr__view_loc(s, sn, idx, out);
+}
+
+/* The same, guarded on its own. */
+int zr__snap_loc_get(const zr_store *s, const struct zr__snap *sn,
+		     uint64_t idx, zr_loc *out);
 /* Checks a ragged record's first head_len bytes (at least the whole prefix
  * or the whole record) against its total length. */
 int zr__ragged_head(const void *head, size_t head_len, uint64_t total,

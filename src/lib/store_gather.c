@@ -25,10 +25,9 @@ struct gather {
 	const uint64_t *idx;
 	uint8_t *dst;
 	const uint64_t *offsets; /* ragged boundaries, NULL for dense */
-	uint64_t len, tail;      /* the snapshot every lane validates with */
-	/* The mappings current at that snapshot, which cover it: every lane
-	 * reads through these, the ones its guard covers. */
-	const struct zr__map *meta, *data;
+	/* What every lane validates with and reads through (the mappings
+	 * current when it was taken cover it, and the guard covers them). */
+	struct zr__snap sn;
 };
 
 /* Adds which record to the message of a failed prefix check. */
@@ -70,7 +69,7 @@ static int gather_run(const struct gather *g, size_t b, size_t e,
 		uint8_t *dst = g->offsets ? g->dst + g->offsets[k]
 					  : g->dst + k * s->row_bytes;
 
-		err = zr__record_read(s, g->data, g->idx[k], lk, dst);
+		err = zr__record_read(s, g->sn.data, g->idx[k], lk, dst);
 		if (!err && g->offsets)
 			err = ragged_check(s, g->idx[k], dst, lk->logic_length);
 	}
@@ -81,10 +80,10 @@ static int gather_run(const struct gather *g, size_t b, size_t e,
  * copied. */
 static void prefetch_locs(const struct gather *g, size_t b, size_t e)
 {
-	const uint8_t *meta = g->meta->base;
+	const uint8_t *meta = g->sn.meta->base;
 
 	for (size_t k = b; k < e && k < b + ZR__GATHER_RUN; k++)
-		if (g->idx[k] < g->len)
+		if (g->idx[k] < g->sn.len)
 			__builtin_prefetch(meta + zr__loc_pos(g->idx[k]));
 }
 
@@ -94,7 +93,7 @@ static void prefetch_locs(const struct gather *g, size_t b, size_t e)
 static void prefetch_heads(const struct gather *g, const zr_loc *l, size_t n)
 {
 	for (size_t k = 0; k < n; k++)
-		__builtin_prefetch(g->data->base + l[k].offset);
+		__builtin_prefetch(g->sn.data->base + l[k].offset);
 }
 
 /* Gathers records [b, e), reading the mappings without a guard. */
@@ -109,8 +108,8 @@ static int gather_records(const struct gather *g, size_t b, size_t e)
 
 		prefetch_locs(g, b + n, e);
 		while (!err && ok < n) {
-			err = zr__loc_read(g->s, g->meta, g->idx[b + ok],
-					   g->len, g->tail, &l[ok]);
+			err = zr__snap_loc(g->s, &g->sn, g->idx[b + ok],
+					   &l[ok]);
 			ok += !err;
 		}
 		/* Records before a bad entry still fail first, as they
@@ -149,7 +148,7 @@ static int gather_block(void *ctx, size_t b, size_t e, unsigned lane)
 	struct block k = { g, b, e };
 
 	(void)lane;
-	return zr__maps_read(g->s, g->meta, g->data, block_load, &k);
+	return zr__maps_read(g->s, g->sn.meta, g->sn.data, block_load, &k);
 }
 
 static int dense_bounds(const zr_store *s, size_t count, size_t cap)
@@ -181,8 +180,7 @@ static int lengths_load(void *arg)
 		a->offsets[0] = 0;
 	for (size_t k = 0; k < a->count; k++) {
 		zr_loc l;
-		int err = zr__loc_read(g->s, g->meta, g->idx[k], g->len,
-				       g->tail, &l);
+		int err = zr__snap_loc(g->s, &g->sn, g->idx[k], &l);
 
 		if (err)
 			return err;
@@ -198,7 +196,7 @@ static int ragged_bounds(const struct gather *g, size_t count,
 			 uint64_t *offsets, size_t cap)
 {
 	struct lengths a = { g, count, offsets, 0 };
-	int err = zr__maps_read(g->s, g->meta, NULL, lengths_load, &a);
+	int err = zr__maps_read(g->s, g->sn.meta, NULL, lengths_load, &a);
 
 	if (err)
 		return err;
@@ -218,8 +216,18 @@ static size_t grain(const zr_store *s, uint64_t bytes, size_t count)
 	return (size_t)(want / avg + 1);
 }
 
-int zr_store_gather(zr_store *s, const uint64_t *idx, size_t count,
-		    void *dst, size_t dst_cap, uint64_t *offsets)
+/* The store's snapshot: now (v NULL, an implicit view for one call) or
+ * view v's.  The caller holds rw shared. */
+static void snap_take(zr_store *s, const zr_view *v, struct zr__snap *out)
+{
+	if (v)
+		zr__view_snap(v, out);
+	else
+		zr__snap_now(s, out);
+}
+
+static int gather(zr_store *s, const zr_view *v, const uint64_t *idx,
+		  size_t count, void *dst, size_t dst_cap, uint64_t *offsets)
 {
 	struct gather g = { .s = s, .idx = idx, .dst = dst };
 	int err;
@@ -237,10 +245,7 @@ int zr_store_gather(zr_store *s, const uint64_t *idx, size_t count,
 		return zr__fail(-EINVAL, "%s: gather: NULL idx or dst",
 				s->path);
 	pthread_rwlock_rdlock(&s->rw);
-	g.len = zr__length(s);
-	g.tail = zr__tail(s);
-	g.meta = zr__map_of(s, ZR__META);
-	g.data = zr__map_of(s, ZR__DATA);
+	snap_take(s, v, &g.sn);
 	if (s->schema.ragged) {
 		g.offsets = offsets;
 		err = ragged_bounds(&g, count, offsets, dst_cap);
@@ -259,8 +264,20 @@ int zr_store_gather(zr_store *s, const uint64_t *idx, size_t count,
 	return err;
 }
 
-int zr_store_gather_size(zr_store *s, const uint64_t *idx, size_t count,
-			 uint64_t *out)
+int zr_store_gather(zr_store *s, const uint64_t *idx, size_t count,
+		    void *dst, size_t dst_cap, uint64_t *offsets)
+{
+	return gather(s, NULL, idx, count, dst, dst_cap, offsets);
+}
+
+int zr_view_gather(zr_view *v, const uint64_t *idx, size_t count, void *dst,
+		   size_t dst_cap, uint64_t *offsets)
+{
+	return gather(v->s, v, idx, count, dst, dst_cap, offsets);
+}
+
+static int gather_size(zr_store *s, const zr_view *v, const uint64_t *idx,
+		       size_t count, uint64_t *out)
 {
 	struct gather g = { .s = s, .idx = idx };
 	struct lengths a = { &g, count, NULL, 0 };
@@ -271,16 +288,26 @@ int zr_store_gather_size(zr_store *s, const uint64_t *idx, size_t count,
 		return zr__fail(-EINVAL, "%s: gather_size: NULL idx",
 				s->path);
 	pthread_rwlock_rdlock(&s->rw);
-	g.len = zr__length(s);
-	g.tail = zr__tail(s);
-	g.meta = zr__map_of(s, ZR__META);
+	snap_take(s, v, &g.sn);
 	/* One guard for the call: the rwlock is taken and released out
 	 * here, so a fault's jump never leaves it held. */
-	err = zr__maps_read(s, g.meta, NULL, lengths_load, &a);
+	err = zr__maps_read(s, g.sn.meta, NULL, lengths_load, &a);
 	pthread_rwlock_unlock(&s->rw);
 	if (!err)
 		*out = a.sum;
 	return err;
+}
+
+int zr_store_gather_size(zr_store *s, const uint64_t *idx, size_t count,
+			 uint64_t *out)
+{
+	return gather_size(s, NULL, idx, count, out);
+}
+
+int zr_view_gather_size(zr_view *v, const uint64_t *idx, size_t count,
+			uint64_t *out)
+{
+	return gather_size(v->s, v, idx, count, out);
 }
 
 struct head_read {
@@ -304,23 +331,21 @@ static int head_load(void *arg)
 			       r->head, r->want, r->what);
 }
 
-static int read_head(zr_store *s, uint64_t idx, uint32_t *ndim,
-		     uint64_t *shape)
+static int read_head(zr_store *s, const struct zr__snap *sn, uint64_t idx,
+		     uint32_t *ndim, uint64_t *shape)
 {
-	const struct zr__map *m;
 	uint8_t head[ZR__RAGGED_HEAD_MAX];
 	zr_loc l;
 	char what[64];
 	struct head_read r = { .s = s, .l = &l, .head = head, .what = what };
-	int err = zr__loc_get(s, idx, zr__length(s), zr__tail(s), &l);
+	int err = zr__snap_loc_get(s, sn, idx, &l);
 
 	if (err)
 		return err;
-	m = atomic_load_explicit(&s->map[ZR__DATA], memory_order_acquire);
-	r.src = m->base + l.offset;
+	r.src = sn->data->base + l.offset;
 	r.want = l.logic_length < sizeof(head) ? l.logic_length : sizeof(head);
 	snprintf(what, sizeof(what), "data.zr record %" PRIu64, idx);
-	err = zr__map_read(s, m, ZR__DATA, idx, head_load, &r);
+	err = zr__map_read(s, sn->data, ZR__DATA, idx, head_load, &r);
 	if (err)
 		return err;
 	if (zr__ragged_head(head, r.want, l.logic_length,
@@ -329,9 +354,10 @@ static int read_head(zr_store *s, uint64_t idx, uint32_t *ndim,
 	return 0;
 }
 
-int zr_ragged_shape(zr_store *s, uint64_t idx, uint32_t *ndim,
-		    uint64_t shape[ZR_MAX_NDIM])
+static int ragged_shape(zr_store *s, const zr_view *v, uint64_t idx,
+			uint32_t *ndim, uint64_t shape[ZR_MAX_NDIM])
 {
+	struct zr__snap sn;
 	uint64_t dims[ZR_MAX_NDIM];
 	uint32_t n;
 	int err;
@@ -340,7 +366,8 @@ int zr_ragged_shape(zr_store *s, uint64_t idx, uint32_t *ndim,
 	if (!s->schema.ragged)
 		return zr__fail(-EINVAL, "%s: not a ragged store", s->path);
 	pthread_rwlock_rdlock(&s->rw);
-	err = read_head(s, idx, &n, dims);
+	snap_take(s, v, &sn);
+	err = read_head(s, &sn, idx, &n, dims);
 	pthread_rwlock_unlock(&s->rw);
 	if (err)
 		return err;
@@ -348,4 +375,16 @@ int zr_ragged_shape(zr_store *s, uint64_t idx, uint32_t *ndim,
 	if (shape)
 		memcpy(shape, dims, n * sizeof(dims[0]));
 	return 0;
+}
+
+int zr_ragged_shape(zr_store *s, uint64_t idx, uint32_t *ndim,
+		    uint64_t shape[ZR_MAX_NDIM])
+{
+	return ragged_shape(s, NULL, idx, ndim, shape);
+}
+
+int zr_view_ragged_shape(zr_view *v, uint64_t idx, uint32_t *ndim,
+			 uint64_t shape[ZR_MAX_NDIM])
+{
+	return ragged_shape(v->s, v, idx, ndim, shape);
 }

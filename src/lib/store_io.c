@@ -217,16 +217,12 @@ static inline void loc_fields(const uint8_t *b, zr_loc *l)
 	memcpy(&l->logic_length, b + 12, 4);
 }
 
-int zr__loc_read(const zr_store *s, const struct zr__map *meta, uint64_t idx,
-		 uint64_t len, uint64_t tail, zr_loc *out)
+int zr__loc_decode(const zr_store *s, uint64_t idx, uint64_t tail,
+		   const uint8_t *b, zr_loc *out)
 {
 	zr_loc l;
 
-	if (idx >= len)
-		return zr__fail(ZR_E_RANGE, "%s: index %" PRIu64
-				" out of range (length %" PRIu64 ")", s->path,
-				idx, len);
-	loc_fields(meta->base + zr__loc_pos(idx), &l);
+	loc_fields(b, &l);
 	l.offset = le64toh(l.offset);
 	l.phys_length = le32toh(l.phys_length);
 	l.logic_length = le32toh(l.logic_length);
@@ -236,10 +232,21 @@ int zr__loc_read(const zr_store *s, const struct zr__map *meta, uint64_t idx,
 	return 0;
 }
 
+int zr__loc_read(const zr_store *s, const struct zr__map *meta, uint64_t idx,
+		 uint64_t len, uint64_t tail, zr_loc *out)
+{
+	if (idx >= len)
+		return zr__fail(ZR_E_RANGE, "%s: index %" PRIu64
+				" out of range (length %" PRIu64 ")", s->path,
+				idx, len);
+	return zr__loc_decode(s, idx, tail, meta->base + zr__loc_pos(idx),
+			      out);
+}
+
 struct loc_args {
 	const zr_store *s;
-	const struct zr__map *meta;
-	uint64_t idx, len, tail;
+	const struct zr__snap *sn;
+	uint64_t idx;
 	zr_loc *out;
 };
 
@@ -247,18 +254,26 @@ static int loc_load(void *arg)
 {
 	const struct loc_args *a = arg;
 
-	return zr__loc_read(a->s, a->meta, a->idx, a->len, a->tail, a->out);
+	return zr__snap_loc(a->s, a->sn, a->idx, a->out);
+}
+
+int zr__snap_loc_get(const zr_store *s, const struct zr__snap *sn,
+		     uint64_t idx, zr_loc *out)
+{
+	struct loc_args a = { s, sn, idx, out };
+
+	if (!zr__guard_enabled())
+		return zr__snap_loc(s, sn, idx, out);
+	return zr__map_read_guarded(s, sn->meta, ZR__META, idx, loc_load, &a);
 }
 
 int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
 		zr_loc *out)
 {
-	const struct zr__map *m = zr__map_of(s, ZR__META);
-	struct loc_args a = { s, m, idx, len, tail, out };
+	struct zr__snap sn = { .len = len, .tail = tail,
+			       .meta = zr__map_of(s, ZR__META) };
 
-	if (!zr__guard_enabled())
-		return zr__loc_read(s, m, idx, len, tail, out);
-	return zr__map_read_guarded(s, m, ZR__META, idx, loc_load, &a);
+	return zr__snap_loc_get(s, &sn, idx, out);
 }
 
 /* Raw records at least this large are read with pread rather than copied

@@ -2,7 +2,8 @@
  * store_maint.c - maintenance: swap-last delete, in-place compaction,
  * stats, sync and a full verify.  Delete and compact hold the store's
  * rwlock exclusively, so no gather sees a table being rewritten; the
- * journal (journal.h) makes each of them atomic across a crash.
+ * journal (journal.h) makes each of them atomic across a crash, and the
+ * delete log (store_view.c) keeps each open view's records as they were.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -140,30 +141,40 @@ static size_t dedup(uint64_t *sorted, size_t count)
 }
 
 /* A failed delete: the journal puts the table and header back, and the
- * handle follows (if even that fails, the next open retries). */
-static void roll_back(zr_store *s)
+ * handle follows (if even that fails, the next open retries, and 0 is
+ * not returned). */
+static int roll_back(zr_store *s)
 {
 	uint64_t len = zr__length(s), tail = zr__tail(s);
+	int err = zr__journal_recover(s, &len, &tail);
 
-	if (zr__journal_recover(s, &len, &tail))
-		return;
+	if (err)
+		return err;
 	atomic_store_explicit(&s->length, len, memory_order_release);
 	pthread_mutex_lock(&s->live_lock);
 	s->live_known = 0;
 	pthread_mutex_unlock(&s->live_lock);
+	return 0;
 }
 
 /* Syncs first, so that the header on disk is the state the undo slot
- * restores; then the slot, the swaps, the new header, the end. */
+ * restores; then the slot, the swaps, the new header, the end.  What the
+ * swaps overwrite is saved for the open views first (store_view.c), and
+ * published unless the table is as it was. */
 static int delete_locked(zr_store *s, uint64_t *sorted, size_t n)
 {
 	uint64_t len = zr__length(s);
-	int err = sync_files(s);
+	struct zr__dlog *log;
+	int err = zr__log_make(s, sorted, n, len, &log);
 
 	if (!err)
+		err = sync_files(s);
+	if (!err)
 		err = zr__journal_delete(s, len, zr__tail(s), sorted, n);
-	if (err)
+	if (err) {
+		zr__log_drop(log);
 		return err;
+	}
 	forget_live(s, sorted, n, len);
 	err = swap_last(s, sorted, n, &len);
 	atomic_store_explicit(&s->length, len, memory_order_release);
@@ -171,8 +182,10 @@ static int delete_locked(zr_store *s, uint64_t *sorted, size_t n)
 		err = sync_files(s);
 	if (!err)
 		err = zr__journal_end(s, NULL);
-	if (err)
-		roll_back(s);
+	if (err && !roll_back(s))
+		zr__log_drop(log);
+	else
+		zr__log_publish(s, log);
 	return err;
 }
 
@@ -362,7 +375,11 @@ int zr_store_compact(zr_store *s, zr_progress_fn progress, void *ctx)
 	err = lock_exclusive(s, "compact");
 	if (err)
 		return err;
-	err = compact_locked(s, progress, ctx);
+	/* It moves bytes: not while a view may still read a deleted
+	 * record's, or a live one's at the place the log saved. */
+	err = zr__views_block(s, "compact");
+	if (!err)
+		err = compact_locked(s, progress, ctx);
 	unlock_exclusive(s);
 	return err;
 }

@@ -98,6 +98,15 @@ int zr_store_gather(zr_store *s, const uint64_t *idx, size_t count,
             void *dst, size_t dst_cap, uint64_t *offsets);
 int zr_store_gather_size(zr_store *s, const uint64_t *idx, size_t count,
              uint64_t *out);
+typedef struct zr_view zr_view;
+enum { ZR_VIEW_WAIT = 1 };
+int zr_view_begin(zr_store *s, unsigned flags, zr_view **out);
+void zr_view_end(zr_view *v);
+uint64_t zr_view_length(const zr_view *v);
+int zr_view_gather(zr_view *v, const uint64_t *idx, size_t count,
+            void *dst, size_t dst_cap, uint64_t *offsets);
+int zr_view_gather_size(zr_view *v, const uint64_t *idx, size_t count,
+            uint64_t *out);
 int zr_ragged_parse(const void *rec, size_t len, size_t itemsize,
             uint32_t *ndim, uint64_t shape[32],
             size_t *payload_offset);

@@ -4,6 +4,7 @@ over libzrecord's store handle.  Python validates every user input
 (dtype, shapes, indices) before calling into the library, so a rejected
 call writes nothing; the library validates everything read from disk.
 """
+import contextlib
 import errno
 import operator
 import os
@@ -110,6 +111,10 @@ class _Store(Closable):
             warnings.warn(ffi.string(note).decode(errors="replace"),
                           RecoveredWarning, stacklevel=3)
         self._lock = RWLock()
+        # The writer's: a synchronous append, or a delete, which resolves
+        # its indices against the length it then deletes from and must
+        # not meet an append session (EBUSY).  Gathers run beside both,
+        # each through a library view of its own.
         self._append_lock = threading.Lock()
         schema = lib.zr_store_schema(handle)
         self.dtype = np.dtype(ffi.string(schema.dtype.str).decode())
@@ -186,22 +191,37 @@ class _Store(Closable):
         with self._lock.shared():
             return lib.zr_store_length(self._handle())
 
+    @contextlib.contextmanager
+    def _view(self):
+        """A library view (zr_view_begin) for one read: its sizes,
+        shapes and records all come from the store as it was at begin,
+        whatever another thread deletes meanwhile.  Begins after a
+        running delete or compact."""
+        out = ffi.new("zr_view **")
+        check(lib.zr_view_begin(self._handle(), lib.ZR_VIEW_WAIT, out),
+              self.path)
+        try:
+            yield out[0]
+        finally:
+            lib.zr_view_end(out[0])
+
     def __getitem__(self, key):
         self._drain()
-        with self._lock.shared():
-            idx, scalar = _index.normalize(
-                key, lib.zr_store_length(self._handle()))
-            out = self._gather(idx)
+        with self._lock.shared(), self._view() as v:
+            idx, scalar = _index.normalize(key, lib.zr_view_length(v))
+            out = self._gather(v, idx)
         return out[0] if scalar else out
 
     def gather(self, indices, **form):
         """Records at indices (any uint64/int64 array in range) without
         index normalization: the DataLoader's path.  DenseStore takes
-        out=, RaggedStore form= (see their gather)."""
+        out=, RaggedStore form= (see their gather).  One gather reads
+        one state of the store: a delete in another thread is wholly
+        before or wholly after it."""
         self._drain()
-        with self._lock.shared():
+        with self._lock.shared(), self._view() as v:
             idx = np.ascontiguousarray(indices, dtype=np.uint64)
-            return self._gather(idx, **form)
+            return self._gather(v, idx, **form)
 
     def _exclusive(self, fn, *args):
         self._drain()
@@ -210,9 +230,10 @@ class _Store(Closable):
 
     def delete(self, key):
         """Deletes records (scalar, slice, index array or bool mask) by
-        swapping the last live record into each hole."""
+        swapping the last live record into each hole.  Gathers in other
+        threads go on meanwhile, each seeing the store before or after."""
         self._drain()
-        with self._lock.exclusive():
+        with self._append_lock, self._lock.shared():
             h = self._handle()
             idx, _ = _index.normalize(key, lib.zr_store_length(h))
             check(lib.zr_store_delete(h, ffi.from_buffer("uint64_t[]", idx),
@@ -280,7 +301,7 @@ class DenseStore(_Store):
         it and it is returned: no allocation, no page faults."""
         return super().gather(indices, out=out)
 
-    def _gather(self, idx, out=None):
+    def _gather(self, v, idx, out=None):
         shape = (len(idx),) + self.item_shape
         if out is None:
             out = np.empty(shape, dtype=self.dtype)
@@ -290,8 +311,8 @@ class DenseStore(_Store):
             raise ValueError("out must be a writeable C-contiguous %s "
                              "array of shape %s" % (self.dtype, shape))
         if len(idx):
-            check(lib.zr_store_gather(
-                self._h, ffi.from_buffer("uint64_t[]", idx), len(idx),
+            check(lib.zr_view_gather(
+                v, ffi.from_buffer("uint64_t[]", idx), len(idx),
                 ffi.from_buffer(out), out.nbytes, ffi.NULL), self.path)
         return out
 
@@ -390,42 +411,42 @@ class RaggedStore(_Store):
         Either of the last two is what torch.from_numpy takes."""
         return super().gather(indices, form=form, pad=pad)
 
-    def _gather(self, idx, form="list", pad=0):
+    def _gather(self, v, idx, form="list", pad=0):
         if form not in ("list", "packed", "padded"):
             raise ValueError("form must be 'list', 'packed' or 'padded'")
         if form == "list":
-            return self._gather_list(idx)
+            return self._gather_list(v, idx)
         if form == "packed":
-            return self._gather_packed(idx)
-        return self._gather_padded(idx, pad)
+            return self._gather_packed(v, idx)
+        return self._gather_padded(v, idx, pad)
 
-    def _gather_raw(self, idx):
+    def _gather_raw(self, v, idx):
         """The records as stored (shape prefix, then elements), back to
         back in one buffer, and their byte offsets."""
         n = len(idx)
         cidx = ffi.from_buffer("uint64_t[]", idx)
         size = ffi.new("uint64_t *")
-        check(lib.zr_store_gather_size(self._h, cidx, n, size), self.path)
+        check(lib.zr_view_gather_size(v, cidx, n, size), self.path)
         buf = np.empty(size[0], dtype=np.uint8)
         offsets = np.empty(n + 1, dtype=np.uint64)
-        check(lib.zr_store_gather(self._h, cidx, n, ffi.from_buffer(buf),
+        check(lib.zr_view_gather(v, cidx, n, ffi.from_buffer(buf),
                                   buf.nbytes,
                                   ffi.from_buffer("uint64_t[]", offsets)),
               self.path)
         return buf, offsets
 
-    def _gather_list(self, idx):
+    def _gather_list(self, v, idx):
         if not len(idx):
             return []
-        buf, offsets = self._gather_raw(idx)
+        buf, offsets = self._gather_raw(v, idx)
         return self._split(buf, offsets.tolist())
 
-    def _pack(self, idx):
+    def _pack(self, v, idx):
         """The gathered records packed in the gather's own buffer by
         zr_ragged_pack: (buffer, byte boundaries, shapes); every record
         must have record 0's ndim (ValueError otherwise)."""
         n = len(idx)
-        buf, offsets = self._gather_raw(idx)
+        buf, offsets = self._gather_raw(v, idx)
         base, itemsize = ffi.from_buffer(buf), self.dtype.itemsize
         ndim, at = ffi.new("uint32_t *"), ffi.new("size_t *")
         check(lib.zr_ragged_parse(base, int(offsets[1]), itemsize, ndim,
@@ -437,17 +458,17 @@ class RaggedStore(_Store):
               self.path)
         return buf, packed, shapes
 
-    def _gather_packed(self, idx):
+    def _gather_packed(self, v, idx):
         """(data, element offsets, shapes): the members of the mount's
         .packed.npz, from the same C code (zr_ragged_pack)."""
         if not len(idx):
             return (np.empty(0, dtype=self.dtype),
                     np.zeros(1, dtype=np.int64), np.empty((0, 1), np.int64))
-        buf, packed, shapes = self._pack(idx)
+        buf, packed, shapes = self._pack(v, idx)
         data = buf[:int(packed[-1])].view(self.dtype)
         return data, (packed // self.dtype.itemsize).astype(np.int64), shapes
 
-    def _gather_padded(self, idx, pad):
+    def _gather_padded(self, v, idx, pad):
         """(data, lengths): the members of the mount's .padded.npz (with
         pad 0), from the same C code: zr_ragged_pad_shape checks that the
         records differ only along axis 0 (ValueError otherwise) and
@@ -456,7 +477,7 @@ class RaggedStore(_Store):
         if not n:
             return (np.empty((0, 0), dtype=self.dtype),
                     np.zeros(0, dtype=np.int64))
-        buf, packed, shapes = self._pack(idx)
+        buf, packed, shapes = self._pack(v, idx)
         ndim = shapes.shape[1]
         padded = ffi.new("uint64_t[]", MAX_NDIM)
         check(lib.zr_ragged_pad_shape(u64_ptr(shapes), n, ndim, padded),

@@ -428,6 +428,85 @@ def test_concurrent_gathers_while_appending():
         assert np.array_equal(ds[:], data)
 
 
+def _race_deletes(store, read, check, n):
+    """Thread 1 reads (read()) while this one deletes one record at a
+    time; check(result, gone) judges each read against the ids deleted
+    before it began."""
+    gone, errors, stop = [], [], threading.Event()
+    reads = [0]
+
+    def reader():
+        try:
+            while not stop.is_set():
+                before = list(gone)
+                check(read(), set(before))
+                reads[0] += 1
+        except BaseException as e:
+            errors.append(e)
+            stop.set()
+    t = threading.Thread(target=reader)
+    t.start()
+    rng = np.random.default_rng(1)
+    try:
+        while len(store) > n // 4 and not stop.is_set():
+            i = int(rng.integers(0, len(store)))
+            rid = int(np.asarray(store[i]).ravel()[0])
+            store.delete(i)
+            gone.append(rid)
+    finally:
+        stop.set()
+        t.join(60)
+    assert not t.is_alive()
+    assert errors == []
+    assert reads[0] > 0 and len(gone) >= n // 2
+
+
+def test_dense_gather_racing_deletes_reads_one_state():
+    # Row id is id repeated: a row torn between two records, a record
+    # read twice (a swap seen half done) or one deleted before the read
+    # began would show.
+    n = 3000
+    data = np.repeat(np.arange(n, dtype=np.int64)[:, None], 32, axis=1)
+    with DenseStore.create("s", np.int64, (32,), codec="zstd") as ds:
+        ds.append(data)
+
+        def check(rows, gone):
+            ids = rows[:, 0]
+            assert (rows == ids[:, None]).all()
+            assert len(set(ids.tolist())) == len(ids)
+            assert not gone & set(ids.tolist())
+        _race_deletes(ds, lambda: ds[:], check, n)
+
+
+def test_ragged_gather_racing_deletes_reads_one_state():
+    # Sizes, then records, then packing: all from one view, or a delete
+    # between the size and the gather would break the call.
+    n = 2000
+    recs = [np.full(i % 7 + 1, i, dtype=np.int32) for i in range(n)]
+    with RaggedStore.create("r", np.int32) as rs:
+        rs.append(recs)
+        rs.sync()
+
+        # Indices every state has (the deletes stop at n // 4 records),
+        # then every record of the state rs[:] reads.
+        def read():
+            return (rs.gather(np.arange(n // 4 - 1), form="packed"),
+                    rs[:])
+
+        def check(got, gone):
+            (data, offsets, shapes), every = got
+            for recs in ([data[offsets[k]:offsets[k + 1]]
+                          for k in range(len(shapes))], every):
+                for rec in recs:
+                    assert len(rec) == rec[0] % 7 + 1
+                    assert (rec == rec[0]).all()
+                ids = [int(rec[0]) for rec in recs]
+                assert len(set(ids)) == len(ids)
+                assert not gone & set(ids)
+            assert (shapes[:, 0] == (offsets[1:] - offsets[:-1])).all()
+        _race_deletes(rs, read, check, n)
+
+
 def test_dict_tiers_and_train_dict_sources():
     assert DICT_TIERS == {
         "fast": {"dict_bytes": 32 << 10, "sample_bytes": 4 << 20},
