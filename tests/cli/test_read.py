@@ -4,6 +4,7 @@ import io
 import os
 import pty
 import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -200,14 +201,28 @@ NO_QUARANTINE = ":".join(p for p in (
     "quarantine_size_mb=0:thread_local_quarantine_size_kb=0") if p)
 
 
-def _peak_rss_kib(argv):
+# A child's ru_maxrss starts from the RSS of the process that forked it
+# (Linux keeps the high-water mark across fork and exec), and pytest's own
+# process is large in an ASan build: fork the command from a small one.
+LAUNCH = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def _peak_rss_kib(argv, tmp_path):
     """Runs argv to completion; its exit status and its own peak RSS."""
-    p = subprocess.Popen([str(a) for a in argv], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, env=dict(
-                             os.environ, ASAN_OPTIONS=NO_QUARANTINE))
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, usage.ru_maxrss, p.stderr.read().decode()
+    report = tmp_path / "maxrss"
+    p = subprocess.run([sys.executable, "-c", LAUNCH, str(report),
+                        *[str(a) for a in argv]],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       env=dict(os.environ, ASAN_OPTIONS=NO_QUARANTINE))
+    return p.returncode, int(report.read_text()), p.stderr.decode()
 
 
 def test_dense_batch_streams_in_bounded_memory(zr, tmp_path):
@@ -223,7 +238,7 @@ def test_dense_batch_streams_in_bounded_memory(zr, tmp_path):
     zr.ok("append", store, tmp_path / "rows.npy")
     out = tmp_path / "b.npy"
     args = ["batch", store, "--seed", 4, "--step", 0, "--batch-size", 400]
-    rc, peak, err = _peak_rss_kib([zr.binary, *args, "-o", out])
+    rc, peak, err = _peak_rss_kib([zr.binary, *args, "-o", out], tmp_path)
     assert rc == 0, err
     assert peak < 200 * 1024, "peak RSS %d KiB for a 400 MiB batch" % peak
     idx = zr.load(*args, "--indices")
