@@ -49,7 +49,7 @@ struct zrfs_fill {
 	atomic_uchar done[];	/* piece k is in buf (release, acquire)   */
 };
 
-void zrfs_batch_fill_free(struct zrfs_fh *fh)
+static void fill_free(struct zrfs_fh *fh)
 {
 	if (fh->fill)
 		zrfs_plan_free(&fh->fill->plan);
@@ -94,7 +94,7 @@ static int plan(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t length)
 	return 0;
 }
 
-void zrfs_batch_views_end(struct zrfs_fh *fh)
+static void views_end(struct zrfs_fh *fh)
 {
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(fh->node, &st);
@@ -119,7 +119,7 @@ static int views_begin(struct zrfs_fh *fh, struct zrfs_fstore *const *st,
 	for (size_t i = 0; !err && i < k; i++)
 		err = zr_view_begin(st[i]->zs, ZR_VIEW_WAIT, &fh->views[i]);
 	if (err)
-		zrfs_batch_views_end(fh);
+		views_end(fh);
 	return err;
 }
 
@@ -139,7 +139,7 @@ static int fill_pieces(struct zrfs_fh *fh, size_t k0, size_t k1)
 		atomic_store_explicit(&f->done[k], 1, memory_order_release);
 		if (!--f->missing) {
 			zrfs_plan_free(&f->plan); /* buf is complete */
-			zrfs_batch_views_end(fh);
+			views_end(fh);
 			atomic_store_explicit(&fh->filled, 1,
 					      memory_order_release);
 		}
@@ -185,6 +185,13 @@ static int fill_node(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t off,
 	return err;
 }
 
+/* What a batch handle keeps besides its buffer: its fill and views. */
+static void drop(struct zrfs_fh *fh)
+{
+	fill_free(fh);
+	views_end(fh);
+}
+
 int zrfs_batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh)
 {
 	const struct zrfs_node *n = fh->node;
@@ -194,6 +201,7 @@ int zrfs_batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh)
 
 	if (err)
 		return err;
+	fh->drop = drop;
 	fh->len = n->size;
 	fh->vgen = zrfs_batch_gen(n);
 	err = views_begin(fh, st, k);

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "file_bytes.h"
-#include "lookup.h"
+#include "dataset.h"
 #include "shape_cache.h"
 #include "store_park.h"
 

@@ -12,6 +12,19 @@
 /* Attribute and entry timeouts, in seconds. */
 #define ZRFS_TTL_LONG 86400.0
 
+/* What a delete or compact changed in a store, which the dispatcher acts
+ * on before its reply: first it runs the requests parked on st while the
+ * writer held it (store_park.h), then it makes the kernel look up again
+ * the record names whose bytes changed (zrfs_record_unname_changed) --
+ * in that order: a parked lookup holds the kernel's lock of its folder,
+ * which an entry invalidation of that folder waits for. */
+struct zrfs_change {
+	struct zrfs_fstore *st;	/* NULL: nothing changed                 */
+	uint64_t *idx;		/* the deleted indices, sorted (malloc'd) */
+	size_t n;
+	uint64_t length;	/* the store's length after the delete    */
+};
+
 /* A new handle holds the kernel's reference; every request that uses a
  * handle takes one more (zrfs_fh_get) and drops it when done, after its
  * reply.  The last zrfs_fh_put frees. */
@@ -48,9 +61,14 @@ void zrfs_statfs(const struct zrfs_fs *fs, struct statvfs *out);
 int zrfs_record_open(struct zrfs_fh *fh);
 int zrfs_record_read(fuse_req_t req, struct zrfs_fh *fh, size_t size,
 		    off_t off);
-/* Makes the kernel look records/IDX.npy up again at its next use. */
-void zrfs_record_unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
-		       uint64_t idx);
+/* Makes the kernel look up again every record name it may know whose
+ * bytes a delete changed: the holes (now holding a moved record; del
+ * sorted) and everything at or past length.  Their old inodes keep the
+ * old bytes for open files. */
+void zrfs_record_unname_changed(struct zrfs_fs *fs,
+			       const struct zrfs_fstore *st,
+			       const uint64_t *del, size_t ndel,
+			       uint64_t length);
 
 /* Batch files (see batch.c): open checks that the stores still hold the
  * node's content (else, at the same size, an uncached handle with the new
@@ -61,10 +79,6 @@ void zrfs_record_unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 int zrfs_batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh);
 int zrfs_batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 		   size_t size, off_t off);
-/* Ends a batch handle's views (fh_free). */
-void zrfs_batch_views_end(struct zrfs_fh *fh);
-/* Frees what a batch handle's piece-by-piece fill keeps (fh_free). */
-void zrfs_batch_fill_free(struct zrfs_fh *fh);
 
 /* stats, schema, errors: the text is made at open (and by getattr, to
  * measure it). */
@@ -77,7 +91,7 @@ void zrfs_usage_read(fuse_req_t req, enum zrfs_kind kind, size_t size,
 		    off_t off);
 /* sync, compact: act on every write; delete: checks each write. */
 int zrfs_control_write(struct zrfs_fs *fs, struct zrfs_fh *fh, const char *buf,
-		      size_t size);
+		      size_t size, struct zrfs_change *ch);
 
 /* The process (thread group) a request comes from; 0 if unknown. */
 pid_t zrfs_caller(fuse_req_t req);
@@ -86,8 +100,9 @@ pid_t zrfs_caller(fuse_req_t req);
  * the opening process (fh->owner) deletes the indices together, and the
  * release what is still pending. */
 int zrfs_delete_write(struct zrfs_fh *fh, const char *buf, size_t size);
-int zrfs_delete_flush(struct zrfs_fs *fs, struct zrfs_fh *fh, pid_t caller);
-void zrfs_delete_release(struct zrfs_fs *fs, struct zrfs_fh *fh);
+int zrfs_delete_flush(struct zrfs_fh *fh, pid_t caller,
+		     struct zrfs_change *ch);
+void zrfs_delete_release(struct zrfs_fh *fh, struct zrfs_change *ch);
 
 /* append (append.c): one session per open; the close by the opening
  * process commits it, the release what is still pending. */

@@ -178,6 +178,8 @@ struct zrfs_fh {
 	 * them (batch.c); set under mu, then planned (release). */
 	struct zrfs_fill *fill;
 	atomic_int planned;
+	/* what the kind keeps besides buf and view, freed with the handle */
+	void (*drop)(struct zrfs_fh *fh);
 	struct zrfile_npystream *ns;    /* append session (NULL between them) */
 	uint64_t pos;		/* append: next expected write offset;
 				 * delete: input checked up to here        */

@@ -9,7 +9,6 @@
 
 #include "buf_cache.h"
 #include "file_kinds.h"
-#include "file_bytes.h"
 #include "npy_stream.h"
 #include "lookup.h"
 
@@ -46,9 +45,9 @@ static void fh_free(struct zrfs_fs *fs, struct zrfs_fh *fh)
 		zrfs_buf_put(fh->buf, fh->cap);
 	else
 		free(fh->buf);
-	zrfs_batch_fill_free(fh);
+	if (fh->drop)
+		fh->drop(fh);
 	zr_view_end(fh->view);
-	zrfs_batch_views_end(fh);
 	pthread_mutex_destroy(&fh->mu);
 	zrfile_npystream_free(fh->ns); /* an unfinished session is aborted */
 	zrfs_ns_forget(fs, fh->node->ino, 1);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataset.h"
 #include "file_bytes.h"
 #include "lookup.h"
 #include "store_park.h"
@@ -264,18 +265,6 @@ int zrfs_parse_u64(const char *s, size_t len, uint64_t *out)
 	}
 	*out = v;
 	return 0;
-}
-
-uint64_t zrfs_ds_length(const struct zrfs_dataset *ds)
-{
-	uint64_t n = zr_store_length(ds->st[0]->zs);
-
-	for (size_t i = 1; i < ds->n; i++) {
-		uint64_t l = zr_store_length(ds->st[i]->zs);
-
-		n = l < n ? l : n;
-	}
-	return n;
 }
 
 static int ends_with(const char *s, size_t len, const char *suf, size_t *stem)

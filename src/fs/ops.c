@@ -14,6 +14,7 @@
 #include "file_kinds.h"
 #include "lookup.h"
 #include "ops.h"
+#include "readdir.h"
 #include "store_park.h"
 #include "static_tree.h"
 
@@ -325,16 +326,26 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	zrfs_fh_put(fs, fh);
 }
 
-void zrfs_ops_replay(struct zrfs_fs *fs, struct zrfs_fstore *st)
+/* Acts on what a delete or compact changed (struct zrfs_change), before
+ * its reply: runs the requests parked on the store while its writer held
+ * it, then makes the kernel look up again the names whose bytes
+ * changed. */
+static void changed(struct zrfs_fs *fs, struct zrfs_change *ch)
 {
 	struct zrfs_parked *p, *next;
 
-	for (p = zrfs_st_take_ready(st); p; p = next) {
+	if (!ch->st)
+		return;
+	for (p = zrfs_st_take_ready(ch->st); p; p = next) {
 		next = p->next;
 		/* only a lookup has a name; the others' name[] is empty */
 		run(fs, p->req, p, p->op == ZRFS_P_LOOKUP ? p->name : NULL);
 		free(p);
 	}
+	if (ch->n)
+		zrfs_record_unname_changed(fs, ch->st, ch->idx, ch->n,
+					   ch->length);
+	free(ch->idx);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
@@ -342,15 +353,17 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 {
 	struct zrfs_fs *fs = FS(req);
 	struct zrfs_fh *fh = zrfs_fh_get(FH(fi));
+	struct zrfs_change ch = { 0 };
 	int err;
 
 	(void)ino;
 	if (fh->node->kind == ZRFS_K_APPEND)
 		err = zrfs_append_write(fs, fh, buf, size, off);
 	else if (writable(fh->node->kind))
-		err = zrfs_control_write(fs, fh, buf, size);
+		err = zrfs_control_write(fs, fh, buf, size, &ch);
 	else
 		err = -EBADF;
+	changed(fs, &ch);
 	if (err)
 		reply_err(req, err);
 	else
@@ -362,13 +375,15 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct zrfs_fs *fs = FS(req);
 	struct zrfs_fh *fh = zrfs_fh_get(FH(fi));
+	struct zrfs_change ch = { 0 };
 	int err = 0;
 
 	(void)ino;
 	if (fh->node->kind == ZRFS_K_APPEND)
 		err = zrfs_append_flush(fs, fh, zrfs_caller(req));
 	else if (fh->node->kind == ZRFS_K_DELETE)
-		err = zrfs_delete_flush(fs, fh, zrfs_caller(req));
+		err = zrfs_delete_flush(fh, zrfs_caller(req), &ch);
+	changed(fs, &ch);
 	reply_err(req, err);
 	zrfs_fh_put(fs, fh);
 }
@@ -378,12 +393,14 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 {
 	struct zrfs_fs *fs = FS(req);
 	struct zrfs_fh *fh = zrfs_fh_get(FH(fi));
+	struct zrfs_change ch = { 0 };
 
 	(void)ino;
 	if (fh->node->kind == ZRFS_K_APPEND)
 		zrfs_append_release(fs, fh);
 	else if (fh->node->kind == ZRFS_K_DELETE)
-		zrfs_delete_release(fs, fh);
+		zrfs_delete_release(fh, &ch);
+	changed(fs, &ch);
 	fuse_reply_err(req, 0);
 	zrfs_fh_put(fs, fh);
 	zrfs_fh_put(fs, fh); /* the kernel's reference */

@@ -101,8 +101,10 @@ int zrfs_record_read(fuse_req_t req, struct zrfs_fh *fh, size_t size,
 	return 0;
 }
 
-void zrfs_record_unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
-			uint64_t idx)
+/* Makes the kernel look records/IDX.npy (and .png) up again at its next
+ * use. */
+static void unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
+		   uint64_t idx)
 {
 	static const char *const ext[] = { "npy", "png" };
 	char name[32];
@@ -114,4 +116,25 @@ void zrfs_record_unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 		fuse_lowlevel_notify_inval_entry(fs->se, st->records_ino,
 						 name, (size_t)n);
 	}
+}
+
+void zrfs_record_unname_changed(struct zrfs_fs *fs,
+			       const struct zrfs_fstore *st,
+			       const uint64_t *del, size_t ndel,
+			       uint64_t length)
+{
+	uint64_t *known;
+	size_t nknown;
+
+	if (zrfs_ns_records(fs, st, &known, &nknown))
+		return;
+	for (size_t i = 0; i < nknown; i++) {
+		uint64_t idx = known[i];
+
+		if (idx < length && !bsearch(&idx, del, ndel, sizeof(*del),
+					     zrfs_cmp_u64))
+			continue;
+		unname(fs, st, idx);
+	}
+	free(known);
 }
