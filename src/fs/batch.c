@@ -192,16 +192,18 @@ static void drop(struct zrfs_fh *fh)
 	views_end(fh);
 }
 
-int zrfs_batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh)
+static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
 	const struct zrfs_node *n = fh->node;
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(n, &st);
 	int err = zrfs_st_rdlock_all(st, k);
 
+	(void)flags;
 	if (err)
 		return err;
 	fh->drop = drop;
+	fh->uncached = fs->opts.direct_batches;
 	fh->len = n->size;
 	fh->vgen = zrfs_batch_gen(n);
 	err = views_begin(fh, st, k);
@@ -222,8 +224,8 @@ int zrfs_batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh)
 	return err;
 }
 
-int zrfs_batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
-		   size_t size, off_t off)
+static int batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
+		      size_t size, off_t off)
 {
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(fh->node, &st);
@@ -248,3 +250,15 @@ int zrfs_batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 	zrfs_fh_reply(req, fh, size, off);
 	return 0;
 }
+
+/* A batch name's entry expires at once: the node's bytes never change,
+ * the name's do. */
+const struct zrfs_kind_ops zrfs_batch_kind = {
+	.mode = S_IFREG | 0444,
+	.flags = ZRFS_KF_KEEP_CACHE | ZRFS_KF_HANDLE_SIZE,
+	.attr_ttl = ZRFS_TTL_LONG,
+	.entry_ttl = 0,
+	.open = batch_open,
+	.read = batch_read,
+	.size = zrfs_node_size,
+};

@@ -28,13 +28,14 @@ static int compact(struct zrfs_fstore *st, struct zrfs_change *ch)
 	return err;
 }
 
-int zrfs_control_write(struct zrfs_fs *fs, struct zrfs_fh *fh, const char *buf,
-		      size_t size, struct zrfs_change *ch)
+static int control_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
+			 const char *buf, size_t size, off_t off,
+			 struct zrfs_change *ch)
 {
 	struct zrfs_fstore *st = fh->node->st;
 	int err = 0;
 
-	(void)fs;
+	(void)fs, (void)buf, (void)size, (void)off;
 	switch (fh->node->kind) {
 	case ZRFS_K_SYNC:
 		/* the library orders it against appends, deletes, compacts */
@@ -43,8 +44,6 @@ int zrfs_control_write(struct zrfs_fs *fs, struct zrfs_fh *fh, const char *buf,
 	case ZRFS_K_COMPACT:
 		err = compact(st, ch);
 		break;
-	case ZRFS_K_DELETE:
-		return zrfs_delete_write(fh, buf, size);
 	default:
 		return -EBADF;
 	}
@@ -53,3 +52,15 @@ int zrfs_control_write(struct zrfs_fs *fs, struct zrfs_fh *fh, const char *buf,
 			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 	return err;
 }
+
+/* Append and control files' attributes expire at once; their size is
+ * that of the usage line, what reading them shows. */
+const struct zrfs_kind_ops zrfs_control_kind = {
+	.mode = S_IFREG | 0644,
+	.flags = ZRFS_KF_WRITABLE,
+	.attr_ttl = 0,
+	.entry_ttl = ZRFS_TTL_LONG,
+	.read = zrfs_usage_read,
+	.write = control_write,
+	.size = zrfs_usage_size,
+};

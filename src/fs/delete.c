@@ -221,11 +221,14 @@ static int take(struct zrfs_fh *fh, const char *buf, size_t size)
 	return 0;
 }
 
-int zrfs_delete_write(struct zrfs_fh *fh, const char *buf, size_t size)
+static int delete_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
+			const char *buf, size_t size, off_t off,
+			struct zrfs_change *ch)
 {
 	struct zrfs_fstore *st = fh->node->st;
 	int err;
 
+	(void)fs, (void)off, (void)ch;
 	pthread_mutex_lock(&fh->mu);
 	err = fh->err;
 	if (!err && atomic_load(&st->appending)) {
@@ -288,11 +291,12 @@ static int commit(struct zrfs_fh *fh, struct zrfs_change *ch)
 	return err;
 }
 
-int zrfs_delete_flush(struct zrfs_fh *fh, pid_t caller,
-		     struct zrfs_change *ch)
+static int delete_flush(struct zrfs_fs *fs, struct zrfs_fh *fh, pid_t caller,
+			struct zrfs_change *ch)
 {
 	int err;
 
+	(void)fs;
 	if (!caller || caller != fh->owner)
 		return 0;
 	pthread_mutex_lock(&fh->mu);
@@ -301,9 +305,23 @@ int zrfs_delete_flush(struct zrfs_fh *fh, pid_t caller,
 	return err;
 }
 
-void zrfs_delete_release(struct zrfs_fh *fh, struct zrfs_change *ch)
+static void delete_release(struct zrfs_fs *fs, struct zrfs_fh *fh,
+			   struct zrfs_change *ch)
 {
+	(void)fs;
 	pthread_mutex_lock(&fh->mu);
 	commit(fh, ch);
 	pthread_mutex_unlock(&fh->mu);
 }
+
+const struct zrfs_kind_ops zrfs_delete_kind = {
+	.mode = S_IFREG | 0644,
+	.flags = ZRFS_KF_WRITABLE,
+	.attr_ttl = 0,
+	.entry_ttl = ZRFS_TTL_LONG,
+	.read = zrfs_usage_read,
+	.write = delete_write,
+	.flush = delete_flush,
+	.release = delete_release,
+	.size = zrfs_usage_size,
+};

@@ -44,13 +44,14 @@ static int fill(struct zrfs_fh *fh)
 	return err;
 }
 
-int zrfs_record_open(struct zrfs_fh *fh)
+static int record_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
 	struct zrfs_node *n = fh->node;
 	struct zrfs_fstore *st = n->st;
 	uint64_t size;
 	int err = zrfs_st_rdlock(st);
 
+	(void)fs, (void)flags;
 	if (err)
 		return err;
 	err = zrfs_rec_size(st, n->idx, n->form, &size);
@@ -78,12 +79,13 @@ int zrfs_record_open(struct zrfs_fh *fh)
 	return err;
 }
 
-int zrfs_record_read(fuse_req_t req, struct zrfs_fh *fh, size_t size,
-		    off_t off)
+static int record_read(fuse_req_t req, struct zrfs_fs *fs,
+		       struct zrfs_fh *fh, size_t size, off_t off)
 {
 	struct zrfs_fstore *st = fh->node->st;
 	int err;
 
+	(void)fs;
 	if (!atomic_load_explicit(&fh->filled, memory_order_acquire)) {
 		err = zrfs_st_rdlock(st);
 		if (err)
@@ -138,3 +140,13 @@ void zrfs_record_unname_changed(struct zrfs_fs *fs,
 	}
 	free(known);
 }
+
+const struct zrfs_kind_ops zrfs_record_kind = {
+	.mode = S_IFREG | 0444,
+	.flags = ZRFS_KF_KEEP_CACHE | ZRFS_KF_HANDLE_SIZE,
+	.attr_ttl = ZRFS_TTL_LONG,
+	.entry_ttl = ZRFS_TTL_LONG,
+	.open = record_open,
+	.read = record_read,
+	.size = zrfs_node_size,
+};

@@ -44,10 +44,8 @@ static int schema_json(struct zrfs_fstore *st, char **out, size_t *len)
 	return 0;
 }
 
-int zrfs_text_make(struct zrfs_fs *fs, const struct zrfs_node *n, char **out,
-		  size_t *len)
+static int text_make(const struct zrfs_node *n, char **out, size_t *len)
 {
-	(void)fs;
 	switch (n->kind) {
 	case ZRFS_K_STATS:
 		return stats_json(n->st, out, len);
@@ -71,13 +69,60 @@ static const char *const usage[] = {
 			 "integer .npy) to delete them\n",
 };
 
-size_t zrfs_usage_len(enum zrfs_kind kind)
+static int text_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
-	return strlen(usage[kind]);
+	(void)fs, (void)flags;
+	return text_make(fh->node, &fh->buf, &fh->len);
 }
 
-void zrfs_usage_read(fuse_req_t req, enum zrfs_kind kind, size_t size,
-		    off_t off)
+static int text_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
+		     size_t size, off_t off)
 {
-	zrfs_reply_slice(req, usage[kind], zrfs_usage_len(kind), size, off);
+	(void)fs;
+	zrfs_fh_reply(req, fh, size, off);
+	return 0;
+}
+
+/* By name: the text as it would be made now. */
+static int text_size(struct zrfs_fs *fs, const struct zrfs_node *n,
+		     uint64_t *size)
+{
+	char *text;
+	size_t len = 0;
+	int err = text_make(n, &text, &len);
+
+	(void)fs;
+	if (!err)
+		free(text);
+	*size = len;
+	return err;
+}
+
+/* Text files' attributes expire at once: they follow the store. */
+const struct zrfs_kind_ops zrfs_text_kind = {
+	.mode = S_IFREG | 0444,
+	.flags = ZRFS_KF_HANDLE_SIZE,
+	.attr_ttl = 0,
+	.entry_ttl = ZRFS_TTL_LONG,
+	.open = text_open,
+	.read = text_read,
+	.size = text_size,
+};
+
+int zrfs_usage_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
+		   size_t size, off_t off)
+{
+	const char *u = usage[fh->node->kind];
+
+	(void)fs;
+	zrfs_reply_slice(req, u, strlen(u), size, off);
+	return 0;
+}
+
+int zrfs_usage_size(struct zrfs_fs *fs, const struct zrfs_node *n,
+		   uint64_t *size)
+{
+	(void)fs;
+	*size = strlen(usage[n->kind]);
+	return 0;
 }
