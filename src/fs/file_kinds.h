@@ -43,7 +43,7 @@ void zrfs_reply_slice(fuse_req_t req, const char *buf, size_t len,
 void zrfs_fh_reply(fuse_req_t req, struct zrfs_fh *fh, size_t size, off_t off);
 
 /* What one kind of file does.  The dispatcher (ops.c, getattr.c) calls
- * through its node's entry (zrfs_kind_of) and never switches on the kind;
+ * through its node's entry (kind_table.h) and never switches on the kind;
  * no kind calls back up into it.  Each function returns 0 or a library /
  * -errno code (read: 0 once it replied, or ZRFS_E_PARK).  NULL: nothing to
  * do (open, flush, release; size: 0 bytes), or a call that does not
