@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "file_kinds.h"
-#include "lookup.h"
+#include "u64.h"
 #include "store_park.h"
 
 #define DELETE_INPUT_MAX (256u << 20)

@@ -42,8 +42,8 @@ void zrfs_reply_slice(fuse_req_t req, const char *buf, size_t len,
 /* ... from fh->buf (the caller holds a reference). */
 void zrfs_fh_reply(fuse_req_t req, struct zrfs_fh *fh, size_t size, off_t off);
 
-/* What one kind of file does.  The dispatcher (ops.c, getattr.c) calls
- * through its node's entry (kind_table.h) and never switches on the kind;
+/* What one kind of file does.  The dispatcher (ops.c) calls through its
+ * node's entry (kind_table.h) and never switches on the kind;
  * no kind calls back up into it.  Each function returns 0 or a library /
  * -errno code (read: 0 once it replied, or ZRFS_E_PARK).  NULL: nothing to
  * do (open, flush, release; size: 0 bytes), or a call that does not
@@ -81,11 +81,11 @@ extern const struct zrfs_kind_ops zrfs_record_kind, zrfs_batch_kind,
 	zrfs_text_kind, zrfs_append_kind, zrfs_control_kind,
 	zrfs_delete_kind;
 
-/* getattr: fills st (mode, size, ...) and the timeouts of node n, or of
- * open handle fh of it (NULL: by name). */
+/* getattr: fills st (mode, size, ...) and the timeouts of node n of kind
+ * k, or of open handle fh of it (NULL: by name). */
 int zrfs_attr(struct zrfs_fs *fs, const struct zrfs_node *n,
-	     const struct zrfs_fh *fh, struct stat *st, double *attr_ttl,
-	     double *entry_ttl);
+	     const struct zrfs_kind_ops *k, const struct zrfs_fh *fh,
+	     struct stat *st, double *attr_ttl, double *entry_ttl);
 /* statfs: the mount's size is its store files' (meta.zr, data.zr,
  * dict.zr, by stat(2): no lock, no library call that could wait), all
  * used; f_files is the number of stores. */

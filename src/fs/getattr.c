@@ -14,13 +14,12 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include "kind_table.h"
+#include "file_kinds.h"
 
 int zrfs_attr(struct zrfs_fs *fs, const struct zrfs_node *n,
-	     const struct zrfs_fh *fh, struct stat *st, double *attr_ttl,
-	     double *entry_ttl)
+	     const struct zrfs_kind_ops *k, const struct zrfs_fh *fh,
+	     struct stat *st, double *attr_ttl, double *entry_ttl)
 {
-	const struct zrfs_kind_ops *k = zrfs_kind_of(n->kind);
 	uint64_t size = 0;
 	int err = 0;
 

@@ -1,7 +1,6 @@
 /*
  * handles.c - open-file handles: allocation, reference counts (and the list
- * shutdown frees), and replying to reads straight from a handle's buffer
- * (large batch buffers come from buf_cache.h).
+ * shutdown frees); large batch buffers come from buf_cache.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -92,19 +91,4 @@ void zrfs_fh_free_all(struct zrfs_fs *fs)
 {
 	while (fs->fhs)
 		fh_free(fs, fs->fhs);
-}
-
-void zrfs_reply_slice(fuse_req_t req, const char *buf, size_t len,
-		     size_t size, off_t off)
-{
-	if (off < 0 || (uint64_t)off >= len)
-		size = 0;
-	else if (size > len - (size_t)off)
-		size = len - (size_t)off;
-	fuse_reply_buf(req, size ? buf + off : NULL, size);
-}
-
-void zrfs_fh_reply(fuse_req_t req, struct zrfs_fh *fh, size_t size, off_t off)
-{
-	zrfs_reply_slice(req, fh->buf, fh->len, size, off);
 }

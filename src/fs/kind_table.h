@@ -1,6 +1,6 @@
 /*
- * kind_table.h - the table of file kinds the dispatcher (ops.c, getattr.c)
- * calls through; only they include it, so no kind can call back up.
+ * kind_table.h - the table of file kinds the dispatcher (ops.c) calls
+ * through; only it includes this, so no kind can call back up.
  */
 #ifndef ZRFS_KIND_TABLE_H
 #define ZRFS_KIND_TABLE_H

@@ -34,9 +34,4 @@ void zrfs_ns_hold(struct zrfs_fs *fs, struct zrfs_node *n);
 int zrfs_ns_records(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 		   uint64_t **idx, size_t *n);
 
-/* qsort/bsearch order of uint64_t. */
-int zrfs_cmp_u64(const void *a, const void *b);
-/* Parses a whole canonical decimal (no sign, no leading zero). */
-int zrfs_parse_u64(const char *s, size_t len, uint64_t *out);
-
 #endif

@@ -73,8 +73,8 @@ static int lookup_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t parent,
 	if (err)
 		return err;
 	memset(&e, 0, sizeof(e));
-	err = zrfs_attr(fs, n, NULL, &e.attr, &e.attr_timeout,
-		       &e.entry_timeout);
+	err = zrfs_attr(fs, n, zrfs_kind_of(n->kind), NULL, &e.attr,
+		       &e.attr_timeout, &e.entry_timeout);
 	e.ino = n->ino;
 	if (err || fuse_reply_entry(req, &e))
 		zrfs_ns_forget(fs, n->ino, 1);
@@ -112,7 +112,8 @@ static int getattr_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t ino,
 
 	if (!n)
 		return -ESTALE;
-	err = zrfs_attr(fs, n, fh, &st, &attr_ttl, &entry_ttl);
+	err = zrfs_attr(fs, n, zrfs_kind_of(n->kind), fh, &st, &attr_ttl,
+		       &entry_ttl);
 	if (!err)
 		fuse_reply_attr(req, &st, attr_ttl);
 	return err;

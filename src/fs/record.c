@@ -15,6 +15,7 @@
 #include "file_kinds.h"
 #include "file_bytes.h"
 #include "lookup.h"
+#include "u64.h"
 #include "store_park.h"
 
 /* Caller holds st's read (or write) lock and fh->mu. */
