@@ -67,20 +67,21 @@ static void end(struct zrfs_fh *fh)
 	atomic_store(&fh->node->st->appending, 0);
 }
 
-int zrfs_append_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
+static int append_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
 	(void)fs;
 	fh->append_mode = !!(flags & O_APPEND);
 	return begin(fh, 1);
 }
 
-int zrfs_append_write(struct zrfs_fs *fs, struct zrfs_fh *fh, const char *buf,
-		     size_t size, off_t off)
+static int append_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
+			const char *buf, size_t size, off_t off,
+			struct zrfs_change *ch)
 {
 	struct zrfs_fstore *st = fh->node->st;
 	int err = 0;
 
-	(void)fs;
+	(void)fs, (void)ch;
 	pthread_mutex_lock(&fh->mu);
 	if (fh->err) {
 		err = fh->err;
@@ -120,11 +121,12 @@ static int finish(struct zrfs_fh *fh, const char *when)
 	return err;
 }
 
-int zrfs_append_flush(struct zrfs_fs *fs, struct zrfs_fh *fh, pid_t caller)
+static int append_flush(struct zrfs_fs *fs, struct zrfs_fh *fh, pid_t caller,
+			struct zrfs_change *ch)
 {
 	int err = 0;
 
-	(void)fs;
+	(void)fs, (void)ch;
 	if (!caller || caller != fh->owner)
 		return 0;
 	pthread_mutex_lock(&fh->mu);
@@ -141,12 +143,26 @@ int zrfs_append_flush(struct zrfs_fs *fs, struct zrfs_fh *fh, pid_t caller)
 	return err;
 }
 
-void zrfs_append_release(struct zrfs_fs *fs, struct zrfs_fh *fh)
+static void append_release(struct zrfs_fs *fs, struct zrfs_fh *fh,
+			   struct zrfs_change *ch)
 {
-	(void)fs;
+	(void)fs, (void)ch;
 	pthread_mutex_lock(&fh->mu);
 	if (fh->ns && !fh->err && zrfile_npystream_offset(fh->ns))
 		finish(fh, "after the last close");
 	end(fh);
 	pthread_mutex_unlock(&fh->mu);
 }
+
+const struct zrfs_kind_ops zrfs_append_kind = {
+	.mode = S_IFREG | 0644,
+	.flags = ZRFS_KF_WRITABLE,
+	.attr_ttl = 0,
+	.entry_ttl = ZRFS_TTL_LONG,
+	.open = append_open,
+	.read = zrfs_usage_read,
+	.write = append_write,
+	.flush = append_flush,
+	.release = append_release,
+	.size = zrfs_usage_size,
+};

@@ -49,7 +49,7 @@ struct zrfs_fill {
 	atomic_uchar done[];	/* piece k is in buf (release, acquire)   */
 };
 
-void zrfs_batch_fill_free(struct zrfs_fh *fh)
+static void fill_free(struct zrfs_fh *fh)
 {
 	if (fh->fill)
 		zrfs_plan_free(&fh->fill->plan);
@@ -94,7 +94,7 @@ static int plan(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t length)
 	return 0;
 }
 
-void zrfs_batch_views_end(struct zrfs_fh *fh)
+static void views_end(struct zrfs_fh *fh)
 {
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(fh->node, &st);
@@ -119,7 +119,7 @@ static int views_begin(struct zrfs_fh *fh, struct zrfs_fstore *const *st,
 	for (size_t i = 0; !err && i < k; i++)
 		err = zr_view_begin(st[i]->zs, ZR_VIEW_WAIT, &fh->views[i]);
 	if (err)
-		zrfs_batch_views_end(fh);
+		views_end(fh);
 	return err;
 }
 
@@ -139,7 +139,7 @@ static int fill_pieces(struct zrfs_fh *fh, size_t k0, size_t k1)
 		atomic_store_explicit(&f->done[k], 1, memory_order_release);
 		if (!--f->missing) {
 			zrfs_plan_free(&f->plan); /* buf is complete */
-			zrfs_batch_views_end(fh);
+			views_end(fh);
 			atomic_store_explicit(&fh->filled, 1,
 					      memory_order_release);
 		}
@@ -185,15 +185,25 @@ static int fill_node(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t off,
 	return err;
 }
 
-int zrfs_batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh)
+/* What a batch handle keeps besides its buffer: its fill and views. */
+static void drop(struct zrfs_fh *fh)
+{
+	fill_free(fh);
+	views_end(fh);
+}
+
+static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
 	const struct zrfs_node *n = fh->node;
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(n, &st);
 	int err = zrfs_st_rdlock_all(st, k);
 
+	(void)flags;
 	if (err)
 		return err;
+	fh->drop = drop;
+	fh->uncached = fs->opts.direct_batches;
 	fh->len = n->size;
 	fh->vgen = zrfs_batch_gen(n);
 	err = views_begin(fh, st, k);
@@ -214,8 +224,8 @@ int zrfs_batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh)
 	return err;
 }
 
-int zrfs_batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
-		   size_t size, off_t off)
+static int batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
+		      size_t size, off_t off)
 {
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(fh->node, &st);
@@ -240,3 +250,15 @@ int zrfs_batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 	zrfs_fh_reply(req, fh, size, off);
 	return 0;
 }
+
+/* A batch name's entry expires at once: the node's bytes never change,
+ * the name's do. */
+const struct zrfs_kind_ops zrfs_batch_kind = {
+	.mode = S_IFREG | 0444,
+	.flags = ZRFS_KF_KEEP_CACHE | ZRFS_KF_HANDLE_SIZE,
+	.attr_ttl = ZRFS_TTL_LONG,
+	.entry_ttl = 0,
+	.open = batch_open,
+	.read = batch_read,
+	.size = zrfs_node_size,
+};

@@ -20,8 +20,7 @@
 #include <string.h>
 
 #include "file_kinds.h"
-#include "lookup.h"
-#include "ops.h"
+#include "u64.h"
 #include "store_park.h"
 
 #define DELETE_INPUT_MAX (256u << 20)
@@ -222,11 +221,14 @@ static int take(struct zrfs_fh *fh, const char *buf, size_t size)
 	return 0;
 }
 
-int zrfs_delete_write(struct zrfs_fh *fh, const char *buf, size_t size)
+static int delete_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
+			const char *buf, size_t size, off_t off,
+			struct zrfs_change *ch)
 {
 	struct zrfs_fstore *st = fh->node->st;
 	int err;
 
+	(void)fs, (void)off, (void)ch;
 	pthread_mutex_lock(&fh->mu);
 	err = fh->err;
 	if (!err && atomic_load(&st->appending)) {
@@ -243,37 +245,17 @@ int zrfs_delete_write(struct zrfs_fh *fh, const char *buf, size_t size)
 	return err;
 }
 
-/* Makes the kernel look up again every record name it may know whose
- * bytes changed: the holes (now holding a moved record; del sorted) and
- * everything past the end.  Their old inodes keep the old bytes for open
- * files. */
-static void invalidate(struct zrfs_fs *fs, struct zrfs_fstore *st,
-		       uint64_t *del, size_t ndel, uint64_t length)
-{
-	uint64_t *known;
-	size_t nknown;
-
-	if (zrfs_ns_records(fs, st, &known, &nknown))
-		return;
-	for (size_t i = 0; i < nknown; i++) {
-		uint64_t idx = known[i];
-
-		if (idx < length && !bsearch(&idx, del, ndel, sizeof(*del),
-					     zrfs_cmp_u64))
-			continue;
-		zrfs_record_unname(fs, st, idx);
-	}
-	free(known);
-}
-
-static int apply(struct zrfs_fs *fs, struct zrfs_fstore *st, uint64_t *idx,
-		 size_t n)
+/* Deletes idx[0, n), which ch then owns. */
+static int apply(struct zrfs_fstore *st, uint64_t *idx, size_t n,
+		 struct zrfs_change *ch)
 {
 	uint64_t length;
 	int err;
 
-	if (!n)
+	if (!n) {
+		free(idx);
 		return 0;
+	}
 	qsort(idx, n, sizeof(*idx), zrfs_cmp_u64);
 	zrfs_st_wrlock(st);
 	err = zr_store_delete(st->zs, idx, n);
@@ -281,8 +263,7 @@ static int apply(struct zrfs_fs *fs, struct zrfs_fstore *st, uint64_t *idx,
 	/* even a failed delete may have moved some records */
 	zrfs_dlog_add(&st->dlog, ++st->gen, idx, n, length);
 	zrfs_st_wrunlock(st);
-	zrfs_ops_replay(fs, st);
-	invalidate(fs, st, idx, n, length);
+	*ch = (struct zrfs_change){ st, idx, n, length };
 	if (err)
 		zrfs_elog_add(&st->log, st->path, "delete: %s",
 			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
@@ -291,7 +272,7 @@ static int apply(struct zrfs_fs *fs, struct zrfs_fstore *st, uint64_t *idx,
 
 /* Caller holds fh->mu.  Deletes what was written, or reports the write
  * that failed; either way the handle starts afresh. */
-static int commit(struct zrfs_fs *fs, struct zrfs_fh *fh)
+static int commit(struct zrfs_fh *fh, struct zrfs_change *ch)
 {
 	struct idxvec iv = { 0 };
 	int err = fh->err;
@@ -299,8 +280,10 @@ static int commit(struct zrfs_fs *fs, struct zrfs_fh *fh)
 	if (!err && fh->len) {
 		fh->pos = 0;
 		err = scan(fh->node->st, fh, 1, &iv);
-		if (!err)
-			err = apply(fs, fh->node->st, iv.v, iv.n);
+		if (!err) {
+			err = apply(fh->node->st, iv.v, iv.n, ch);
+			iv.v = NULL;
+		}
 	}
 	free(iv.v);
 	fh->len = fh->pos = 0;
@@ -308,21 +291,37 @@ static int commit(struct zrfs_fs *fs, struct zrfs_fh *fh)
 	return err;
 }
 
-int zrfs_delete_flush(struct zrfs_fs *fs, struct zrfs_fh *fh, pid_t caller)
+static int delete_flush(struct zrfs_fs *fs, struct zrfs_fh *fh, pid_t caller,
+			struct zrfs_change *ch)
 {
 	int err;
 
+	(void)fs;
 	if (!caller || caller != fh->owner)
 		return 0;
 	pthread_mutex_lock(&fh->mu);
-	err = commit(fs, fh);
+	err = commit(fh, ch);
 	pthread_mutex_unlock(&fh->mu);
 	return err;
 }
 
-void zrfs_delete_release(struct zrfs_fs *fs, struct zrfs_fh *fh)
+static void delete_release(struct zrfs_fs *fs, struct zrfs_fh *fh,
+			   struct zrfs_change *ch)
 {
+	(void)fs;
 	pthread_mutex_lock(&fh->mu);
-	commit(fs, fh);
+	commit(fh, ch);
 	pthread_mutex_unlock(&fh->mu);
 }
+
+const struct zrfs_kind_ops zrfs_delete_kind = {
+	.mode = S_IFREG | 0644,
+	.flags = ZRFS_KF_WRITABLE,
+	.attr_ttl = 0,
+	.entry_ttl = ZRFS_TTL_LONG,
+	.read = zrfs_usage_read,
+	.write = delete_write,
+	.flush = delete_flush,
+	.release = delete_release,
+	.size = zrfs_usage_size,
+};

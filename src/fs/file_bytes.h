@@ -84,6 +84,10 @@ size_t zrfs_piece_of(const struct zrfs_pieces *pc, uint64_t off);
 int zrfs_plan_fill_piece(const struct zrfs_plan *p,
 			const struct zrfs_pieces *pc, char *buf, size_t k);
 
+/* A record or batch node's size, fixed at lookup (a kind's size). */
+int zrfs_node_size(struct zrfs_fs *fs, const struct zrfs_node *n,
+		  uint64_t *size);
+
 /* The stores a batch node reads, in ascending id order. */
 size_t zrfs_batch_stores(const struct zrfs_node *n,
 			struct zrfs_fstore *const **out);

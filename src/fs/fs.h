@@ -172,12 +172,16 @@ struct zrfs_fh {
 	uint64_t vgen;
 	size_t len, cap;
 	int cached;		/* buf came from zrfs_buf_get            */
-	int uncached;		/* record, batch: bytes newer than the node's */
+	int uncached;		/* record, batch: served past the page cache
+				 * (bytes newer than the node's, or
+				 * -o direct_batches) */
 	atomic_int filled;	/* record, batch: buf is complete          */
 	/* batch: the pieces of buf a read may need, filled as reads reach
 	 * them (batch.c); set under mu, then planned (release). */
 	struct zrfs_fill *fill;
 	atomic_int planned;
+	/* what the kind keeps besides buf and view, freed with the handle */
+	void (*drop)(struct zrfs_fh *fh);
 	struct zrfile_npystream *ns;    /* append session (NULL between them) */
 	uint64_t pos;		/* append: next expected write offset;
 				 * delete: input checked up to here        */

@@ -1,7 +1,6 @@
 /*
  * handles.c - open-file handles: allocation, reference counts (and the list
- * shutdown frees), and replying to reads straight from a handle's buffer
- * (large batch buffers come from buf_cache.h).
+ * shutdown frees); large batch buffers come from buf_cache.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,7 +8,6 @@
 
 #include "buf_cache.h"
 #include "file_kinds.h"
-#include "file_bytes.h"
 #include "npy_stream.h"
 #include "lookup.h"
 
@@ -46,9 +44,9 @@ static void fh_free(struct zrfs_fs *fs, struct zrfs_fh *fh)
 		zrfs_buf_put(fh->buf, fh->cap);
 	else
 		free(fh->buf);
-	zrfs_batch_fill_free(fh);
+	if (fh->drop)
+		fh->drop(fh);
 	zr_view_end(fh->view);
-	zrfs_batch_views_end(fh);
 	pthread_mutex_destroy(&fh->mu);
 	zrfile_npystream_free(fh->ns); /* an unfinished session is aborted */
 	zrfs_ns_forget(fs, fh->node->ino, 1);
@@ -93,19 +91,4 @@ void zrfs_fh_free_all(struct zrfs_fs *fs)
 {
 	while (fs->fhs)
 		fh_free(fs, fs->fhs);
-}
-
-void zrfs_reply_slice(fuse_req_t req, const char *buf, size_t len,
-		     size_t size, off_t off)
-{
-	if (off < 0 || (uint64_t)off >= len)
-		size = 0;
-	else if (size > len - (size_t)off)
-		size = len - (size_t)off;
-	fuse_reply_buf(req, size ? buf + off : NULL, size);
-}
-
-void zrfs_fh_reply(fuse_req_t req, struct zrfs_fh *fh, size_t size, off_t off)
-{
-	zrfs_reply_slice(req, fh->buf, fh->len, size, off);
 }

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataset.h"
 #include "file_bytes.h"
 #include "lookup.h"
+#include "u64.h"
 #include "store_park.h"
 #include "static_tree.h"
 
@@ -240,42 +242,6 @@ out:
 	*idx = v;
 	*count = n;
 	return err;
-}
-
-int zrfs_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-int zrfs_parse_u64(const char *s, size_t len, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!len || len > 20 || (s[0] == '0' && len > 1))
-		return -ENOENT;
-	for (size_t i = 0; i < len; i++) {
-		unsigned d = (unsigned char)s[i] - '0';
-
-		if (d > 9 || v > (UINT64_MAX - d) / 10)
-			return -ENOENT;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
-}
-
-uint64_t zrfs_ds_length(const struct zrfs_dataset *ds)
-{
-	uint64_t n = zr_store_length(ds->st[0]->zs);
-
-	for (size_t i = 1; i < ds->n; i++) {
-		uint64_t l = zr_store_length(ds->st[i]->zs);
-
-		n = l < n ? l : n;
-	}
-	return n;
 }
 
 static int ends_with(const char *s, size_t len, const char *suf, size_t *stem)

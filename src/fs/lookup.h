@@ -33,15 +33,5 @@ void zrfs_ns_hold(struct zrfs_fs *fs, struct zrfs_node *n);
  * malloc'd array (NULL when none). */
 int zrfs_ns_records(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 		   uint64_t **idx, size_t *n);
-/* A dataset's length: that of its shortest stream.  Its @batch draws over
- * it, so while one stream has grown ahead of another (an append to img,
- * then to lbl) the folder stays and serves the records all streams
- * hold. */
-uint64_t zrfs_ds_length(const struct zrfs_dataset *ds);
-
-/* qsort/bsearch order of uint64_t. */
-int zrfs_cmp_u64(const void *a, const void *b);
-/* Parses a whole canonical decimal (no sign, no leading zero). */
-int zrfs_parse_u64(const char *s, size_t len, uint64_t *out);
 
 #endif

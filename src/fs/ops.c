@@ -1,6 +1,7 @@
 /*
  * ops.c - the FUSE low-level operations.  Each one looks up the node,
- * calls the per-kind code, maps the result with zr_errno() and replies
+ * calls through its kind's entry (file_kinds.h), acts on what a delete or
+ * compact changed, maps the result with zr_errno() and replies
  * exactly once -- or, when a store's delete or compact holds what it
  * needs, parks the request for that writer's thread to run again (see
  * store_park.h).
@@ -11,9 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "file_kinds.h"
+#include "kind_table.h"
 #include "lookup.h"
 #include "ops.h"
+#include "readdir.h"
 #include "store_park.h"
 #include "static_tree.h"
 
@@ -56,6 +58,7 @@ static int park(fuse_req_t req, const struct zrfs_parked *how,
 
 static void run(struct zrfs_fs *fs, fuse_req_t req, struct zrfs_parked *how,
 		const char *name);
+static void changed(struct zrfs_fs *fs, struct zrfs_change *ch);
 
 static int lookup_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t parent,
 		       const char *name)
@@ -70,8 +73,8 @@ static int lookup_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t parent,
 	if (err)
 		return err;
 	memset(&e, 0, sizeof(e));
-	err = zrfs_attr(fs, n, NULL, &e.attr, &e.attr_timeout,
-		       &e.entry_timeout);
+	err = zrfs_attr(fs, n, zrfs_kind_of(n->kind), NULL, &e.attr,
+		       &e.attr_timeout, &e.entry_timeout);
 	e.ino = n->ino;
 	if (err || fuse_reply_entry(req, &e))
 		zrfs_ns_forget(fs, n->ino, 1);
@@ -109,7 +112,8 @@ static int getattr_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t ino,
 
 	if (!n)
 		return -ESTALE;
-	err = zrfs_attr(fs, n, fh, &st, &attr_ttl, &entry_ttl);
+	err = zrfs_attr(fs, n, zrfs_kind_of(n->kind), fh, &st, &attr_ttl,
+		       &entry_ttl);
 	if (!err)
 		fuse_reply_attr(req, &st, attr_ttl);
 	return err;
@@ -128,8 +132,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 
 static int writable(enum zrfs_kind kind)
 {
-	return kind == ZRFS_K_APPEND || kind == ZRFS_K_SYNC ||
-	       kind == ZRFS_K_COMPACT || kind == ZRFS_K_DELETE;
+	return !!(zrfs_kind_of(kind)->flags & ZRFS_KF_WRITABLE);
 }
 
 #define SET_TIMES (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | \
@@ -167,6 +170,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
  * line; never both at once (O_RDWR): one open would mean two things. */
 static int open_kind(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
+	const struct zrfs_kind_ops *k = zrfs_kind_of(fh->node->kind);
 	int acc = flags & O_ACCMODE;
 
 	if (acc != O_RDONLY && (acc != O_WRONLY || !writable(fh->node->kind)))
@@ -175,23 +179,20 @@ static int open_kind(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 		return -EROFS;
 	if (acc == O_RDONLY && writable(fh->node->kind))
 		return 0;
-	switch (fh->node->kind) {
-	case ZRFS_K_RECORD:
-		return zrfs_record_open(fh);
-	case ZRFS_K_BATCH:
-		return zrfs_batch_open(fs, fh);
-	case ZRFS_K_STATS:
-	case ZRFS_K_SCHEMA:
-	case ZRFS_K_ERRORS:
-		return zrfs_text_make(fs, fh->node, &fh->buf, &fh->len);
-	case ZRFS_K_APPEND:
-		return zrfs_append_open(fs, fh, flags);
-	case ZRFS_K_SYNC:
-	case ZRFS_K_COMPACT:
-	case ZRFS_K_DELETE:
-		return 0;
-	default:
+	if (S_ISDIR(k->mode))
 		return -EISDIR;
+	return k->open ? k->open(fs, fh, flags) : 0;
+}
+
+/* The kind's release, and what it changed. */
+static void release_kind(struct zrfs_fs *fs, struct zrfs_fh *fh)
+{
+	const struct zrfs_kind_ops *k = zrfs_kind_of(fh->node->kind);
+	struct zrfs_change ch = { 0 };
+
+	if (k->release) {
+		k->release(fs, fh, &ch);
+		changed(fs, &ch);
 	}
 }
 
@@ -199,11 +200,13 @@ static int open_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t ino,
 		     struct fuse_file_info *fi)
 {
 	struct zrfs_node *n = zrfs_ns_get(fs, ino);
+	const struct zrfs_kind_ops *k;
 	struct zrfs_fh *fh;
 	int err;
 
 	if (!n)
 		return -ESTALE;
+	k = zrfs_kind_of(n->kind);
 	fh = zrfs_fh_new(fs, n);
 	if (!fh)
 		return -ENOMEM;
@@ -217,21 +220,17 @@ static int open_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t ino,
 		fh->owner = zrfs_caller(req);
 	/* A record or batch node's bytes never change (see Contents in
 	 * fs.h): the kernel may keep its pages from open to open. */
-	if ((n->kind == ZRFS_K_RECORD ||
-	     (n->kind == ZRFS_K_BATCH && !fs->opts.direct_batches)) &&
-	    !fh->uncached)
+	if ((k->flags & ZRFS_KF_KEEP_CACHE) && !fh->uncached)
 		fi->keep_cache = 1;
 	else
 		fi->direct_io = 1;
 	/* Only append and delete act on close, when written: spare the
 	 * others a FLUSH. */
-	if ((n->kind != ZRFS_K_APPEND && n->kind != ZRFS_K_DELETE) ||
-	    (fi->flags & O_ACCMODE) == O_RDONLY)
+	if (!k->flush || (fi->flags & O_ACCMODE) == O_RDONLY)
 		fi->noflush = 1;
 	zrfs_fh_publish(fh);
 	if (fuse_reply_open(req, fi)) {
-		if (n->kind == ZRFS_K_APPEND)
-			zrfs_append_release(fs, fh);
+		release_kind(fs, fh);
 		zrfs_fh_put(fs, fh);
 	}
 	return 0;
@@ -244,14 +243,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	run(FS(req), req, &how, NULL);
 }
 
-/* A read of a record or batch file: it replies itself, unless it fails
- * (ZRFS_E_PARK: its first copy needs a store a writer holds). */
+/* A read replies itself, unless it fails (ZRFS_E_PARK: a record or batch
+ * file's first copy needs a store a writer holds). */
 static int read_once(struct zrfs_fs *fs, fuse_req_t req, struct zrfs_fh *fh,
 		     size_t size, off_t off)
 {
-	if (fh->node->kind == ZRFS_K_RECORD)
-		return zrfs_record_read(req, fh, size, off);
-	return zrfs_batch_read(req, fs, fh, size, off);
+	const struct zrfs_kind_ops *k = zrfs_kind_of(fh->node->kind);
+
+	return k->read ? k->read(req, fs, fh, size, off) : -EBADF;
 }
 
 /* One try of a request that may park: 0 once it replied, an error to
@@ -294,47 +293,35 @@ static void run(struct zrfs_fs *fs, fuse_req_t req, struct zrfs_parked *how,
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct zrfs_fs *fs = FS(req); /* req is gone once replied to */
-	struct zrfs_fh *fh = zrfs_fh_get(FH(fi));
+	struct zrfs_parked how = {
+		.op = ZRFS_P_READ, .fh = zrfs_fh_get(FH(fi)), .size = size,
+		.off = off,
+	};
 
 	(void)ino;
-	switch (fh->node->kind) {
-	case ZRFS_K_RECORD:
-	case ZRFS_K_BATCH: {
-		struct zrfs_parked how = {
-			.op = ZRFS_P_READ, .fh = fh, .size = size, .off = off,
-		};
-
-		run(fs, req, &how, NULL);
-		return;
-	}
-	case ZRFS_K_STATS:
-	case ZRFS_K_SCHEMA:
-	case ZRFS_K_ERRORS:
-		zrfs_fh_reply(req, fh, size, off);
-		break;
-	case ZRFS_K_APPEND:
-	case ZRFS_K_SYNC:
-	case ZRFS_K_COMPACT:
-	case ZRFS_K_DELETE:
-		zrfs_usage_read(req, fh->node->kind, size, off);
-		break;
-	default:
-		fuse_reply_err(req, EBADF);
-	}
-	zrfs_fh_put(fs, fh);
+	run(FS(req), req, &how, NULL);
 }
 
-void zrfs_ops_replay(struct zrfs_fs *fs, struct zrfs_fstore *st)
+/* Acts on what a delete or compact changed (struct zrfs_change), before
+ * its reply: runs the requests parked on the store while its writer held
+ * it, then makes the kernel look up again the names whose bytes
+ * changed. */
+static void changed(struct zrfs_fs *fs, struct zrfs_change *ch)
 {
 	struct zrfs_parked *p, *next;
 
-	for (p = zrfs_st_take_ready(st); p; p = next) {
+	if (!ch->st)
+		return;
+	for (p = zrfs_st_take_ready(ch->st); p; p = next) {
 		next = p->next;
 		/* only a lookup has a name; the others' name[] is empty */
 		run(fs, p->req, p, p->op == ZRFS_P_LOOKUP ? p->name : NULL);
 		free(p);
 	}
+	if (ch->n)
+		zrfs_record_unname_changed(fs, ch->st, ch->idx, ch->n,
+					   ch->length);
+	free(ch->idx);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
@@ -342,15 +329,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 {
 	struct zrfs_fs *fs = FS(req);
 	struct zrfs_fh *fh = zrfs_fh_get(FH(fi));
+	const struct zrfs_kind_ops *k = zrfs_kind_of(fh->node->kind);
+	struct zrfs_change ch = { 0 };
 	int err;
 
 	(void)ino;
-	if (fh->node->kind == ZRFS_K_APPEND)
-		err = zrfs_append_write(fs, fh, buf, size, off);
-	else if (writable(fh->node->kind))
-		err = zrfs_control_write(fs, fh, buf, size);
-	else
-		err = -EBADF;
+	err = k->write ? k->write(fs, fh, buf, size, off, &ch) : -EBADF;
+	changed(fs, &ch);
 	if (err)
 		reply_err(req, err);
 	else
@@ -362,13 +347,14 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct zrfs_fs *fs = FS(req);
 	struct zrfs_fh *fh = zrfs_fh_get(FH(fi));
+	const struct zrfs_kind_ops *k = zrfs_kind_of(fh->node->kind);
+	struct zrfs_change ch = { 0 };
 	int err = 0;
 
 	(void)ino;
-	if (fh->node->kind == ZRFS_K_APPEND)
-		err = zrfs_append_flush(fs, fh, zrfs_caller(req));
-	else if (fh->node->kind == ZRFS_K_DELETE)
-		err = zrfs_delete_flush(fs, fh, zrfs_caller(req));
+	if (k->flush)
+		err = k->flush(fs, fh, zrfs_caller(req), &ch);
+	changed(fs, &ch);
 	reply_err(req, err);
 	zrfs_fh_put(fs, fh);
 }
@@ -380,10 +366,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 	struct zrfs_fh *fh = zrfs_fh_get(FH(fi));
 
 	(void)ino;
-	if (fh->node->kind == ZRFS_K_APPEND)
-		zrfs_append_release(fs, fh);
-	else if (fh->node->kind == ZRFS_K_DELETE)
-		zrfs_delete_release(fs, fh);
+	release_kind(fs, fh);
 	fuse_reply_err(req, 0);
 	zrfs_fh_put(fs, fh);
 	zrfs_fh_put(fs, fh); /* the kernel's reference */
@@ -396,8 +379,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 
 	if (!n)
 		fuse_reply_err(req, ESTALE);
-	else if (n->kind != ZRFS_K_DIR && n->kind != ZRFS_K_STORE &&
-		 n->kind != ZRFS_K_RECDIR && n->kind != ZRFS_K_BATCHDIR)
+	else if (!S_ISDIR(zrfs_kind_of(n->kind)->mode))
 		fuse_reply_err(req, ENOTDIR);
 	else
 		fuse_reply_open(req, fi);

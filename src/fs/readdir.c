@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "lookup.h"
-#include "ops.h"
+#include "readdir.h"
 #include "static_tree.h"
 
 enum { ENT_OK, ENT_END };

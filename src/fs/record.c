@@ -15,6 +15,7 @@
 #include "file_kinds.h"
 #include "file_bytes.h"
 #include "lookup.h"
+#include "u64.h"
 #include "store_park.h"
 
 /* Caller holds st's read (or write) lock and fh->mu. */
@@ -44,13 +45,14 @@ static int fill(struct zrfs_fh *fh)
 	return err;
 }
 
-int zrfs_record_open(struct zrfs_fh *fh)
+static int record_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
 	struct zrfs_node *n = fh->node;
 	struct zrfs_fstore *st = n->st;
 	uint64_t size;
 	int err = zrfs_st_rdlock(st);
 
+	(void)fs, (void)flags;
 	if (err)
 		return err;
 	err = zrfs_rec_size(st, n->idx, n->form, &size);
@@ -78,12 +80,13 @@ int zrfs_record_open(struct zrfs_fh *fh)
 	return err;
 }
 
-int zrfs_record_read(fuse_req_t req, struct zrfs_fh *fh, size_t size,
-		    off_t off)
+static int record_read(fuse_req_t req, struct zrfs_fs *fs,
+		       struct zrfs_fh *fh, size_t size, off_t off)
 {
 	struct zrfs_fstore *st = fh->node->st;
 	int err;
 
+	(void)fs;
 	if (!atomic_load_explicit(&fh->filled, memory_order_acquire)) {
 		err = zrfs_st_rdlock(st);
 		if (err)
@@ -101,8 +104,10 @@ int zrfs_record_read(fuse_req_t req, struct zrfs_fh *fh, size_t size,
 	return 0;
 }
 
-void zrfs_record_unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
-			uint64_t idx)
+/* Makes the kernel look records/IDX.npy (and .png) up again at its next
+ * use. */
+static void unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
+		   uint64_t idx)
 {
 	static const char *const ext[] = { "npy", "png" };
 	char name[32];
@@ -115,3 +120,34 @@ void zrfs_record_unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 						 name, (size_t)n);
 	}
 }
+
+void zrfs_record_unname_changed(struct zrfs_fs *fs,
+			       const struct zrfs_fstore *st,
+			       const uint64_t *del, size_t ndel,
+			       uint64_t length)
+{
+	uint64_t *known;
+	size_t nknown;
+
+	if (zrfs_ns_records(fs, st, &known, &nknown))
+		return;
+	for (size_t i = 0; i < nknown; i++) {
+		uint64_t idx = known[i];
+
+		if (idx < length && !bsearch(&idx, del, ndel, sizeof(*del),
+					     zrfs_cmp_u64))
+			continue;
+		unname(fs, st, idx);
+	}
+	free(known);
+}
+
+const struct zrfs_kind_ops zrfs_record_kind = {
+	.mode = S_IFREG | 0444,
+	.flags = ZRFS_KF_KEEP_CACHE | ZRFS_KF_HANDLE_SIZE,
+	.attr_ttl = ZRFS_TTL_LONG,
+	.entry_ttl = ZRFS_TTL_LONG,
+	.open = record_open,
+	.read = record_read,
+	.size = zrfs_node_size,
+};
