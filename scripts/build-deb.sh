@@ -87,8 +87,10 @@ has "$fs" '/usr/bin/zrecord$' '/usr/bin/zrecordfs$' \
 	'/usr/share/man/man5/zrecord\.5\.gz$' \
 	'/usr/share/man/man8/zrecordfs\.8\.gz$' \
 	'/usr/share/man/man8/mount\.zrecordfs\.8\.gz$' \
-	'/usr/share/doc/zrecordfs/copyright$'
-lacks "$fs" 'libzrecord\.so' '/usr/include/'
+	'/usr/share/doc/zrecordfs/copyright$' \
+	'/usr/share/doc/zrecordfs/README\.md$' \
+	'/usr/share/doc/zrecordfs/docs/mount\.md$'
+lacks "$fs" 'libzrecord\.so' '/usr/include/' '/doc/.*local\.mk$'
 has "$py" '/usr/lib/python3/dist-packages/loaderx/__init__\.py$' \
 	'/usr/lib/python3/dist-packages/loaderx/dataloader\.py$' \
 	'/usr/lib/python3/dist-packages/loaderx-[^/]*\.dist-info/' \

@@ -1,9 +1,13 @@
 #!/bin/sh
-# run-pytest.sh DIR - runs one folder of pytest suites against the build
-# tree with Debian's /usr/bin/python3.  "No tests collected" is a failure:
-# a suite that silently ran nothing must not pass.
+# run-pytest.sh DIR [PYTEST-ARGS...] - runs one folder of pytest suites
+# against the build tree with Debian's /usr/bin/python3.  Extra arguments
+# go to pytest (-x, -k EXPR, a file of DIR; paths are relative to DIR).
+# "No tests collected" is a failure: a suite that silently ran nothing
+# must not pass.
 set -u
 dir=$1
+shift
+[ $# -gt 0 ] || set -- .
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 : "${PYTHON3:=/usr/bin/python3}"
@@ -17,7 +21,7 @@ if [ "${ZR_SANITIZERS:-0}" = 1 ]; then
 	export LD_PRELOAD ASAN_OPTIONS
 fi
 cd "$top_srcdir/$dir" || exit 99
-PYTHONDONTWRITEBYTECODE=1 "$PYTHON3" -m pytest -q -p no:cacheprovider .
+PYTHONDONTWRITEBYTECODE=1 "$PYTHON3" -m pytest -q -p no:cacheprovider "$@"
 rc=$?
 [ "$rc" -eq 5 ] && { echo "run-pytest: no tests collected in $dir"; exit 1; }
 exit "$rc"

@@ -37,65 +37,68 @@ static int delete(int argc, char **argv)
 	return rc;
 }
 
-static int compact(int argc, char **argv)
+/* Opens the one STORE argument of cmd for writing, runs op on it and
+ * closes it: what compact, sync and recover share. */
+static int on_store(const zr_cli_cmd *cmd, int argc, char **argv,
+		    int (*op)(zr_store *s, const char *store))
 {
-	zr_cli_progress prog;
 	const char *store;
 	zr_store *s;
 	int rc;
 
-	rc = zr_cli_store_args(&zr_cli_compact, argc, argv, 0);
+	rc = zr_cli_store_args(cmd, argc, argv, 0);
 	if (rc >= 0)
 		return rc;
 	store = argv[optind];
-	rc = zr_cli_open(store, 0, "compact", &s);
+	rc = zr_cli_open(store, 0, cmd->name, &s);
 	if (rc != ZR_CLI_OK)
 		return rc;
+	rc = op(s, store);
+	if (rc < 0)
+		rc = zr_cli_lib_error(store, cmd->name, rc);
+	return zr_cli_close(s, store, cmd->name, rc);
+}
+
+static int compact_op(zr_store *s, const char *store)
+{
+	zr_cli_progress prog;
+	int rc;
+
+	(void)store;
 	zr_cli_progress_init(&prog, "compact");
 	rc = zr_store_compact(s, zr_cli_progress_fn, &prog);
 	zr_cli_progress_end(&prog);
-	if (rc < 0)
-		rc = zr_cli_lib_error(store, "compact", rc);
-	return zr_cli_close(s, store, "compact", rc);
+	return rc;
 }
 
-static int sync_store(int argc, char **argv)
+static int sync_op(zr_store *s, const char *store)
 {
-	const char *store;
-	zr_store *s;
-	int rc;
-
-	rc = zr_cli_store_args(&zr_cli_sync, argc, argv, 0);
-	if (rc >= 0)
-		return rc;
-	store = argv[optind];
-	rc = zr_cli_open(store, 0, "sync", &s);
-	if (rc != ZR_CLI_OK)
-		return rc;
-	rc = zr_store_sync(s);
-	if (rc < 0)
-		rc = zr_cli_lib_error(store, "sync", rc);
-	return zr_cli_close(s, store, "sync", rc);
+	(void)store;
+	return zr_store_sync(s);
 }
 
 /* Any open that may write recovers; this one says so when there was
  * nothing to do (zr_cli_open prints what there was). */
-static int recover(int argc, char **argv)
+static int recover_op(zr_store *s, const char *store)
 {
-	const char *store;
-	zr_store *s;
-	int rc;
-
-	rc = zr_cli_store_args(&zr_cli_recover, argc, argv, 0);
-	if (rc >= 0)
-		return rc;
-	store = argv[optind];
-	rc = zr_cli_open(store, 0, "recover", &s);
-	if (rc != ZR_CLI_OK)
-		return rc;
 	if (!zr_store_recovered(s))
 		fprintf(stderr, "zrecord: %s: nothing to recover\n", store);
-	return zr_cli_close(s, store, "recover", rc);
+	return ZR_CLI_OK;
+}
+
+static int compact(int argc, char **argv)
+{
+	return on_store(&zr_cli_compact, argc, argv, compact_op);
+}
+
+static int sync_store(int argc, char **argv)
+{
+	return on_store(&zr_cli_sync, argc, argv, sync_op);
+}
+
+static int recover(int argc, char **argv)
+{
+	return on_store(&zr_cli_recover, argc, argv, recover_op);
 }
 
 const zr_cli_cmd zr_cli_delete = {
