@@ -173,7 +173,7 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 	}
 	/* Before the mount is reported live: `zrecordfs SRC MNT; umount
 	 * MNT` must find the entry. */
-	zrfs_utab_register(fs->opts.src, fs->opts.mountpoint);
+	zrmount_utab_register(fs->opts.src, fs->opts.mountpoint);
 	if (notify >= 0)
 		detach(notify);
 	err = run_loop(fs);
@@ -221,12 +221,12 @@ static int serve(struct zrfs_fs *fs, int notify)
 	pthread_mutex_init(&fs->fh_mu, NULL);
 	/* Before the stores: a daemon that served this mount point before
 	 * may still be closing them. */
-	if (zrfs_mntlock_take(fs->opts.mountpoint, ZRFS_MNTLOCK_TIMEOUT_MS,
+	if (zrmount_lock_take(fs->opts.mountpoint, ZRMOUNT_LOCK_TIMEOUT_MS,
 			     &lock))
 		return 1;
 	ret = serve_locked(fs, notify);
 	/* Every store is closed: umount.fuse.zrecordfs may return now. */
-	zrfs_mntlock_release(lock);
+	zrmount_lock_release(lock);
 	return ret;
 }
 
