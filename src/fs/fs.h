@@ -171,7 +171,7 @@ struct zrfs_fh {
 	zr_view **views;
 	uint64_t vgen;
 	size_t len, cap;
-	int cached;		/* buf came from zrfs_buf_get            */
+	int cached;		/* buf came from zrcommon_bigbuf_get            */
 	int uncached;		/* record, batch: served past the page cache
 				 * (bytes newer than the node's, or
 				 * -o direct_batches) */

@@ -1,12 +1,12 @@
 /*
  * handles.c - open-file handles: allocation, reference counts (and the list
- * shutdown frees); large batch buffers come from buf_cache.h.
+ * shutdown frees); large batch buffers come from big_buffers.h.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf_cache.h"
+#include "big_buffers.h"
 #include "file_kinds.h"
 #include "npy_stream.h"
 #include "lookup.h"
@@ -41,7 +41,7 @@ static void fh_free(struct zrfs_fs *fs, struct zrfs_fh *fh)
 		fh->next->prev = fh->prev;
 	pthread_mutex_unlock(&fs->fh_mu);
 	if (fh->cached)
-		zrfs_buf_put(fh->buf, fh->cap);
+		zrcommon_bigbuf_put(fh->buf, fh->cap);
 	else
 		free(fh->buf);
 	if (fh->drop)

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf_cache.h"
+#include "big_buffers.h"
 #include "file_kinds.h"
 #include "follow.h"
 #include "fs.h"
@@ -166,7 +166,7 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 		fprintf(stderr, "zrecordfs: cannot start the follow thread\n");
 		goto out_mounted;
 	}
-	if (zrfs_buf_reaper_start()) {
+	if (zrcommon_bigbuf_reaper_start()) {
 		fprintf(stderr, "zrecordfs: cannot start the buffer thread\n");
 		zrfs_follow_stop(fs);
 		goto out_mounted;
@@ -178,7 +178,7 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 		detach(notify);
 	err = run_loop(fs);
 	zrfs_follow_stop(fs);
-	zrfs_buf_reaper_stop();
+	zrcommon_bigbuf_reaper_stop();
 	/* libfuse reports the signal that ended the loop as a positive
 	 * number: SIGTERM/SIGINT/SIGHUP are a clean shutdown. */
 	ret = err < 0 ? 1 : 0;
