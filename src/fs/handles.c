@@ -21,25 +21,25 @@ struct zrfs_fh *zrfs_fh_new(struct zrfs_fs *fs, struct zrfs_node *n)
 	zrfs_ns_hold(fs, n);
 	atomic_init(&fh->refs, 1);
 	pthread_mutex_init(&fh->mu, NULL);
-	pthread_mutex_lock(&fs->fh_mu);
+	pthread_mutex_lock(&fs->tables_mu);
 	fh->next = fs->fhs;
 	if (fs->fhs)
 		fs->fhs->prev = fh;
 	fs->fhs = fh;
-	pthread_mutex_unlock(&fs->fh_mu);
+	pthread_mutex_unlock(&fs->tables_mu);
 	return fh;
 }
 
 static void fh_free(struct zrfs_fs *fs, struct zrfs_fh *fh)
 {
-	pthread_mutex_lock(&fs->fh_mu);
+	pthread_mutex_lock(&fs->tables_mu);
 	if (fh->prev)
 		fh->prev->next = fh->next;
 	else
 		fs->fhs = fh->next;
 	if (fh->next)
 		fh->next->prev = fh->prev;
-	pthread_mutex_unlock(&fs->fh_mu);
+	pthread_mutex_unlock(&fs->tables_mu);
 	if (fh->cached)
 		zrcommon_bigbuf_put(fh->buf, fh->cap);
 	else

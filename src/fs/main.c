@@ -218,7 +218,6 @@ static int serve(struct zrfs_fs *fs, int notify)
 	fs->uid = getuid();
 	fs->gid = getgid();
 	clock_gettime(CLOCK_REALTIME, &fs->t0);
-	pthread_mutex_init(&fs->fh_mu, NULL);
 	/* Before the stores: a daemon that served this mount point before
 	 * may still be closing them. */
 	if (zrmount_lock_take(fs->opts.mountpoint, ZRMOUNT_LOCK_TIMEOUT_MS,
