@@ -3,8 +3,9 @@
 # installed zrecordfs), its link mount.fuse.zrecordfs, and
 # umount.fuse.zrecordfs (waits for the daemon to close its stores), and
 # libzrmount, what the daemon and that helper share: the mount point lock
-# they meet on, the utab entry that makes umount(8) run the helper, and
-# the mount table check that refuses a mount over a live one.
+# they meet on, the utab entry that makes umount(8) run the helper, the
+# mount table check that refuses a mount over a live one, and the check
+# that /dev/fuse opens.
 #
 # The helpers go to $(sbindir), under the prefix like the rest; mount(8)
 # only looks in /sbin, so a system install configures
@@ -13,7 +14,8 @@ noinst_LTLIBRARIES += src/mount/libzrmount.la
 src_mount_libzrmount_la_SOURCES = \
 	src/mount/mount_lock.c src/mount/mount_lock.h \
 	src/mount/utab.c src/mount/utab.h \
-	src/mount/mountinfo.c src/mount/mountinfo.h
+	src/mount/mountinfo.c src/mount/mountinfo.h \
+	src/mount/fuse_dev.c src/mount/fuse_dev.h
 src_mount_libzrmount_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
 
 mounthelperexecdir = $(MOUNT_HELPER_DIR)
