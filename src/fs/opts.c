@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,90 +31,90 @@ enum kind {
 /* The options whose presence changes a default or contradicts another. */
 enum seen { SEEN_NONE, SEEN_RW, SEEN_FSNAME, SEEN_SUBTYPE, SEEN_N };
 
-#define FIELD(f) offsetof(struct zrfs_opts, f), sizeof(((struct zrfs_opts *)0)->f)
+#define FIELD(f) .field = offsetof(struct zrfs_opts, f), \
+	.width = sizeof(((struct zrfs_opts *)0)->f)
 
 struct opt {
 	const char *name;	/* ending in '=': takes a value           */
 	enum kind kind;
-	uint64_t lo, hi;
-	size_t field, width;	/* where NUM and FLAG store               */
-	int pass;		/* libfuse gets it too                    */
+	uint64_t lo, hi;	/* NUM, THREADS: bounds; SIZE: least     */
+	size_t field, width;	/* where NUM, SIZE and FLAG store         */
+	int pass;		/* ours, but libfuse gets it too          */
 	enum seen seen;
 	/* --help: "-o ARG  HELP" (HELP may hold newlines); a PASS option
 	 * without ARG is only named in the list of options handed on, with
-	 * HELP as a remark; REFUSED: why */
+	 * HELP as a remark; REFUSED: HELP says why */
 	const char *arg, *help;
 	const char *takes;	/* a bad value's message, if not "lo to hi" */
 };
 
-#define U32_MAX 4294967295u
 static const struct opt table[] = {
-	{ "ro", FLAG, 0, 0, FIELD(ro), 1, 0, "ro", "read-only: stores are "
-	  "shared with readers, no writer", NULL },
-	{ "sampler=", SAMPLER, 0, 0, 0, 0, 0, 0, "sampler=MODE",
-	  "sequential|iid|cyclic (default iid)",
-	  "sampler=MODE takes sequential, iid or cyclic" },
-	{ "batch_size=", NUM, 1, 1u << 24, FIELD(bsize), 0, 0, "batch_size=B",
-	  "default batch size (default 256)", NULL },
-	{ "threads=", THREADS, 0, 4096, 0, 0, 0, 0, "threads=N",
-	  "libzrecord worker threads (sets ZR_THREADS;\n0: none, each "
-	  "request's thread gathers alone)", NULL },
-	{ "rank=", NUM, 0, U32_MAX - 1, FIELD(rank), 0, 0, "rank=R",
-	  "serve rank R's slice of a W-rank global batch",
-	  "rank=R takes 0 to 4294967294, below world" },
-	{ "world=", NUM, 1, U32_MAX, FIELD(world), 0, 0, "world=W",
-	  "the number of ranks (default 1)", NULL },
-	{ "start=", NUM, 0, UINT64_MAX, FIELD(start), 0, 0, "start=P",
-	  "a run that began at stream position P: step T\nreads positions "
-	  "P + T*W*B + R*B .. (default 0)", NULL },
-	{ "granule=", NUM, 1, UINT64_MAX, FIELD(granule), 0, 0, "granule=G",
-	  "the stream's cycle multiple (default W*B): keep\nthe first run's "
-	  "W*B when W or B change", NULL },
-	{ "max_batch_bytes=", SIZE, 4096, 0, FIELD(max_batch), 0, 0,
-	  "max_batch_bytes=N[K|M|G]", "largest batch file; a larger one is "
-	  "EFBIG at lookup\n(default: 1G or 1/8 of RAM, whichever is smaller)",
-	  "max_batch_bytes=N takes a byte count of 4096 or more, with an "
-	  "optional K, M or G: 4K, 64M, 2G" },
-	{ "direct_batches", FLAG, 0, 0, FIELD(direct_batches), 0, 0,
-	  "direct_batches", "batch files bypass the page cache (direct_io):"
-	  "\nfaster single reads, no mmap", NULL },
-	{ "follow", FOLLOW, 0, 0, 0, 0, 0, 0, "follow[=SECONDS]", "read-only, "
-	  "and show what a writer elsewhere syncs:\nstores are refreshed "
-	  "every SECONDS (default 1)", NULL },
-	{ "follow=", FOLLOW, 0, 0, 0, 0, 0, 0, NULL, NULL,
-	  "follow=SECONDS takes 0.01 to 3600" },
-	{ "max_threads=", PASS, 0, 0, 0, 0, 1, 0, "max_threads=N",
-	  "threads serving requests (default 10)", NULL },
-	{ "allow_other", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "allow_root", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "auto_unmount", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "default_permissions", PASS, 0, 0, 0, 0, 1, 0, NULL, "always on",
-	  NULL },
-	{ "fsname=", PASS, 0, 0, 0, 0, 1, SEEN_FSNAME, NULL, NULL, NULL },
-	{ "subtype=", PASS, 0, 0, 0, 0, 1, SEEN_SUBTYPE, NULL, NULL, NULL },
-	{ "max_idle_threads=", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "clone_fd", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "debug", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "rw", PASS, 0, 0, 0, 0, 1, SEEN_RW, NULL, NULL, NULL },
-	{ "dev", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "nodev", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "suid", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "nosuid", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "exec", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "noexec", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "atime", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "noatime", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "sync", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "async", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "dirsync", PASS, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL },
-	{ "max_read=", REFUSED, 0, 0, 0, 0, 0, 0, NULL,
-	  "zrecordfs sets the read size itself", NULL },
-	{ "blksize=", REFUSED, 0, 0, 0, 0, 0, 0, NULL,
-	  "only block-device (fuseblk) mounts take it", NULL },
-	{ "kernel_cache", REFUSED, 0, 0, 0, 0, 0, 0, NULL,
-	  "only the high-level libfuse API has it", NULL },
-	{ "auto_cache", REFUSED, 0, 0, 0, 0, 0, 0, NULL,
-	  "only the high-level libfuse API has it", NULL },
+	{ .name = "ro", .kind = FLAG, FIELD(ro), .pass = 1, .arg = "ro",
+	  .help = "read-only: stores are shared with readers, no writer" },
+	{ .name = "sampler=", .kind = SAMPLER, .arg = "sampler=MODE",
+	  .help = "sequential|iid|cyclic (default iid)",
+	  .takes = "sampler=MODE takes sequential, iid or cyclic" },
+	{ .name = "batch_size=", .kind = NUM, .lo = 1, .hi = 1u << 24,
+	  FIELD(bsize), .arg = "batch_size=B",
+	  .help = "default batch size (default 256)" },
+	{ .name = "threads=", .kind = THREADS, .lo = 0, .hi = 4096,
+	  .arg = "threads=N", .help = "libzrecord worker threads (sets "
+	  "ZR_THREADS;\n0: none, each request's thread gathers alone)" },
+	{ .name = "rank=", .kind = NUM, .lo = 0, .hi = UINT32_MAX - 1,
+	  FIELD(rank), .arg = "rank=R",
+	  .help = "serve rank R's slice of a W-rank global batch",
+	  .takes = "rank=R takes 0 to 4294967294, below world" },
+	{ .name = "world=", .kind = NUM, .lo = 1, .hi = UINT32_MAX,
+	  FIELD(world), .arg = "world=W",
+	  .help = "the number of ranks (default 1)" },
+	{ .name = "start=", .kind = NUM, .lo = 0, .hi = UINT64_MAX,
+	  FIELD(start), .arg = "start=P",
+	  .help = "a run that began at stream position P: step T\nreads "
+	  "positions P + T*W*B + R*B .. (default 0)" },
+	{ .name = "granule=", .kind = NUM, .lo = 1, .hi = UINT64_MAX,
+	  FIELD(granule), .arg = "granule=G",
+	  .help = "the stream's cycle multiple (default W*B): keep\nthe "
+	  "first run's W*B when W or B change" },
+	{ .name = "max_batch_bytes=", .kind = SIZE, .lo = 4096,
+	  FIELD(max_batch), .arg = "max_batch_bytes=N[K|M|G]",
+	  .help = "largest batch file; a larger one is EFBIG at lookup\n"
+	  "(default: 1G or 1/8 of RAM, whichever is smaller)",
+	  .takes = "max_batch_bytes=N takes a byte count of 4096 or more, "
+	  "with an optional K, M or G: 4K, 64M, 2G" },
+	{ .name = "direct_batches", .kind = FLAG, FIELD(direct_batches),
+	  .arg = "direct_batches", .help = "batch files bypass the page "
+	  "cache (direct_io):\nfaster single reads, no mmap" },
+	{ .name = "follow", .kind = FOLLOW, .arg = "follow[=SECONDS]",
+	  .help = "read-only, and show what a writer elsewhere syncs:\n"
+	  "stores are refreshed every SECONDS (default 1)" },
+	{ .name = "follow=", .kind = FOLLOW,
+	  .takes = "follow=SECONDS takes 0.01 to 3600" },
+	{ .name = "max_threads=", .kind = PASS, .arg = "max_threads=N",
+	  .help = "threads serving requests (default 10)" },
+	{ .name = "allow_other", .kind = PASS },
+	{ .name = "allow_root", .kind = PASS },
+	{ .name = "auto_unmount", .kind = PASS },
+	{ .name = "default_permissions", .kind = PASS, .help = "always on" },
+	{ .name = "fsname=", .kind = PASS, .seen = SEEN_FSNAME },
+	{ .name = "subtype=", .kind = PASS, .seen = SEEN_SUBTYPE },
+	{ .name = "max_idle_threads=", .kind = PASS },
+	{ .name = "clone_fd", .kind = PASS },
+	{ .name = "debug", .kind = PASS },
+	{ .name = "rw", .kind = PASS, .seen = SEEN_RW },
+	{ .name = "dev", .kind = PASS }, { .name = "nodev", .kind = PASS },
+	{ .name = "suid", .kind = PASS }, { .name = "nosuid", .kind = PASS },
+	{ .name = "exec", .kind = PASS }, { .name = "noexec", .kind = PASS },
+	{ .name = "atime", .kind = PASS }, { .name = "noatime", .kind = PASS },
+	{ .name = "sync", .kind = PASS }, { .name = "async", .kind = PASS },
+	{ .name = "dirsync", .kind = PASS },
+	{ .name = "max_read=", .kind = REFUSED,
+	  .help = "zrecordfs sets the read size itself" },
+	{ .name = "blksize=", .kind = REFUSED,
+	  .help = "only block-device (fuseblk) mounts take it" },
+	{ .name = "kernel_cache", .kind = REFUSED,
+	  .help = "only the high-level libfuse API has it" },
+	{ .name = "auto_cache", .kind = REFUSED,
+	  .help = "only the high-level libfuse API has it" },
 };
 #define NOPTS (sizeof(table) / sizeof(*table))
 
