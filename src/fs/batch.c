@@ -22,7 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "buf_cache.h"
+#include "big_buffers.h"
 #include "file_kinds.h"
 #include "file_bytes.h"
 #include "store_park.h"
@@ -77,7 +77,7 @@ static int plan(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t length)
 	zrfs_plan_pieces(&p, &pc);
 	f = malloc(sizeof(*f) + pc.n * sizeof(f->done[0]));
 	/* the slack is scratch the fill may use past the file's bytes */
-	fh->buf = f ? zrfs_buf_get(p.total + p.file.slack, &fh->cap) : NULL;
+	fh->buf = f ? zrcommon_bigbuf_get(p.total + p.file.slack, &fh->cap) : NULL;
 	if (!fh->buf) {
 		free(f);
 		zrfs_plan_free(&p);

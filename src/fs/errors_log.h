@@ -1,6 +1,13 @@
 /*
  * errors_log.h - each store's recent failures, readable as STORE/errors,
  * and the daemon's log line (stderr in the foreground, syslog as a daemon).
+ *
+ * It stays in the daemon rather than the library: libzrecord already
+ * hands every failure to its caller (the return code and zr_errmsg), and
+ * a caller that is there to read it, as the CLI and loaderx are, has no
+ * use for a ring.  The mount's failures often have no such caller (a
+ * kernel readahead gets EIO, a follower's refresh fails), and a file
+ * beside the store is how a mount shows them.
  */
 #ifndef ZRFS_ERRORS_LOG_H
 #define ZRFS_ERRORS_LOG_H

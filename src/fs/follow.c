@@ -8,20 +8,23 @@
  * message goes to the store's errors file once, not every interval.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "follow.h"
 #include "fs.h"
 
+/* Stopping writes to stopfd, which ends the thread's wait at once: the
+ * thread shares nothing else with the rest of the daemon, so it needs no
+ * lock. */
 struct zrfs_follower {
 	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;	/* CLOCK_MONOTONIC */
-	int stop;
+	int stopfd;		/* eventfd */
 	char (*last)[ZRFS_ELOG_LINE]; /* per store: last message logged */
 };
 
@@ -37,42 +40,24 @@ static void refresh_one(struct zrfs_fstore *st, char *last)
 	zrfs_elog_add(&st->log, st->path, "follow: %s", last);
 }
 
-static void deadline(struct timespec *t, unsigned ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, t);
-	t->tv_sec += ms / 1000;
-	t->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (t->tv_nsec >= 1000000000L) {
-		t->tv_sec++;
-		t->tv_nsec -= 1000000000L;
-	}
-}
-
 static void *run(void *arg)
 {
 	struct zrfs_fs *fs = arg;
 	struct zrfs_follower *the = fs->follower;
-	struct timespec t;
+	struct pollfd p = { .fd = the->stopfd, .events = POLLIN };
+	int r;
 
-	pthread_mutex_lock(&the->mu);
-	while (!the->stop) {
-		pthread_mutex_unlock(&the->mu);
+	do {
 		for (size_t i = 0; i < fs->nstores; i++)
 			refresh_one(fs->stores[i], the->last[i]);
-		pthread_mutex_lock(&the->mu);
-		deadline(&t, fs->opts.follow_ms);
-		while (!the->stop &&
-		       pthread_cond_timedwait(&the->cv, &the->mu, &t) == 0)
-			;
-	}
-	pthread_mutex_unlock(&the->mu);
+		r = poll(&p, 1, (int)fs->opts.follow_ms);
+	} while (r == 0 || (r < 0 && errno == EINTR));
 	return NULL;
 }
 
 static void follower_free(struct zrfs_follower *f)
 {
-	pthread_cond_destroy(&f->cv);
-	pthread_mutex_destroy(&f->mu);
+	close(f->stopfd);
 	free(f->last);
 	free(f);
 }
@@ -80,7 +65,6 @@ static void follower_free(struct zrfs_follower *f)
 int zrfs_follow_start(struct zrfs_fs *fs)
 {
 	struct zrfs_follower *f;
-	pthread_condattr_t ca;
 	int err;
 
 	if (!fs->opts.follow_ms)
@@ -90,11 +74,13 @@ int zrfs_follow_start(struct zrfs_fs *fs)
 		free(f);
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&f->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&f->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	f->stopfd = eventfd(0, EFD_CLOEXEC);
+	if (f->stopfd < 0) {
+		err = -errno;
+		free(f->last);
+		free(f);
+		return err;
+	}
 	fs->follower = f;
 	err = pthread_create(&f->thread, NULL, run, fs);
 	if (err) {
@@ -108,13 +94,12 @@ int zrfs_follow_start(struct zrfs_fs *fs)
 void zrfs_follow_stop(struct zrfs_fs *fs)
 {
 	struct zrfs_follower *the = fs->follower;
+	uint64_t one = 1;
 
 	if (!the)
 		return;
-	pthread_mutex_lock(&the->mu);
-	the->stop = 1;
-	pthread_cond_signal(&the->cv);
-	pthread_mutex_unlock(&the->mu);
+	if (write(the->stopfd, &one, sizeof(one)) != sizeof(one))
+		(void)0; /* cannot fail: the counter is far from full */
 	pthread_join(the->thread, NULL);
 	follower_free(the);
 	fs->follower = NULL;

@@ -5,8 +5,8 @@
  *
  * Lock order (outermost first): an append or delete handle's mutex, a
  * store's rwlock (several stores: in ascending store id), a record
- * handle's mutex, then any one of the leaf mutexes (qmu, dyn_mu, fh_mu,
- * the buffer cache's, an errors ring's).  No store
+ * handle's mutex, then any one of the leaf mutexes (qmu, tables_mu,
+ * the kept buffers' (big_buffers.h), an errors ring's).  No store
  * lock is held across a fuse_lowlevel_notify_* call.
  *
  * Contents.  A record or batch node stands for one content: its size and
@@ -139,14 +139,15 @@ struct zrfs_fs {
 	uid_t uid;
 	gid_t gid;
 	struct timespec t0;
-	pthread_mutex_t dyn_mu; /* guards the dynamic tables below */
+	/* Guards the dynamic node tables and the open handle list: both
+	 * are touched briefly, never with another lock taken inside. */
+	pthread_mutex_t tables_mu;
 	struct zrfs_node **dyn;	/* by inode number                 */
 	struct zrfs_node **kdyn; /* by what the name means          */
 	size_t ndyn, capdyn;
 	fuse_ino_t next_ino;
 	/* Every open handle: a lazily unmounted mount may end without
 	 * releasing them, so shutdown frees what is left. */
-	pthread_mutex_t fh_mu;
 	struct zrfs_fh *fhs;
 	struct zrfs_follower *follower; /* -o follow (follow.c) */
 };
@@ -171,7 +172,7 @@ struct zrfs_fh {
 	zr_view **views;
 	uint64_t vgen;
 	size_t len, cap;
-	int cached;		/* buf came from zrfs_buf_get            */
+	int cached;		/* buf came from zrcommon_bigbuf_get            */
 	int uncached;		/* record, batch: served past the page cache
 				 * (bytes newer than the node's, or
 				 * -o direct_batches) */
@@ -188,7 +189,7 @@ struct zrfs_fh {
 	int err;		/* first failure of the append or delete   */
 	int append_mode;	/* opened O_APPEND: offsets are ignored    */
 	pid_t owner;		/* append, delete: the opening process     */
-	struct zrfs_fh *prev, *next; /* the mount's open handles (fh_mu)  */
+	struct zrfs_fh *prev, *next; /* the mount's open handles (tables_mu) */
 };
 
 #endif

@@ -1,12 +1,12 @@
 /*
  * handles.c - open-file handles: allocation, reference counts (and the list
- * shutdown frees); large batch buffers come from buf_cache.h.
+ * shutdown frees); large batch buffers come from big_buffers.h.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf_cache.h"
+#include "big_buffers.h"
 #include "file_kinds.h"
 #include "npy_stream.h"
 #include "lookup.h"
@@ -21,27 +21,27 @@ struct zrfs_fh *zrfs_fh_new(struct zrfs_fs *fs, struct zrfs_node *n)
 	zrfs_ns_hold(fs, n);
 	atomic_init(&fh->refs, 1);
 	pthread_mutex_init(&fh->mu, NULL);
-	pthread_mutex_lock(&fs->fh_mu);
+	pthread_mutex_lock(&fs->tables_mu);
 	fh->next = fs->fhs;
 	if (fs->fhs)
 		fs->fhs->prev = fh;
 	fs->fhs = fh;
-	pthread_mutex_unlock(&fs->fh_mu);
+	pthread_mutex_unlock(&fs->tables_mu);
 	return fh;
 }
 
 static void fh_free(struct zrfs_fs *fs, struct zrfs_fh *fh)
 {
-	pthread_mutex_lock(&fs->fh_mu);
+	pthread_mutex_lock(&fs->tables_mu);
 	if (fh->prev)
 		fh->prev->next = fh->next;
 	else
 		fs->fhs = fh->next;
 	if (fh->next)
 		fh->next->prev = fh->prev;
-	pthread_mutex_unlock(&fs->fh_mu);
+	pthread_mutex_unlock(&fs->tables_mu);
 	if (fh->cached)
-		zrfs_buf_put(fh->buf, fh->cap);
+		zrcommon_bigbuf_put(fh->buf, fh->cap);
 	else
 		free(fh->buf);
 	if (fh->drop)

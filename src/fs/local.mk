@@ -1,5 +1,5 @@
-# src/fs/local.mk - zrecordfs, the FUSE daemon, its mount helpers, its tests
-# and its benchmark.
+# src/fs/local.mk - zrecordfs, the FUSE daemon, its tests and its benchmark.
+# Its mount(8) and umount(8) helpers are in src/mount.
 bin_PROGRAMS += src/fs/zrecordfs
 src_fs_zrecordfs_SOURCES = \
 	src/fs/main.c src/fs/opts.c src/fs/opts.h src/fs/fs.h \
@@ -11,43 +11,15 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/text.c src/fs/append.c \
 	src/fs/delete.c src/fs/caller.c src/fs/shape_cache.c src/fs/shape_cache.h \
 	src/fs/errors_log.c src/fs/errors_log.h src/fs/store_park.c src/fs/store_park.h \
-	src/fs/delete_log.c src/fs/delete_log.h src/fs/mount_lock.c src/fs/mount_lock.h \
-	src/fs/follow.c src/fs/follow.h src/fs/utab.c src/fs/utab.h \
-	src/fs/buf_cache.c src/fs/buf_cache.h src/fs/dataset.c src/fs/dataset.h
+	src/fs/delete_log.c src/fs/delete_log.h \
+	src/fs/follow.c src/fs/follow.h \
+	src/fs/dataset.c src/fs/dataset.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
-	-I$(top_srcdir)/src/files
+	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/mount
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 src_fs_zrecordfs_LDADD = src/lib/libzrecord.la src/files/libzrfiles.la \
-	src/common/libzrcommon.la \
+	src/mount/libzrmount.la src/common/libzrcommon.la \
 	$(FUSE_LIBS)
-
-# The mount(8) and umount(8) helpers: mount.zrecordfs (a script; the
-# sed below points it at the installed zrecordfs), its link
-# mount.fuse.zrecordfs, and umount.fuse.zrecordfs (waits for the daemon to
-# close its stores).  They go to $(sbindir), under the prefix like the
-# rest; mount(8) only looks in /sbin, so a system install configures
-# --with-mount-helper-dir=/sbin.  DESTDIR is honoured by automake's rules.
-mounthelperexecdir = $(MOUNT_HELPER_DIR)
-mounthelperexec_PROGRAMS = src/fs/umount.fuse.zrecordfs
-src_fs_umount_fuse_zrecordfs_SOURCES = src/fs/umount_helper.c \
-	src/fs/mount_lock.c src/fs/mount_lock.h
-src_fs_umount_fuse_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) \
-	-I$(top_srcdir)/src/common
-src_fs_umount_fuse_zrecordfs_LDADD = src/common/libzrcommon.la
-mounthelperexec_SCRIPTS = src/fs/mount.zrecordfs
-EXTRA_DIST += contrib/mount.zrecordfs
-CLEANFILES += src/fs/mount.zrecordfs
-src/fs/mount.zrecordfs: $(srcdir)/contrib/mount.zrecordfs Makefile
-	$(AM_V_GEN)$(MKDIR_P) src/fs && \
-	sed 's|^BINDIR=$$|BINDIR=$(bindir)|' \
-		$(srcdir)/contrib/mount.zrecordfs > $@.tmp && \
-	chmod +x $@.tmp && mv $@.tmp $@
-install-exec-hook:
-	cd '$(DESTDIR)$(mounthelperexecdir)' && \
-		rm -f mount.fuse.zrecordfs && \
-		$(LN_S) mount.zrecordfs mount.fuse.zrecordfs
-uninstall-hook:
-	rm -f '$(DESTDIR)$(mounthelperexecdir)/mount.fuse.zrecordfs'
 
 dist_noinst_SCRIPTS += tests/fs.test scripts/bench_fs
 EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \

@@ -35,7 +35,7 @@ int zrfs_ns_init(struct zrfs_fs *fs)
 	fs->kdyn = calloc(fs->capdyn, sizeof(*fs->kdyn));
 	if (!fs->dyn || !fs->kdyn)
 		return -ENOMEM;
-	pthread_mutex_init(&fs->dyn_mu, NULL);
+	pthread_mutex_init(&fs->tables_mu, NULL);
 	return 0;
 }
 
@@ -52,7 +52,7 @@ void zrfs_ns_free(struct zrfs_fs *fs)
 	free(fs->dyn);
 	free(fs->kdyn);
 	fs->dyn = fs->kdyn = NULL;
-	pthread_mutex_destroy(&fs->dyn_mu);
+	pthread_mutex_destroy(&fs->tables_mu);
 }
 
 /* What a dynamic node's name means: equal for two lookups of one name. */
@@ -74,7 +74,7 @@ static uint64_t name_hash(const struct zrfs_node *n)
 	return hash(h ^ n->seed ^ hash(n->step));
 }
 
-/* Caller holds dyn_mu. */
+/* Caller holds tables_mu. */
 static struct zrfs_node **slot(struct zrfs_fs *fs, fuse_ino_t ino)
 {
 	struct zrfs_node **p = &fs->dyn[hash(ino) & (fs->capdyn - 1)];
@@ -84,7 +84,7 @@ static struct zrfs_node **slot(struct zrfs_fs *fs, fuse_ino_t ino)
 	return p;
 }
 
-/* Caller holds dyn_mu.  Where n is (or goes) in the by-name table. */
+/* Caller holds tables_mu.  Where n is (or goes) in the by-name table. */
 static struct zrfs_node **kslot(struct zrfs_fs *fs, const struct zrfs_node *n)
 {
 	struct zrfs_node **p = &fs->kdyn[name_hash(n) & (fs->capdyn - 1)];
@@ -94,7 +94,7 @@ static struct zrfs_node **kslot(struct zrfs_fs *fs, const struct zrfs_node *n)
 	return p;
 }
 
-/* Caller holds dyn_mu.  The node named as tmpl that still shows what a
+/* Caller holds tables_mu.  The node named as tmpl that still shows what a
  * node made from tmpl would, or NULL. */
 static struct zrfs_node *kfind(struct zrfs_fs *fs, const struct zrfs_node *tmpl)
 {
@@ -109,7 +109,7 @@ static struct zrfs_node *kfind(struct zrfs_fs *fs, const struct zrfs_node *tmpl)
 	return NULL;
 }
 
-/* Caller holds dyn_mu.  Doubling keeps chains short; failure to grow only
+/* Caller holds tables_mu.  Doubling keeps chains short; failure to grow only
  * costs speed. */
 static void grow(struct zrfs_fs *fs)
 {
@@ -149,9 +149,9 @@ struct zrfs_node *zrfs_ns_get(struct zrfs_fs *fs, fuse_ino_t ino)
 
 	if (ino >= 1 && ino <= fs->nstat)
 		return fs->stat[ino - 1];
-	pthread_mutex_lock(&fs->dyn_mu);
+	pthread_mutex_lock(&fs->tables_mu);
 	n = *slot(fs, ino);
-	pthread_mutex_unlock(&fs->dyn_mu);
+	pthread_mutex_unlock(&fs->tables_mu);
 	return n;
 }
 
@@ -165,7 +165,7 @@ static int dyn_ref(struct zrfs_fs *fs, const struct zrfs_node *tmpl,
 	struct zrfs_node *n;
 	int err = 0;
 
-	pthread_mutex_lock(&fs->dyn_mu);
+	pthread_mutex_lock(&fs->tables_mu);
 	n = kfind(fs, tmpl);
 	if (!n) {
 		n = malloc(sizeof(*n));
@@ -187,7 +187,7 @@ static int dyn_ref(struct zrfs_fs *fs, const struct zrfs_node *tmpl,
 	n->nlookup++;
 	*out = n;
 out:
-	pthread_mutex_unlock(&fs->dyn_mu);
+	pthread_mutex_unlock(&fs->tables_mu);
 	return err;
 }
 
@@ -195,9 +195,9 @@ void zrfs_ns_hold(struct zrfs_fs *fs, struct zrfs_node *n)
 {
 	if (n->ino <= fs->nstat)
 		return;
-	pthread_mutex_lock(&fs->dyn_mu);
+	pthread_mutex_lock(&fs->tables_mu);
 	n->nlookup++;
-	pthread_mutex_unlock(&fs->dyn_mu);
+	pthread_mutex_unlock(&fs->tables_mu);
 }
 
 void zrfs_ns_forget(struct zrfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
@@ -206,7 +206,7 @@ void zrfs_ns_forget(struct zrfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
 
 	if (ino <= fs->nstat)
 		return;
-	pthread_mutex_lock(&fs->dyn_mu);
+	pthread_mutex_lock(&fs->tables_mu);
 	p = slot(fs, ino);
 	n = *p;
 	if (n) {
@@ -218,7 +218,7 @@ void zrfs_ns_forget(struct zrfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
 			free(n);
 		}
 	}
-	pthread_mutex_unlock(&fs->dyn_mu);
+	pthread_mutex_unlock(&fs->tables_mu);
 }
 
 int zrfs_ns_records(struct zrfs_fs *fs, const struct zrfs_fstore *st,
@@ -228,7 +228,7 @@ int zrfs_ns_records(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 	size_t n = 0;
 	int err = 0;
 
-	pthread_mutex_lock(&fs->dyn_mu);
+	pthread_mutex_lock(&fs->tables_mu);
 	if (fs->ndyn && !(v = malloc(fs->ndyn * sizeof(*v)))) {
 		err = -ENOMEM;
 		goto out;
@@ -238,7 +238,7 @@ int zrfs_ns_records(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 			if (d->kind == ZRFS_K_RECORD && d->st == st)
 				v[n++] = d->idx;
 out:
-	pthread_mutex_unlock(&fs->dyn_mu);
+	pthread_mutex_unlock(&fs->tables_mu);
 	*idx = v;
 	*count = n;
 	return err;
@@ -327,7 +327,7 @@ static int lookup_batch(struct zrfs_fs *fs, struct zrfs_node *dir,
 			const char *name, struct zrfs_node **out)
 {
 	/* Only what the folder's name fixed: a dynamic folder's table links
-	 * change under dyn_mu meanwhile. */
+	 * change under tables_mu meanwhile. */
 	struct zrfs_node t = {
 		.kind = dir->kind, .st = dir->st, .ds = dir->ds,
 		.depth = dir->depth, .mode = dir->mode, .bsize = dir->bsize,

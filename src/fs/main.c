@@ -11,18 +11,17 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf_cache.h"
+#include "big_buffers.h"
 #include "file_kinds.h"
 #include "follow.h"
+#include "fuse_dev.h"
 #include "fs.h"
 #include "mount_lock.h"
 #include "lookup.h"
@@ -59,59 +58,6 @@ static void detach(int notify)
 	if (write(notify, &ok, 1) != 1)
 		(void)0;
 	close(notify);
-}
-
-#define FUSE_DEV "/dev/fuse"
-
-/* What would let this user open the device, from its own mode and owners:
- * group access if the group may already read and write it, else root or
- * a wider mode. */
-static void fuse_dev_hint(const struct stat *st)
-{
-	struct passwd *pw = getpwuid(st->st_uid);
-	struct group *gr = getgrgid(st->st_gid);
-	char uid[16], gid[16];
-	const char *owner = pw ? pw->pw_name : uid;
-	const char *group = gr ? gr->gr_name : gid;
-	unsigned mode = st->st_mode & 07777;
-
-	snprintf(uid, sizeof(uid), "%u", (unsigned)st->st_uid);
-	snprintf(gid, sizeof(gid), "%u", (unsigned)st->st_gid);
-	fprintf(stderr, " (it is mode %04o owned by %s:%s: ", mode, owner,
-		group);
-	if ((mode & 006) == 006)
-		fprintf(stderr, "something else denies it, e.g. a container's "
-			"device rules: pass the device in, e.g. `docker run "
-			"--device /dev/fuse`)\n");
-	else if ((mode & 060) == 060)
-		fprintf(stderr, "run as root, or add the user to group %s, "
-			"e.g. `usermod -aG %s USER`)\n", group, group);
-	else
-		fprintf(stderr, "run as root, or make it 0666, e.g. `chmod "
-			"0666 %s`, or 0660 and add the user to group %s)\n",
-			FUSE_DEV, group);
-}
-
-/* libfuse only says "fuse: failed to open /dev/fuse" once it mounts, and
- * without naming us: check first, and say what would fix it. */
-static int check_fuse_dev(void)
-{
-	int fd = open(FUSE_DEV, O_RDWR | O_CLOEXEC), err = errno;
-	struct stat st;
-
-	if (fd >= 0) {
-		close(fd);
-		return 0;
-	}
-	fprintf(stderr, "zrecordfs: cannot open %s: %s", FUSE_DEV,
-		strerror(err));
-	if (err == ENOENT || err == ENODEV)
-		fprintf(stderr, " (load the fuse module: `modprobe fuse`)\n");
-	else if ((err == EACCES || err == EPERM) && !stat(FUSE_DEV, &st))
-		fuse_dev_hint(&st);
-	else
-		fputc('\n', stderr);
-	return -1;
 }
 
 /* An empty SRC mounts (stores created later show after a remount), but it
@@ -166,19 +112,19 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 		fprintf(stderr, "zrecordfs: cannot start the follow thread\n");
 		goto out_mounted;
 	}
-	if (zrfs_buf_reaper_start()) {
+	if (zrcommon_bigbuf_reaper_start()) {
 		fprintf(stderr, "zrecordfs: cannot start the buffer thread\n");
 		zrfs_follow_stop(fs);
 		goto out_mounted;
 	}
 	/* Before the mount is reported live: `zrecordfs SRC MNT; umount
 	 * MNT` must find the entry. */
-	zrfs_utab_register(fs->opts.src, fs->opts.mountpoint);
+	zrmount_utab_register(fs->opts.src, fs->opts.mountpoint);
 	if (notify >= 0)
 		detach(notify);
 	err = run_loop(fs);
 	zrfs_follow_stop(fs);
-	zrfs_buf_reaper_stop();
+	zrcommon_bigbuf_reaper_stop();
 	/* libfuse reports the signal that ended the loop as a positive
 	 * number: SIGTERM/SIGINT/SIGHUP are a clean shutdown. */
 	ret = err < 0 ? 1 : 0;
@@ -218,15 +164,14 @@ static int serve(struct zrfs_fs *fs, int notify)
 	fs->uid = getuid();
 	fs->gid = getgid();
 	clock_gettime(CLOCK_REALTIME, &fs->t0);
-	pthread_mutex_init(&fs->fh_mu, NULL);
 	/* Before the stores: a daemon that served this mount point before
 	 * may still be closing them. */
-	if (zrfs_mntlock_take(fs->opts.mountpoint, ZRFS_MNTLOCK_TIMEOUT_MS,
+	if (zrmount_lock_take(fs->opts.mountpoint, ZRMOUNT_LOCK_TIMEOUT_MS,
 			     &lock))
 		return 1;
 	ret = serve_locked(fs, notify);
 	/* Every store is closed: umount.fuse.zrecordfs may return now. */
-	zrfs_mntlock_release(lock);
+	zrmount_lock_release(lock);
 	return ret;
 }
 
@@ -237,7 +182,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	ret = zrfs_opts_parse(argc, argv, &fs.opts);
-	if (!ret && check_fuse_dev())
+	if (!ret && zrmount_check_fuse_dev())
 		ret = -1;
 	if (ret) {
 		zrfs_opts_free(&fs.opts);

@@ -1,148 +1,195 @@
 /*
- * opts.c - parses `zrecordfs SRC MNT [-f] [-d] [-o opts]`: our own -o
- * options are taken out, everything else goes to libfuse unchanged.
+ * opts.c - parses `zrecordfs SRC MNT [-f] [-d] [-o opts]`.  One table
+ * names every -o option zrecordfs knows: ours (parsed into struct
+ * zrfs_opts), libfuse's and the kernel's (handed on), and libfuse's that
+ * do not work here (refused, saying why).  The same table prints --help,
+ * which tests/man_check.py holds against zrecordfs(8).
  */
 #include <errno.h>
-#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
+#include "mountinfo.h"
 #include "npy_file.h"
 #include "opts.h"
 
-enum {
-	KEY_SAMPLER,
-	KEY_BSIZE,
-	KEY_THREADS,
-	KEY_RANK,
-	KEY_WORLD,
-	KEY_START,
-	KEY_GRANULE,
-	KEY_MAXBATCH,
-	KEY_RO,
-	KEY_DIRECT,
-	KEY_FOLLOW,
-	KEY_FSNAME,
-	KEY_SUBTYPE,
+enum kind {
+	NUM,		/* a decimal in [lo, hi], into field              */
+	SIZE,		/* a byte count of at least lo, with K, M or G    */
+	SAMPLER,	/* sequential, iid or cyclic                      */
+	THREADS,	/* a decimal in [lo, hi], into ZR_THREADS         */
+	FLAG,		/* field = 1                                      */
+	FOLLOW,		/* [=SECONDS]: ro, and refresh every SECONDS      */
+	PASS,		/* libfuse's or the kernel's: handed on           */
+	REFUSED,	/* libfuse's, but not for zrecordfs               */
 };
 
-/* What the option callback learns beyond struct zrfs_opts. */
-struct parse_ctx {
-	struct zrfs_opts *o;
-	int bad;
-	int fsname, subtype;
-	int rw;			/* -o rw seen: ro or follow contradict it */
-	int nargs;		/* non-option arguments seen: SRC, MNT    */
+/* The options whose presence changes a default or contradicts another. */
+enum seen { SEEN_NONE, SEEN_RW, SEEN_FSNAME, SEEN_SUBTYPE, SEEN_N };
+
+#define FIELD(f) .field = offsetof(struct zrfs_opts, f), \
+	.width = sizeof(((struct zrfs_opts *)0)->f)
+
+struct opt {
+	const char *name;	/* ending in '=': takes a value           */
+	enum kind kind;
+	uint64_t lo, hi;	/* NUM, THREADS: bounds; SIZE: least     */
+	size_t field, width;	/* where NUM, SIZE and FLAG store         */
+	int pass;		/* ours, but libfuse gets it too          */
+	enum seen seen;
+	/* --help: "-o ARG  HELP" (HELP may hold newlines); a PASS option
+	 * without ARG is only named in the list of options handed on, with
+	 * HELP as a remark; REFUSED: HELP says why */
+	const char *arg, *help;
+	const char *takes;	/* a bad value's message, if not "lo to hi" */
 };
 
-/*
- * The libfuse and kernel options zrecordfs passes on.  libfuse would name
- * an unknown one without naming us, so anything not listed here is
- * refused by us.  A name ending in '=' takes a value.
- */
-static const char *const fuse_opts[] = {
-	"allow_other", "allow_root", "auto_unmount", "default_permissions",
-	"fsname=", "subtype=", "max_threads=", "max_idle_threads=",
-	"clone_fd", "debug", "rw", "dev", "nodev", "suid", "nosuid", "exec",
-	"noexec", "atime", "noatime", "sync", "async", "dirsync",
+static const struct opt table[] = {
+	{ .name = "ro", .kind = FLAG, FIELD(ro), .pass = 1, .arg = "ro",
+	  .help = "read-only: stores are shared with readers, no writer" },
+	{ .name = "sampler=", .kind = SAMPLER, .arg = "sampler=MODE",
+	  .help = "sequential|iid|cyclic (default iid)",
+	  .takes = "sampler=MODE takes sequential, iid or cyclic" },
+	{ .name = "batch_size=", .kind = NUM, .lo = 1, .hi = 1u << 24,
+	  FIELD(bsize), .arg = "batch_size=B",
+	  .help = "default batch size (default 256)" },
+	{ .name = "threads=", .kind = THREADS, .lo = 0, .hi = 4096,
+	  .arg = "threads=N", .help = "libzrecord worker threads (sets "
+	  "ZR_THREADS;\n0: none, each request's thread gathers alone)" },
+	{ .name = "rank=", .kind = NUM, .lo = 0, .hi = UINT32_MAX - 1,
+	  FIELD(rank), .arg = "rank=R",
+	  .help = "serve rank R's slice of a W-rank global batch",
+	  .takes = "rank=R takes 0 to 4294967294, below world" },
+	{ .name = "world=", .kind = NUM, .lo = 1, .hi = UINT32_MAX,
+	  FIELD(world), .arg = "world=W",
+	  .help = "the number of ranks (default 1)" },
+	{ .name = "start=", .kind = NUM, .lo = 0, .hi = UINT64_MAX,
+	  FIELD(start), .arg = "start=P",
+	  .help = "a run that began at stream position P: step T\nreads "
+	  "positions P + T*W*B + R*B .. (default 0)" },
+	{ .name = "granule=", .kind = NUM, .lo = 1, .hi = UINT64_MAX,
+	  FIELD(granule), .arg = "granule=G",
+	  .help = "the stream's cycle multiple (default W*B): keep\nthe "
+	  "first run's W*B when W or B change" },
+	{ .name = "max_batch_bytes=", .kind = SIZE, .lo = 4096,
+	  FIELD(max_batch), .arg = "max_batch_bytes=N[K|M|G]",
+	  .help = "largest batch file; a larger one is EFBIG at lookup\n"
+	  "(default: 1G or 1/8 of RAM, whichever is smaller)",
+	  .takes = "max_batch_bytes=N takes a byte count of 4096 or more, "
+	  "with an optional K, M or G: 4K, 64M, 2G" },
+	{ .name = "direct_batches", .kind = FLAG, FIELD(direct_batches),
+	  .arg = "direct_batches", .help = "batch files bypass the page "
+	  "cache (direct_io):\nfaster single reads, no mmap" },
+	{ .name = "follow", .kind = FOLLOW, .arg = "follow[=SECONDS]",
+	  .help = "read-only, and show what a writer elsewhere syncs:\n"
+	  "stores are refreshed every SECONDS (default 1)" },
+	{ .name = "follow=", .kind = FOLLOW,
+	  .takes = "follow=SECONDS takes 0.01 to 3600" },
+	{ .name = "max_threads=", .kind = PASS, .arg = "max_threads=N",
+	  .help = "threads serving requests (default 10)" },
+	{ .name = "allow_other", .kind = PASS },
+	{ .name = "allow_root", .kind = PASS },
+	{ .name = "auto_unmount", .kind = PASS },
+	{ .name = "default_permissions", .kind = PASS, .help = "always on" },
+	{ .name = "fsname=", .kind = PASS, .seen = SEEN_FSNAME },
+	{ .name = "subtype=", .kind = PASS, .seen = SEEN_SUBTYPE },
+	{ .name = "max_idle_threads=", .kind = PASS },
+	{ .name = "clone_fd", .kind = PASS },
+	{ .name = "debug", .kind = PASS },
+	{ .name = "rw", .kind = PASS, .seen = SEEN_RW },
+	{ .name = "dev", .kind = PASS }, { .name = "nodev", .kind = PASS },
+	{ .name = "suid", .kind = PASS }, { .name = "nosuid", .kind = PASS },
+	{ .name = "exec", .kind = PASS }, { .name = "noexec", .kind = PASS },
+	{ .name = "atime", .kind = PASS }, { .name = "noatime", .kind = PASS },
+	{ .name = "sync", .kind = PASS }, { .name = "async", .kind = PASS },
+	{ .name = "dirsync", .kind = PASS },
+	{ .name = "max_read=", .kind = REFUSED,
+	  .help = "zrecordfs sets the read size itself" },
+	{ .name = "blksize=", .kind = REFUSED,
+	  .help = "only block-device (fuseblk) mounts take it" },
+	{ .name = "kernel_cache", .kind = REFUSED,
+	  .help = "only the high-level libfuse API has it" },
+	{ .name = "auto_cache", .kind = REFUSED,
+	  .help = "only the high-level libfuse API has it" },
 };
-
-/* Known to libfuse, but they do not work with zrecordfs: why not. */
-static const struct {
-	const char *name, *why;
-} refused_opts[] = {
-	{ "max_read=", "zrecordfs sets the read size itself" },
-	{ "blksize=", "only block-device (fuseblk) mounts take it" },
-	{ "kernel_cache", "only the high-level libfuse API has it" },
-	{ "auto_cache", "only the high-level libfuse API has it" },
-};
+#define NOPTS (sizeof(table) / sizeof(*table))
 
 /* The command-line flags libfuse's fuse_parse_cmdline() takes. */
 static const char *const fuse_flags[] = {
 	"-f", "-d", "-s", "-h", "--help", "-V", "--version",
 };
 
-static const struct fuse_opt spec[] = {
-	FUSE_OPT_KEY("sampler=", KEY_SAMPLER),
-	FUSE_OPT_KEY("batch_size=", KEY_BSIZE),
-	FUSE_OPT_KEY("threads=", KEY_THREADS),
-	FUSE_OPT_KEY("rank=", KEY_RANK),
-	FUSE_OPT_KEY("world=", KEY_WORLD),
-	FUSE_OPT_KEY("start=", KEY_START),
-	FUSE_OPT_KEY("granule=", KEY_GRANULE),
-	FUSE_OPT_KEY("max_batch_bytes=", KEY_MAXBATCH),
-	FUSE_OPT_KEY("ro", KEY_RO),
-	FUSE_OPT_KEY("direct_batches", KEY_DIRECT),
-	FUSE_OPT_KEY("follow", KEY_FOLLOW),
-	FUSE_OPT_KEY("follow=", KEY_FOLLOW),
-	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
-	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
-	FUSE_OPT_END
+/* What the option callback learns beyond struct zrfs_opts. */
+struct parse_ctx {
+	struct zrfs_opts *o;
+	int bad;
+	int seen[SEEN_N];
+	int nargs;		/* non-option arguments seen: SRC, MNT    */
 };
+
+static const char usage_text[] =
+	"usage: %s SRC MOUNTPOINT [-f] [-d] [-o opt[,opt...]]\n\n"
+	"Serves every store under SRC as virtual files.\n\n"
+	"zrecordfs options:\n";
+static const char usage_tail[] =
+	"MOUNTPOINT must be an existing folder, and /dev/fuse must open "
+	"read-write.\n\n"
+	"Unmounting: umount.fuse.zrecordfs MOUNTPOINT (what umount(8) runs "
+	"for a\nmount made by mount -t zrecordfs) returns once every store "
+	"is closed;\nfusermount3 -u returns before: then use zrecord --wait.  "
+	"A daemon waits\nfor the one that served MOUNTPOINT before to close "
+	"its stores.\n\n";
+
+/* "    -o ARG   HELP", continuation lines under the first. */
+static void usage_option(const struct opt *t)
+{
+	const char *h = t->help;
+	int w = printf("    -o %s", t->arg);
+
+	do {
+		size_t n = strcspn(h, "\n");
+
+		if (w > 26)
+			w = printf("\n") - 1;
+		printf("%*s%.*s\n", 27 - w, "", (int)n, h);
+		h += n + (h[n] == '\n');
+		w = 0;
+	} while (*h);
+}
 
 static void usage(const char *prog)
 {
-	printf("usage: %s SRC MOUNTPOINT [-f] [-d] [-o opt[,opt...]]\n"
-	       "\n"
-	       "Serves every store under SRC as virtual files.\n"
-	       "\n"
-	       "zrecordfs options:\n"
-	       "    -o ro                  read-only: stores are shared with "
-	       "readers, no writer\n"
-	       "    -o sampler=MODE        sequential|iid|cyclic "
-	       "(default iid)\n"
-	       "    -o batch_size=B        default batch size (default 256)\n"
-	       "    -o threads=N           libzrecord worker threads (sets "
-	       "ZR_THREADS;\n"
-	       "                           0: none, each request's thread "
-	       "gathers alone)\n"
-	       "    -o rank=R,world=W      serve rank R's slice of a W-rank "
-	       "global batch\n"
-	       "    -o start=P             a run that began at stream position "
-	       "P: step T\n"
-	       "                           reads positions P + T*W*B + R*B .. "
-	       "(default 0)\n"
-	       "    -o granule=G           the stream's cycle multiple (default "
-	       "W*B): keep\n"
-	       "                           the first run's W*B when W or B "
-	       "change\n"
-	       "    -o max_batch_bytes=N[K|M|G]\n"
-	       "                           largest batch file; a larger one "
-	       "is EFBIG at lookup\n"
-	       "                           (default: 1G or 1/8 of RAM, "
-	       "whichever is smaller)\n"
-	       "    -o direct_batches      batch files bypass the page cache "
-	       "(direct_io):\n"
-	       "                           faster single reads, no mmap\n"
-	       "    -o follow[=SECONDS]    read-only, and show what a writer "
-	       "elsewhere syncs:\n"
-	       "                           stores are refreshed every SECONDS "
-	       "(default 1)\n"
-	       "    -o max_threads=N       threads serving requests (default "
-	       "10)\n"
-	       "\n"
-	       "Other -o options must be libfuse or mount options: "
-	       "allow_other, allow_root,\n"
-	       "auto_unmount, default_permissions (always on), fsname=, "
-	       "subtype=,\n"
-	       "max_idle_threads=, clone_fd, debug, rw, [no]dev, [no]suid, "
-	       "[no]exec,\n"
-	       "[no]atime, sync, async, dirsync; anything else is refused.\n"
-	       "MOUNTPOINT must be an existing folder, and /dev/fuse must "
-	       "open read-write.\n"
-	       "\n"
-	       "Unmounting: umount.fuse.zrecordfs MOUNTPOINT (what umount(8) "
-	       "runs for a\n"
-	       "mount made by mount -t zrecordfs) returns once every store is "
-	       "closed;\n"
-	       "fusermount3 -u returns before: then use zrecord --wait.  A "
-	       "daemon waits\n"
-	       "for the one that served MOUNTPOINT before to close its "
-	       "stores.\n"
-	       "\n", prog);
+	const char *sep = "";
+	int col = 51;
+
+	printf(usage_text, prog);
+	for (size_t i = 0; i < NOPTS; i++)
+		if (table[i].arg)
+			usage_option(&table[i]);
+	printf("\nOther -o options must be libfuse or mount options:");
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct opt *t = &table[i];
+		char item[64];
+		int n;
+
+		if (t->kind != PASS || t->arg)
+			continue;
+		n = snprintf(item, sizeof(item), "%s%s%s%s", t->name,
+			     t->help ? " (" : "", t->help ? t->help : "",
+			     t->help ? ")" : "");
+		col += printf("%s", sep);
+		if (col + n > 78)
+			col = printf("\n") - 1;
+		else
+			col += printf(" ");
+		col += printf("%s", item);
+		sep = ",";
+	}
+	printf("; anything else is refused.\n%s", usage_tail);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
 }
@@ -163,8 +210,8 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	return 0;
 }
 
-/* A byte count of at least 4 KiB, with an optional binary K, M or G. */
-static int parse_size(const char *s, uint64_t *out)
+/* A byte count of at least lo, with an optional binary K, M or G. */
+static int parse_size(const char *s, uint64_t lo, uint64_t *out)
 {
 	static const char units[] = "KMG";
 	size_t len = strlen(s);
@@ -173,128 +220,78 @@ static int parse_size(const char *s, uint64_t *out)
 	char num[24];
 	uint64_t v;
 
-	if (shift)
-		len--;
+	len -= shift != 0;
 	if (len == 0 || len >= sizeof(num))
 		return -EINVAL;
 	memcpy(num, s, len);
 	num[len] = 0;
-	if (parse_u64(num, 1, UINT64_MAX >> shift, &v))
+	if (parse_u64(num, 1, UINT64_MAX >> shift, &v) || (v << shift) < lo)
 		return -EINVAL;
-	v <<= shift;
-	if (v < 4096)
-		return -EINVAL;
-	*out = v;
+	*out = v << shift;
 	return 0;
 }
 
-/* What each of our valued options takes, for the message of a bad one. */
-static const char *valid_values(int key)
+/* SECONDS of follow=: 0.01 to 3600. */
+static int parse_seconds(const char *s, unsigned *ms)
 {
-	switch (key) {
-	case KEY_SAMPLER:
-		return "sampler=MODE takes sequential, iid or cyclic";
-	case KEY_BSIZE:
-		return "batch_size=B takes 1 to 16777216";
-	case KEY_THREADS:
-		return "threads=N takes 0 to 4096";
-	case KEY_RANK:
-		return "rank=R takes 0 to 4294967294, below world";
-	case KEY_WORLD:
-		return "world=W takes 1 to 4294967295";
-	default:
-		return "max_batch_bytes=N takes a byte count of 4096 or more, "
-		       "with an optional K, M or G: 4K, 64M, 2G";
-	}
-}
-
-static int own_option(struct parse_ctx *c, const char *arg, int key)
-{
-	const char *val = strchr(arg, '=') + 1;
-	uint64_t v;
-
-	switch (key) {
-	case KEY_SAMPLER:
-		if (zr_sampler_mode_parse(val, &c->o->mode) == 0)
-			return 0;
-		break;
-	case KEY_BSIZE:
-		if (parse_u64(val, 1, 1u << 24, &c->o->bsize) == 0)
-			return 0;
-		break;
-	case KEY_THREADS:
-		/* The pool reads ZR_THREADS when it starts, after this. */
-		if (parse_u64(val, 0, 4096, &v) == 0 &&
-		    setenv("ZR_THREADS", val, 1) == 0)
-			return 0;
-		break;
-	case KEY_RANK:
-		if (parse_u64(val, 0, UINT32_MAX - 1, &v) == 0) {
-			c->o->rank = (uint32_t)v;
-			return 0;
-		}
-		break;
-	case KEY_WORLD:
-		if (parse_u64(val, 1, UINT32_MAX, &v) == 0) {
-			c->o->world = (uint32_t)v;
-			return 0;
-		}
-		break;
-	case KEY_START:
-		if (parse_u64(val, 0, UINT64_MAX, &c->o->start) == 0)
-			return 0;
-		break;
-	case KEY_GRANULE:
-		if (parse_u64(val, 1, UINT64_MAX, &c->o->granule) == 0)
-			return 0;
-		break;
-	case KEY_MAXBATCH:
-		if (parse_size(val, &c->o->max_batch) == 0)
-			return 0;
-		break;
-	}
-	fprintf(stderr, "zrecordfs: bad option '%s' (%s)\n", arg,
-		valid_values(key));
-	c->bad = 1;
-	return -1;
-}
-
-/* follow[=SECONDS]: a read-only mount (libfuse is told so too) that
- * refreshes its stores every SECONDS, 0.01 to 3600, default 1. */
-static int follow_option(struct parse_ctx *c, const char *arg,
-			 struct fuse_args *outargs)
-{
-	const char *val = strchr(arg, '=');
-	double v = 1;
 	char *end;
+	double v;
 
-	if (val) {
-		errno = 0;
-		v = strtod(val + 1, &end);
-		if (val[1] < '0' || val[1] > '9' || errno || *end ||
-		    !(v >= 0.01 && v <= 3600)) {
-			fprintf(stderr, "zrecordfs: bad option '%s' (follow="
-				"SECONDS takes 0.01 to 3600)\n", arg);
-			c->bad = 1;
-			return -1;
-		}
-	}
-	c->o->follow_ms = (unsigned)(v * 1000 + 0.5);
-	c->o->ro = 1;
-	return fuse_opt_add_arg(outargs, "-oro") ? -1 : 0;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*s < '0' || *s > '9' || errno || *end || !(v >= 0.01 && v <= 3600))
+		return -EINVAL;
+	*ms = (unsigned)(v * 1000 + 0.5);
+	return 0;
 }
 
-static int bad_option(struct parse_ctx *c, const char *arg,
-		      const char *why)
+/* NUM, SIZE and FLAG fields are uint64_t, or 4 bytes: uint32_t or an int
+ * flag, which hold the same bytes for the values they take. */
+static void store(struct zrfs_opts *o, const struct opt *t, uint64_t v)
 {
-	if (why)
-		fprintf(stderr, "zrecordfs: option '%s' is not supported: %s\n",
-			arg, why);
+	char *p = (char *)o + t->field;
+	uint32_t v32 = (uint32_t)v;
+
+	if (t->width == sizeof(v))
+		memcpy(p, &v, sizeof(v));
 	else
-		fprintf(stderr, "zrecordfs: unknown option '%s' (see zrecordfs "
-			"--help)\n", arg);
-	c->bad = 1;
-	return -1;
+		memcpy(p, &v32, sizeof(v32));
+}
+
+/* One of our options, or a value for it; 0 if it is good. */
+static int take(struct parse_ctx *c, const struct opt *t, const char *arg,
+		struct fuse_args *outargs)
+{
+	const char *val = strchr(arg, '=') ? strchr(arg, '=') + 1 : NULL;
+	struct zrfs_opts *o = c->o;
+	uint64_t v = 1;
+
+	switch (t->kind) {
+	case NUM:
+	case THREADS:
+		if (parse_u64(val, t->lo, t->hi, &v))
+			return -1;
+		if (t->kind == NUM)
+			store(o, t, v);
+		/* The pool reads ZR_THREADS when it starts, after this. */
+		return t->kind == THREADS ? setenv("ZR_THREADS", val, 1) : 0;
+	case SIZE:
+		if (parse_size(val, t->lo, &v))
+			return -1;
+		store(o, t, v);
+		return 0;
+	case SAMPLER:
+		return zr_sampler_mode_parse(val, &o->mode) ? -1 : 0;
+	case FLAG:
+		store(o, t, 1);
+		return 0;
+	default: /* FOLLOW */
+		o->follow_ms = 1000;
+		if (val && parse_seconds(val, &o->follow_ms))
+			return -1;
+		o->ro = 1;
+		return fuse_opt_add_arg(outargs, "-oro") ? -2 : 0;
+	}
 }
 
 /* name matches arg: exactly, or as a prefix if it ends in '='. */
@@ -306,27 +303,47 @@ static int opt_is(const char *arg, const char *name)
 	       !strcmp(arg, name);
 }
 
-/* An option we do not handle ourselves: a listed flag (arg starts with
- * '-') or -o option goes on to libfuse (1), anything else is refused. */
-static int pass_through(struct parse_ctx *c, const char *arg)
+static int refuse(struct parse_ctx *c, const char *fmt, const char *arg,
+		  const char *why)
 {
-	size_t i;
+	fprintf(stderr, fmt, arg, why);
+	c->bad = 1;
+	return -1;
+}
 
-	if (arg[0] == '-') {
-		for (i = 0; i < sizeof(fuse_flags) / sizeof(*fuse_flags); i++)
-			if (!strcmp(arg, fuse_flags[i]))
-				return 1;
-		return bad_option(c, arg, NULL);
-	}
-	if (!strcmp(arg, "rw"))
-		c->rw = 1;
-	for (i = 0; i < sizeof(fuse_opts) / sizeof(*fuse_opts); i++)
-		if (opt_is(arg, fuse_opts[i]))
+/* A -o option (or a flag, arg starting with '-'): 1 to hand it to
+ * libfuse, 0 when it is ours, -1 when it is refused. */
+static int option(struct parse_ctx *c, const char *arg,
+		  struct fuse_args *outargs)
+{
+	const struct opt *t = NULL;
+	char range[96];
+	int err;
+
+	for (size_t i = 0; arg[0] == '-' && i < sizeof(fuse_flags) /
+	     sizeof(*fuse_flags); i++)
+		if (!strcmp(arg, fuse_flags[i]))
 			return 1;
-	for (i = 0; i < sizeof(refused_opts) / sizeof(*refused_opts); i++)
-		if (opt_is(arg, refused_opts[i].name))
-			return bad_option(c, arg, refused_opts[i].why);
-	return bad_option(c, arg, NULL);
+	for (size_t i = 0; arg[0] != '-' && !t && i < NOPTS; i++)
+		if (opt_is(arg, table[i].name))
+			t = &table[i];
+	if (!t)
+		return refuse(c, "zrecordfs: unknown option '%s'%s\n", arg,
+			      " (see zrecordfs --help)");
+	if (t->kind == REFUSED)
+		return refuse(c, "zrecordfs: option '%s' is not supported: "
+			      "%s\n", arg, t->help);
+	c->seen[t->seen] = 1;
+	if (t->kind == PASS)
+		return 1;
+	err = take(c, t, arg, outargs);
+	if (err == -1) {
+		snprintf(range, sizeof(range), "%s takes %llu to %llu", t->arg,
+			 (unsigned long long)t->lo, (unsigned long long)t->hi);
+		return refuse(c, "zrecordfs: bad option '%s' (%s)\n", arg,
+			      t->takes ? t->takes : range);
+	}
+	return err ? -1 : t->pass;
 }
 
 /* The mount point must be a folder already: libfuse would mount over a
@@ -334,34 +351,14 @@ static int pass_through(struct parse_ctx *c, const char *arg)
 static int check_mountpoint(struct parse_ctx *c, const char *mnt)
 {
 	struct stat st;
-	const char *why;
 
 	if (stat(mnt, &st))
-		why = strerror(errno);
-	else if (!S_ISDIR(st.st_mode))
-		why = "not a folder";
-	else
-		return 1; /* libfuse's fuse_parse_cmdline() takes it */
-	fprintf(stderr, "zrecordfs: mount point %s: %s\n", mnt, why);
-	c->bad = 1;
-	return -1;
-}
-
-/* SRC, then the mount point; nothing else. */
-static int non_option(struct parse_ctx *c, const char *arg)
-{
-	switch (c->nargs++) {
-	case 0:
-		c->o->src = strdup(arg);
-		return c->o->src ? 0 : -1;
-	case 1:
-		return check_mountpoint(c, arg);
-	default:
-		fprintf(stderr, "zrecordfs: unexpected argument '%s' (usage: "
-			"zrecordfs SRC MOUNTPOINT [-o opts])\n", arg);
-		c->bad = 1;
-		return -1;
-	}
+		return refuse(c, "zrecordfs: mount point %s: %s\n", mnt,
+			      strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return refuse(c, "zrecordfs: mount point %s: %s\n", mnt,
+			      "not a folder");
+	return 1; /* libfuse's fuse_parse_cmdline() takes it */
 }
 
 static int opt_proc(void *data, const char *arg, int key,
@@ -369,83 +366,19 @@ static int opt_proc(void *data, const char *arg, int key,
 {
 	struct parse_ctx *c = data;
 
-	(void)outargs;
-	switch (key) {
-	case FUSE_OPT_KEY_NONOPT:
-		return non_option(c, arg);
-	case KEY_RO:
-		c->o->ro = 1;
-		return 1; /* libfuse mounts read-only too */
-	case KEY_DIRECT:
-		c->o->direct_batches = 1;
-		return 0;
-	case KEY_FOLLOW:
-		return follow_option(c, arg, outargs);
-	case KEY_FSNAME:
-		c->fsname = 1;
-		return 1;
-	case KEY_SUBTYPE:
-		c->subtype = 1;
-		return 1;
-	case KEY_SAMPLER:
-	case KEY_BSIZE:
-	case KEY_THREADS:
-	case KEY_RANK:
-	case KEY_WORLD:
-	case KEY_START:
-	case KEY_GRANULE:
-	case KEY_MAXBATCH:
-		return own_option(c, arg, key);
+	if (key != FUSE_OPT_KEY_NONOPT)
+		return option(c, arg, outargs);
+	/* SRC, then the mount point; nothing else. */
+	switch (c->nargs++) {
+	case 0:
+		c->o->src = strdup(arg);
+		return c->o->src ? 0 : -1;
+	case 1:
+		return check_mountpoint(c, arg);
 	default:
-		return pass_through(c, arg);
+		return refuse(c, "zrecordfs: unexpected argument '%s'%s\n", arg,
+			      " (usage: zrecordfs SRC MOUNTPOINT [-o opts])");
 	}
-}
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s)
-{
-	char *w = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*w++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
-				      (s[3] - '0'));
-			s += 3;
-		} else {
-			*w++ = *s;
-		}
-	}
-	*w = 0;
-}
-
-/* A second zrecordfs over a live one would hide it, its stores still
- * locked and served to whoever holds a file open: refuse. */
-static int mounted_here(const char *mnt)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[8192], at[4096], type[256], src[4096];
-	int found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		const char *dash = strstr(line, " - ");
-
-		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", at) != 1 ||
-		    sscanf(dash + 3, "%255s %4095s", type, src) != 2)
-			continue;
-		unescape(at);
-		found = !strcmp(at, mnt) && !strcmp(type, "fuse.zrecordfs");
-	}
-	if (f)
-		fclose(f);
-	if (found) {
-		unescape(src);
-		fprintf(stderr, "zrecordfs: %s is a live zrecordfs mount (of "
-			"%s): a mount over it would hide it; unmount it first "
-			"(umount %s) or choose another folder\n", mnt, src,
-			mnt);
-	}
-	return found;
 }
 
 /* SRC must be an existing folder; it is kept absolute because a daemon
@@ -477,35 +410,57 @@ static int resolve_src(struct zrfs_opts *o)
 static int add_defaults(struct parse_ctx *c)
 {
 	struct fuse_args *a = &c->o->args;
-	char *opt = NULL;
+	char *opt = NULL, *full = NULL;
 	int err = 0;
 
-	if (!c->fsname) {
-		if (fuse_opt_add_opt_escaped(&opt, c->o->src) ||
-		    fuse_opt_add_arg(a, "-o") || !opt)
-			err = -1;
-		else {
-			char *full = malloc(strlen(opt) + 8);
-
-			if (!full)
-				err = -1;
-			else {
-				sprintf(full, "fsname=%s", opt);
-				err = fuse_opt_add_arg(a, full);
-				free(full);
-			}
-		}
+	if (!c->seen[SEEN_FSNAME]) {
+		err = fuse_opt_add_opt_escaped(&opt, c->o->src) || !opt ||
+		      asprintf(&full, "-ofsname=%s", opt) < 0 ||
+		      fuse_opt_add_arg(a, full);
+		free(full);
 		free(opt);
 	}
-	if (!err && !c->subtype)
+	if (!err && !c->seen[SEEN_SUBTYPE])
 		err = fuse_opt_add_arg(a, "-osubtype=zrecordfs");
 	if (!err)
 		err = fuse_opt_add_arg(a, "-odefault_permissions");
 	return err ? -1 : 0;
 }
 
+/* What fuse_parse_cmdline() found, and the checks across options. */
+static int finish(struct parse_ctx *c, struct fuse_cmdline_opts *cmd)
+{
+	struct zrfs_opts *o = c->o;
+
+	o->mountpoint = cmd->mountpoint;
+	o->foreground = cmd->foreground;
+	o->debug = cmd->debug;
+	o->single = cmd->singlethread;
+	o->clone_fd = cmd->clone_fd;
+	o->max_idle_threads = cmd->max_idle_threads;
+	o->max_threads = cmd->max_threads;
+	if (!o->mountpoint) {
+		fprintf(stderr, "zrecordfs: missing MOUNTPOINT\n");
+		return -1;
+	}
+	if (o->rank >= o->world) {
+		fprintf(stderr, "zrecordfs: rank=%u needs world > %u\n",
+			o->rank, o->rank);
+		return -1;
+	}
+	if (c->seen[SEEN_RW] && o->ro) {
+		fprintf(stderr, "zrecordfs: -o rw contradicts -o %s: give one "
+			"of them\n", o->follow_ms ? "follow" : "ro");
+		return -1;
+	}
+	if (zrmount_live_here(o->mountpoint))
+		return -1;
+	return resolve_src(o) || add_defaults(c) ? -1 : 0;
+}
+
 int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)
 {
+	static const struct fuse_opt none[] = { FUSE_OPT_END };
 	struct parse_ctx c = { .o = o };
 	struct fuse_cmdline_opts cmd;
 
@@ -515,7 +470,7 @@ int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)
 	o->world = 1;
 	o->max_batch = zrfile_npy_default_max();
 	o->args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
-	if (fuse_opt_parse(&o->args, &c, spec, opt_proc) || c.bad)
+	if (fuse_opt_parse(&o->args, &c, none, opt_proc) || c.bad)
 		return -1;
 	if (fuse_parse_cmdline(&o->args, &cmd))
 		return -1;
@@ -528,32 +483,7 @@ int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)
 		free(cmd.mountpoint);
 		return 1;
 	}
-	o->mountpoint = cmd.mountpoint;
-	o->foreground = cmd.foreground;
-	o->debug = cmd.debug;
-	o->single = cmd.singlethread;
-	o->clone_fd = cmd.clone_fd;
-	o->max_idle_threads = cmd.max_idle_threads;
-	o->max_threads = cmd.max_threads;
-	if (!o->mountpoint) {
-		fprintf(stderr, "zrecordfs: missing MOUNTPOINT\n");
-		return -1;
-	}
-	if (o->rank >= o->world) {
-		fprintf(stderr, "zrecordfs: rank=%u needs world > %u\n",
-			o->rank, o->rank);
-		return -1;
-	}
-	if (c.rw && o->ro) {
-		fprintf(stderr, "zrecordfs: -o rw contradicts -o %s: give one "
-			"of them\n", o->follow_ms ? "follow" : "ro");
-		return -1;
-	}
-	if (mounted_here(o->mountpoint))
-		return -1;
-	if (resolve_src(o) || add_defaults(&c))
-		return -1;
-	return 0;
+	return finish(&c, &cmd);
 }
 
 void zrfs_opts_free(struct zrfs_opts *o)

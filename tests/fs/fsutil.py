@@ -16,8 +16,8 @@ TOP_SRC = os.environ.get("top_srcdir") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 ZRECORDFS = os.path.join(TOP_BUILD, "src", "fs", "zrecordfs")
 ZRECORD = os.path.join(TOP_BUILD, "src", "cli", "zrecord")
-HELPER = os.path.join(TOP_SRC, "contrib", "mount.zrecordfs")
-UMOUNT_HELPER = os.path.join(TOP_BUILD, "src", "fs", "umount.fuse.zrecordfs")
+HELPER = os.path.join(TOP_SRC, "src", "mount", "mount.zrecordfs.sh")
+UMOUNT_HELPER = os.path.join(TOP_BUILD, "src", "mount", "umount.fuse.zrecordfs")
 SHIM = os.path.join(TOP_BUILD, "tests", "shim", ".libs", "libiotrace.so")
 # A daemon run as root records its mount in /run/mount/utab (zrecordfs(8));
 # the suites' mounts must not leave entries in the host's.  helperns.py,

@@ -1,5 +1,5 @@
 """`mount -t zrecordfs`, `mount -t fuse.zrecordfs` and an fstab line, all
-through contrib/mount.zrecordfs, and `umount` through
+through src/mount/mount.zrecordfs.sh, and `umount` through
 umount.fuse.zrecordfs: real mount(8) and umount(8), which find the helpers
 in /sbin -- of a private mount namespace (helperns.py), so the host's
 /sbin is never changed.  After umount returns the daemon has closed the

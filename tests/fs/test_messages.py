@@ -58,6 +58,12 @@ def test_mount_point_missing(dense_store, src, tmp_path):
     ("max_batch_bytes=1K", "(max_batch_bytes=N takes a byte count of 4096 "
      "or more"),
     ("world=0", "(world=W takes 1 to 4294967295)"),
+    ("rank=-1", "(rank=R takes 0 to 4294967294, below world)"),
+    # each names its own range (both named max_batch_bytes' once)
+    ("start=x", "bad option 'start=x' (start=P takes 0 to "
+     "18446744073709551615)"),
+    ("granule=0", "(granule=G takes 1 to 18446744073709551615)"),
+    ("follow=0", "(follow=SECONDS takes 0.01 to 3600)"),
     ("ro,rw", "-o rw contradicts -o ro: give one of them"),
     ("rw,ro", "-o rw contradicts -o ro"),
     ("follow,rw", "-o rw contradicts -o follow"),

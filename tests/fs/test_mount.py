@@ -113,7 +113,7 @@ def _rss_kib(pid):
 
 def test_idle_daemon_gives_batch_buffers_back(src, mount, monkeypatch):
     """After serving a 200 MiB batch file, a daemon left idle hands the
-    buffer back within seconds (buf_cache.h): its RSS falls to near what
+    buffer back within seconds (big_buffers.h): its RSS falls to near what
     it was before the read."""
     from fsutil import make_store, wait_for
     # an ASan build would keep the freed buffer in its quarantine

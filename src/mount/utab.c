@@ -13,7 +13,7 @@
 
 extern char **environ;
 
-void zrfs_utab_register(const char *src, const char *mnt)
+void zrmount_utab_register(const char *src, const char *mnt)
 {
 	char *argv[] = { "mount", "-f", "-i", "--no-canonicalize", "-t",
 			 "fuse.zrecordfs", "-o", "helper=fuse.zrecordfs",

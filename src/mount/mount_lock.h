@@ -16,24 +16,24 @@
  * over another filesystem's mount it locks that mount's root, a different
  * folder, and waits for nobody.)
  */
-#ifndef ZRFS_MOUNT_LOCK_H
-#define ZRFS_MOUNT_LOCK_H
+#ifndef ZRMOUNT_LOCK_H
+#define ZRMOUNT_LOCK_H
 
 /* How long the daemon waits for its predecessor, and the umount helper's
  * default wait for the daemon. */
-#define ZRFS_MNTLOCK_TIMEOUT_MS 60000u
+#define ZRMOUNT_LOCK_TIMEOUT_MS 60000u
 
 /* Daemon, before mounting: opens mnt and takes the exclusive lock into
  * *fd.  0 with *fd == -1 when the folder cannot be locked (a warning is
  * printed; umount then cannot wait), -ETIMEDOUT when another process kept
  * it locked for timeout_ms (the error is printed, naming that process). */
-int zrfs_mntlock_take(const char *mnt, unsigned timeout_ms, int *fd);
+int zrmount_lock_take(const char *mnt, unsigned timeout_ms, int *fd);
 /* Daemon, after closing every store: lets go (fd -1: nothing to do). */
-void zrfs_mntlock_release(int fd);
+void zrmount_lock_release(int fd);
 
 /* umount helper, after the unmount: waits for the shared lock on mnt.
  * 0 once nobody holds it exclusively, -ETIMEDOUT, or -errno if mnt
  * cannot be opened or locked. */
-int zrfs_mntlock_wait(const char *mnt, unsigned timeout_ms);
+int zrmount_lock_wait(const char *mnt, unsigned timeout_ms);
 
 #endif

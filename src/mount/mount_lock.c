@@ -29,7 +29,7 @@ static void say_holder(const char *mnt)
 		fprintf(stderr, " (process %d, %s)", (int)pid, comm);
 }
 
-int zrfs_mntlock_take(const char *mnt, unsigned timeout_ms, int *fd)
+int zrmount_lock_take(const char *mnt, unsigned timeout_ms, int *fd)
 {
 	int lock, err;
 
@@ -60,13 +60,13 @@ int zrfs_mntlock_take(const char *mnt, unsigned timeout_ms, int *fd)
 	return 0;
 }
 
-void zrfs_mntlock_release(int fd)
+void zrmount_lock_release(int fd)
 {
 	if (fd >= 0)
 		close(fd);
 }
 
-int zrfs_mntlock_wait(const char *mnt, unsigned timeout_ms)
+int zrmount_lock_wait(const char *mnt, unsigned timeout_ms)
 {
 	int fd = open_dir(mnt), err;
 

@@ -1,15 +1,19 @@
 /*
- * buf_cache.c - the kept batch buffers and the thread that frees idle
- * ones (buf_cache.h).  Lock order: cache.mu alone; the reaper's mu is
- * never held with it.
+ * big_buffers.c - the kept buffers and the thread that frees idle ones
+ * (big_buffers.h).  One lock, cache.mu, held by nothing else; the reaper
+ * waits in poll(2) on an eventfd that stopping writes.
  */
+#include <errno.h>
 #include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "buf_cache.h"
+#include "big_buffers.h"
 
 #define CACHE_SLOTS 4
 #define CACHE_BYTES (512u << 20)
@@ -30,7 +34,7 @@ static uint64_t now_ms(void)
 	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 }
 
-void *zrfs_buf_get(size_t size, size_t *cap)
+void *zrcommon_bigbuf_get(size_t size, size_t *cap)
 {
 	int best = -1;
 	void *p;
@@ -53,7 +57,7 @@ void *zrfs_buf_get(size_t size, size_t *cap)
 	return malloc(*cap);
 }
 
-void zrfs_buf_put(void *buf, size_t cap)
+void zrcommon_bigbuf_put(void *buf, size_t cap)
 {
 	int slot = -1;
 
@@ -106,50 +110,46 @@ static int trim_idle(uint64_t idle_ms)
 }
 
 static struct {
-	pthread_mutex_t mu; /* guards stop */
-	pthread_cond_t cv;
-	int stop, running;
 	pthread_t th;
-} reaper = { .mu = PTHREAD_MUTEX_INITIALIZER,
-	     .cv = PTHREAD_COND_INITIALIZER };
+	int stopfd;		/* eventfd; -1: not running */
+} reaper = { .stopfd = -1 };
 
 static void *reap(void *arg)
 {
-	struct timespec at;
+	struct pollfd p = { .fd = reaper.stopfd, .events = POLLIN };
+	int r;
 
 	(void)arg;
-	pthread_mutex_lock(&reaper.mu);
-	while (!reaper.stop) {
-		clock_gettime(CLOCK_REALTIME, &at);
-		at.tv_sec += 1;
-		pthread_cond_timedwait(&reaper.cv, &reaper.mu, &at);
-		pthread_mutex_unlock(&reaper.mu);
+	while ((r = poll(&p, 1, 1000)) == 0 || (r < 0 && errno == EINTR))
 		/* A buffer under the mmap threshold went back to an arena:
 		 * trimming hands its pages to the system. */
-		if (trim_idle(ZRFS_BUF_IDLE_MS))
+		if (trim_idle(ZRCOMMON_BIGBUF_IDLE_MS))
 			malloc_trim(0);
-		pthread_mutex_lock(&reaper.mu);
-	}
-	pthread_mutex_unlock(&reaper.mu);
 	return NULL;
 }
 
-int zrfs_buf_reaper_start(void)
+int zrcommon_bigbuf_reaper_start(void)
 {
-	reaper.stop = 0;
-	reaper.running = pthread_create(&reaper.th, NULL, reap, NULL) == 0;
-	return reaper.running ? 0 : -1;
+	reaper.stopfd = eventfd(0, EFD_CLOEXEC);
+	if (reaper.stopfd < 0)
+		return -1;
+	if (pthread_create(&reaper.th, NULL, reap, NULL) == 0)
+		return 0;
+	close(reaper.stopfd);
+	reaper.stopfd = -1;
+	return -1;
 }
 
-void zrfs_buf_reaper_stop(void)
+void zrcommon_bigbuf_reaper_stop(void)
 {
-	if (!reaper.running)
+	uint64_t one = 1;
+
+	if (reaper.stopfd < 0)
 		return;
-	pthread_mutex_lock(&reaper.mu);
-	reaper.stop = 1;
-	pthread_cond_signal(&reaper.cv);
-	pthread_mutex_unlock(&reaper.mu);
+	if (write(reaper.stopfd, &one, sizeof(one)) != sizeof(one))
+		(void)0; /* cannot fail: the counter is far from full */
 	pthread_join(reaper.th, NULL);
-	reaper.running = 0;
+	close(reaper.stopfd);
+	reaper.stopfd = -1;
 	trim_idle(0);
 }

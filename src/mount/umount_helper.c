@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		"closed\n(synced and unlocked) every store.  umount(8) runs "
 		"it; -l (lazy)\nand -N (another namespace) do not wait.\n"
 		"ZRECORDFS_UMOUNT_TIMEOUT=SECONDS bounds the wait (default "
-		"%u, 0: no wait).\n", ZRFS_MNTLOCK_TIMEOUT_MS / 1000);
+		"%u, 0: no wait).\n", ZRMOUNT_LOCK_TIMEOUT_MS / 1000);
 }
 
 /* Whole seconds, at most a day. */
@@ -51,7 +51,7 @@ static int parse_timeout(struct args *a)
 	char *end;
 	unsigned long v;
 
-	a->timeout_ms = ZRFS_MNTLOCK_TIMEOUT_MS;
+	a->timeout_ms = ZRMOUNT_LOCK_TIMEOUT_MS;
 	if (!s)
 		return 0;
 	errno = 0;
@@ -192,7 +192,7 @@ static int wait_for_daemon(const struct args *a)
 	if (a->verbose)
 		printf(ME ": waiting for zrecordfs to close the stores of "
 		       "%s\n", a->mnt);
-	err = zrfs_mntlock_wait(a->mnt, a->timeout_ms);
+	err = zrmount_lock_wait(a->mnt, a->timeout_ms);
 	if (!err)
 		return 0;
 	if (err != -ETIMEDOUT) {

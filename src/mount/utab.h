@@ -6,13 +6,13 @@
  * the entry umount(8) takes the type from statfs(2), which says just
  * "fuse", and returns while the stores are still open.
  */
-#ifndef ZRFS_UTAB_H
-#define ZRFS_UTAB_H
+#ifndef ZRMOUNT_UTAB_H
+#define ZRMOUNT_UTAB_H
 
 /* As root, unless ZRECORDFS_NO_UTAB is set (mount.zrecordfs -n): runs
  * `mount -f -i --no-canonicalize -t fuse.zrecordfs -o
  * helper=fuse.zrecordfs SRC MNT`, which writes the entry without touching
  * the mount.  A failure is a warning: the mount still serves. */
-void zrfs_utab_register(const char *src, const char *mnt);
+void zrmount_utab_register(const char *src, const char *mnt);
 
 #endif
