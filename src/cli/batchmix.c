@@ -10,7 +10,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +20,6 @@
 #include "batch.h"
 #include "mixfile.h"
 #include "npy_mix.h"
-
-#define MIX_MAX_BYTES (1u << 20)
 
 /* One source: a store (one field, no name) or a dataset folder (its
  * stores, by folder name in sorted order). */
@@ -39,31 +36,6 @@ typedef struct mix {
 	uint64_t *len;
 	zr_cli_entry *ent;
 } mix;
-
-static int read_file(const char *path, char **buf, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char *b = NULL;
-	ssize_t n;
-	size_t got = 0;
-
-	if (fd < 0)
-		return zr_cli_error(path, "batch", -errno, NULL);
-	b = malloc(MIX_MAX_BYTES + 1);
-	while (b && (n = read(fd, b + got, MIX_MAX_BYTES + 1 - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	if (!b)
-		return zr_cli_error(path, "batch", -ENOMEM, NULL);
-	if (got > MIX_MAX_BYTES) {
-		free(b);
-		return zr_cli_error(path, "batch", -EFBIG, "a mixture file "
-				    "holds at most 1 MiB");
-	}
-	*buf = b;
-	*len = got;
-	return ZR_CLI_OK;
-}
 
 /* Source path p relative to the mixture file's folder. */
 static int source_path(const char *mixpath, const char *p, char *dst,
@@ -325,20 +297,16 @@ static int draw(mix *m)
 int zr_cli_batch_mix(const batch_args *a)
 {
 	mix m = { .a = a };
-	char *buf = NULL, msg[256];
-	size_t len = 0;
+	char msg[256];
 	int rc;
 
 	if (a->granule)
 		return zr_cli_usage(&zr_cli_batch, "--granule: a mixture's "
 				    "sources cycle through all their records");
-	rc = read_file(a->store, &buf, &len);
-	if (rc != ZR_CLI_OK)
-		return rc;
-	rc = zr_mixfile_parse(buf, len, &m.file, msg, sizeof(msg));
-	free(buf);
-	if (rc < 0)
-		return zr_cli_error(a->store, "batch", rc, msg);
+	rc = zr_mixfile_read(a->store, &m.file, msg, sizeof(msg));
+	if (rc < 0) /* msg only repeats a system error */
+		return zr_cli_error(a->store, "batch", rc, rc == -EINVAL ||
+				    rc == -EFBIG ? msg : NULL);
 	rc = open_sources(&m);
 	if (rc == ZR_CLI_OK)
 		rc = draw(&m);

@@ -13,6 +13,7 @@
 
 #include "file_bytes.h"
 #include "dataset.h"
+#include "mixture.h"
 #include "shape_cache.h"
 #include "store_park.h"
 
@@ -87,6 +88,8 @@ int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 size_t zrfs_batch_stores(const struct zrfs_node *n,
 			struct zrfs_fstore *const **out)
 {
+	if (n->mix)
+		return zrfs_mix_stores(n->mix, out);
 	if (n->ds) {
 		*out = n->ds->st;
 		return n->ds->n;
@@ -284,8 +287,9 @@ int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
 	memset(p, 0, sizeof(*p));
 	p->node = n;
 	p->gen = gen;
-	err = node_streams(n, p, views);
-	if (!err)
+	if (n->mix)
+		err = zrfs_mix_draw(fs, n, p, length, views);
+	else if (!(err = node_streams(n, p, views)))
 		err = batch_indices(fs, n, p, size_only, length);
 	if (!err)
 		err = plan_file(fs, n, p, size_only);
@@ -310,6 +314,8 @@ static int batch_bound(struct zrfs_fs *fs, const struct zrfs_node *n)
 	uint64_t b = n->bsize, cap = fs->opts.max_batch, members = 0;
 	uint64_t least = 8;
 
+	if (n->mix)
+		return zrfs_mix_bound(fs, n);
 	for (size_t i = 0; n->form != ZRFS_F_IDX && i < k; i++) {
 		uint64_t row = zr_store_row_bytes(st[i]->zs);
 
@@ -334,10 +340,10 @@ uint64_t zrfs_batch_gen(const struct zrfs_node *n)
 
 static void log_too_big(const struct zrfs_node *n, struct zrfs_fs *fs)
 {
-	struct zrfs_fstore *const *st;
+	const char *name;
+	struct zrfs_elog *log = zrfs_batch_elog(n, &name);
 
-	zrfs_batch_stores(n, &st);
-	zrfs_elog_add(&st[0]->log, st[0]->path, "batch of %llu: over the "
+	zrfs_elog_add(log, name, "batch of %llu: over the "
 		     "mount's max_batch_bytes=%llu or %u .npz members (EFBIG)",
 		     (unsigned long long)n->bsize,
 		     (unsigned long long)fs->opts.max_batch,
@@ -348,11 +354,11 @@ static void log_too_big(const struct zrfs_node *n, struct zrfs_fs *fs)
  * the form (npy_ragged.c, read_shapes). */
 static void log_bad_form(const struct zrfs_node *n)
 {
-	struct zrfs_fstore *const *st;
+	const char *name;
+	struct zrfs_elog *log = zrfs_batch_elog(n, &name);
 	int padded = form_of(n) == ZRFILE_PADDED;
 
-	zrfs_batch_stores(n, &st);
-	zrfs_elog_add(&st[0]->log, st[0]->path, "batch of %llu: its records "
+	zrfs_elog_add(log, name, "batch of %llu: its records "
 		      "cannot be %s: they must have one ndim%s (EINVAL); the "
 		      ".npz form holds any records, one member each",
 		      (unsigned long long)n->bsize,
