@@ -15,6 +15,7 @@
 #include "dataset.h"
 #include "mixture.h"
 #include "shape_cache.h"
+#include "skips.h"
 #include "store_park.h"
 
 /* Record idx's file: the encoder's RECORD form over the stream *s. */
@@ -134,8 +135,8 @@ static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p,
 /* The batch of step: positions start + step*W*B + rank*B ... of the
  * stream with granule g, 0 for W*B (zrecord.h, "Streams"; start 0 and
  * granule W*B give zr_sampler_batch's). */
-static int draw(const zr_sampler *cfg, uint64_t start, uint64_t g,
-		uint64_t step, uint64_t *out)
+static int draw(const zr_sampler *cfg, const struct zrfs_opts *opts,
+		uint64_t start, uint64_t g, uint64_t step, uint64_t *out)
 {
 	uint64_t w = cfg->world > 1 ? cfg->world : 1;
 	zr_stream *st;
@@ -144,8 +145,10 @@ static int draw(const zr_sampler *cfg, uint64_t start, uint64_t g,
 
 	if (err)
 		return err;
-	err = zr_stream_batch(st, start, step, cfg->rank, cfg->world,
-			      cfg->batch_size, NULL, out);
+	err = zrfs_skip_apply(opts, st, NULL, NULL, 0, 1);
+	if (!err)
+		err = zr_stream_batch(st, start, step, cfg->rank, cfg->world,
+				      cfg->batch_size, NULL, out);
 	zr_stream_free(st);
 	return err;
 }
@@ -195,7 +198,8 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 	p->idx = malloc(p->count * sizeof(*p->idx));
 	if (!p->idx)
 		return -ENOMEM;
-	return draw(&cfg, fs->opts.start, fs->opts.granule, n->step, p->idx);
+	return draw(&cfg, &fs->opts, fs->opts.start, fs->opts.granule, n->step,
+		    p->idx);
 }
 
 /* Whether a packed or padded form holds the records' data. */

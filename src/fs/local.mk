@@ -14,7 +14,8 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/delete_log.c src/fs/delete_log.h src/fs/mount_lock.c src/fs/mount_lock.h \
 	src/fs/follow.c src/fs/follow.h src/fs/utab.c src/fs/utab.h \
 	src/fs/buf_cache.c src/fs/buf_cache.h src/fs/dataset.c src/fs/dataset.h \
-	src/fs/mixture.c src/fs/mix_batch.c src/fs/mixture.h
+	src/fs/mixture.c src/fs/mix_batch.c src/fs/mixture.h \
+	src/fs/skips.c src/fs/skips.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)

@@ -13,6 +13,7 @@
 
 #include "mixture.h"
 #include "npy_mix.h"
+#include "skips.h"
 
 size_t zrfs_mix_stores(const struct zrfs_mix *m,
 		      struct zrfs_fstore *const **out)
@@ -132,9 +133,9 @@ static int draw(struct zrfs_fs *fs, const struct zrfs_node *n,
 						     m->file.weight, &st)
 			     : -ENOMEM;
 
-	for (uint32_t i = 0; !err && i < m->file.nsched; i++)
-		err = zr_stream_weights(st, m->file.from[i],
-					m->file.weights + (size_t)i * m->k);
+	if (!err)
+		err = zrfs_skip_apply(&fs->opts, st, m->file.from,
+				      m->file.weights, m->file.nsched, m->k);
 	if (!err)
 		err = zr_stream_batch(st, fs->opts.start, n->step,
 				      fs->opts.rank, fs->opts.world, n->bsize,

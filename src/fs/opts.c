@@ -12,6 +12,7 @@
 
 #include "npy_file.h"
 #include "opts.h"
+#include "skips.h"
 
 enum {
 	KEY_SAMPLER,
@@ -21,6 +22,7 @@ enum {
 	KEY_WORLD,
 	KEY_START,
 	KEY_GRANULE,
+	KEY_SKIP,
 	KEY_MAXBATCH,
 	KEY_RO,
 	KEY_DIRECT,
@@ -73,6 +75,7 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("world=", KEY_WORLD),
 	FUSE_OPT_KEY("start=", KEY_START),
 	FUSE_OPT_KEY("granule=", KEY_GRANULE),
+	FUSE_OPT_KEY("skip=", KEY_SKIP),
 	FUSE_OPT_KEY("max_batch_bytes=", KEY_MAXBATCH),
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("direct_batches", KEY_DIRECT),
@@ -109,6 +112,8 @@ static void usage(const char *prog)
 	       "W*B): keep\n"
 	       "                           the first run's W*B when W or B "
 	       "change\n"
+	       "    -o skip=A:B            positions A..B-1 are not served "
+	       "(repeatable)\n"
 	       "    -o max_batch_bytes=N[K|M|G]\n"
 	       "                           largest batch file; a larger one "
 	       "is EFBIG at lookup\n"
@@ -202,6 +207,8 @@ static const char *valid_values(int key)
 		return "rank=R takes 0 to 4294967294, below world";
 	case KEY_WORLD:
 		return "world=W takes 1 to 4294967295";
+	case KEY_SKIP:
+		return "skip=A:B takes positions A < B, at most 65536 ranges";
 	default:
 		return "max_batch_bytes=N takes a byte count of 4096 or more, "
 		       "with an optional K, M or G: 4K, 64M, 2G";
@@ -246,6 +253,10 @@ static int own_option(struct parse_ctx *c, const char *arg, int key)
 		break;
 	case KEY_GRANULE:
 		if (parse_u64(val, 1, UINT64_MAX, &c->o->granule) == 0)
+			return 0;
+		break;
+	case KEY_SKIP:
+		if (zrfs_skip_add(c->o, val) == 0)
 			return 0;
 		break;
 	case KEY_MAXBATCH:
@@ -394,6 +405,7 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_WORLD:
 	case KEY_START:
 	case KEY_GRANULE:
+	case KEY_SKIP:
 	case KEY_MAXBATCH:
 		return own_option(c, arg, key);
 	default:
@@ -560,6 +572,7 @@ void zrfs_opts_free(struct zrfs_opts *o)
 {
 	free(o->src);
 	free(o->mountpoint);
+	free(o->skip);
 	fuse_opt_free_args(&o->args);
 	o->src = o->mountpoint = NULL;
 }

@@ -261,3 +261,30 @@ def test_a_grown_source_is_drawn_at_its_new_length(stores, mount, tmp_path):
                                 "--length", "40,7,13")
         assert after[t] == cli(stores, "dense", tmp_path, *args)
     assert before != after
+
+
+def test_skips_are_the_commands(stores, mount, tmp_path):
+    """-o skip=A:B ranges apply to every batch stream as --skip does: a
+    store's, a ragged store's and a mixture's (merged with its weight
+    schedule in position order)."""
+    skips = ("skip=30:31", "skip=10:14", "skip=20:26")
+    flags = ("--skip", "30:31", "--skip", "10:14", "--skip", "20:26",
+             "--start", 3)
+    m = mount(stores, "ro", "start=3", *skips)
+    for step in range(5):
+        args = ("--seed", 6, "--step", step, "--batch-size", 8) + flags
+        for store in ("a", "r"):
+            out = tmp_path / "plain.out"
+            zrecord("batch", os.path.join(stores, store), *args,
+                    "--mode", "cyclic", "-o", out)
+            ext = "npy" if store == "a" else "npz"
+            with open(m.path(store, "batch", "cyclic", "8",
+                             "6-%d.%s" % (step, ext)), "rb") as f:
+                assert f.read() == out.read_bytes(), (store, step)
+        for mix, ext in (("dense", "npy"), ("rag", "npz")):
+            assert served(m, mix, "cyclic", "8", "6-%d.%s" % (step, ext)) \
+                == cli(stores, mix, tmp_path, *args)
+    m.stop()
+    for bad in ("5:5", "7:3", "x:9", "9", "1:2:3"):
+        with pytest.raises(AssertionError, match="skip=A:B"):
+            mount(stores, "ro", "skip=" + bad, name="bad")
