@@ -402,7 +402,7 @@ const zr_cli_cmd zr_cli_batch = {
 	"A run reads the global sample stream from position P (samples\n"
 	"consumed before it): step T of rank R reads positions\n"
 	"P + T*W*B + R*B ... + B - 1 (zrecord(1), \"Positions\").  A MIX file\n"
-	"(NAME.mix.json: {\"sources\": [{\"path\": SRC, \"weight\": N}, ...]})\n"
+	"(NAME.mix.json: {\"sources\": [{\"path\": PATH, \"weight\": N}, ...]})\n"
 	"draws its sources (stores, or dataset folders of the same fields) in\n"
 	"their weights' shares, as a store's or a dataset's batch.\n\n"
 	"  --seed S          sampler seed (required; unused by sequential)\n"
