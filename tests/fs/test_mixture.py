@@ -288,3 +288,29 @@ def test_skips_are_the_commands(stores, mount, tmp_path):
     for bad in ("5:5", "7:3", "x:9", "9", "1:2:3"):
         with pytest.raises(AssertionError, match="skip=A:B"):
             mount(stores, "ro", "skip=" + bad, name="bad")
+
+
+def test_batches_read_by_many_processes_at_once(stores, mount, tmp_path):
+    """`xargs -P8 md5sum` over 48 mixture batch files of both mixtures
+    (each file's lookup, plan and pieces racing the others' on the same
+    stores and lengths): every file is the command's bytes."""
+    import hashlib
+    import subprocess
+    m = mount(stores, "ro")
+    forms = (("dense", "npy", ()), ("dense", "indices.npy", ("--indices",)),
+             ("rag", "npz", ()), ("rag", "packed.npy",
+                                  ("--form", "packed.npy")))
+    want = {}
+    for t in range(6):
+        for s in range(2):
+            for mix, ext, flags in forms:
+                name = "%s.mix/batch/cyclic/8/%d-%d.%s" % (mix, s, t, ext)
+                want[name] = hashlib.md5(cli(
+                    stores, mix, tmp_path, "--seed", s, "--step", t,
+                    "--batch-size", 8, *flags)).hexdigest()
+    r = subprocess.run("xargs -P8 -n3 md5sum", shell=True, cwd=m.mnt,
+                       input="\n".join(want).encode(), capture_output=True,
+                       check=True)
+    got = dict(reversed(line.split()) for line in r.stdout.decode()
+               .splitlines())
+    assert got == want
