@@ -106,9 +106,9 @@ static int open_source(mix *m, uint32_t k, const char *path, uint64_t *n)
 	} else if ((rc = field_names(path, s)) < 0 || !s->nf) {
 		char msg[PATH_MAX + 128];
 
-		snprintf(msg, sizeof(msg), "source %u (%s): no store and no folder "
-			 "of stores there (a source is a store or an aligned "
-			 "dataset folder)", k, path);
+		snprintf(msg, sizeof(msg), "source %u (%s): no store and no "
+			 "folder of stores there (a source is a store or an "
+			 "aligned dataset folder)", k, path);
 		return zr_cli_error(m->a->store, "batch", rc < 0 ? rc : -ENOENT,
 				    msg);
 	}

@@ -33,8 +33,9 @@ zrfile_source *zrfile_mix_alloc(uint32_t k, uint32_t nf,
 /* Makes streams[0..nf) read the grid's fields and checks that every
  * source has the fields of source 0 (same names, the same dtype and
  * raggedness, a dense field the same item shape), which only files of
- * records need: the INDICES form takes any sources.  -EINVAL (ZR_E_SCHEMA for a schema that
- * differs) with msg saying which source and field. */
+ * records need: the INDICES form takes any sources.  -EINVAL
+ * (ZR_E_SCHEMA for a schema that differs) with msg saying which source
+ * and field; streams[] are made either way. */
 int zrfile_mix_check(zrfile_source *streams, uint32_t k, uint32_t nf,
 		     char *msg, size_t msg_cap);
 /* The form a mixture's batch takes (the one a store's or a dataset's

@@ -340,7 +340,8 @@ static void source_json(FILE *f, const struct zrfs_mix *m, uint32_t s,
 		(unsigned long long)w, (double)w / (double)sum);
 	/* positions over which the source serves each record once */
 	if (w && n)
-		fprintf(f, "%llu}", (unsigned long long)((n * sum + w - 1) / w));
+		fprintf(f, "%llu}",
+			(unsigned long long)((n * sum + w - 1) / w));
 	else
 		fprintf(f, "null}");
 }

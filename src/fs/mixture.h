@@ -24,9 +24,9 @@ struct zrfs_mix {
 	char *path;		/* the file, relative to SRC (messages) */
 	struct zrfs_elog log;
 	zr_mixfile file;
-	int parsed, ok;		/* the file read; its sources served    */
+	int parsed, ok;		/* file read; its sources served */
 	int records;		/* files of records (else indices only) */
-	uint32_t k, nf;		/* sources; fields (1 unless datasets)  */
+	uint32_t k, nf;		/* sources; fields (1 but datasets)  */
 	/* source s's field f is grid[f * k + s], its view's place in the
 	 * handle's views st[slot[f * k + s]] */
 	struct zrfs_fstore **grid;
