@@ -7,6 +7,10 @@ the paths a user reads them by:
             store holding the same records (the records as one .npy)
   loader    loaderx DataLoader over the Mixture vs over the one store
             (cyclic, batch 256, 2 prefetch threads)
+  mount     a zrecordfs -o ro mount of the folder: reading
+            m.mix/batch/cyclic/256/SEED-STEP.npy whole vs
+            plain/batch/cyclic/256/SEED-STEP.npy (a new seed each round,
+            so no read is served from the page cache)
 
 Records: uint8 (3, 64, 64) rows, 20,000 in all, split 10 ways for the
 mixture (weights 30, 20, 12, 10, 8, 7, 5, 4, 3, 1).  Rounds alternate the
@@ -89,6 +93,36 @@ def time_loader(streams, steps):
     return dt
 
 
+def zrecordfs():
+    top = os.environ.get("top_builddir") or os.path.join(HERE, "..")
+    return os.path.join(top, "src", "fs", "zrecordfs")
+
+
+ENV = dict(os.environ, PATH="/usr/sbin:/usr/bin:/sbin:/bin")
+
+
+def mounted(d, mnt):
+    os.makedirs(mnt, exist_ok=True)
+    proc = subprocess.Popen([zrecordfs(), d, mnt, "-f", "-o", "ro"],
+                            env=ENV)
+    end = time.monotonic() + 10
+    while not os.path.ismount(mnt):
+        if proc.poll() is not None or time.monotonic() > end:
+            raise SystemExit("zrecordfs did not mount " + d)
+        time.sleep(0.01)
+    return proc
+
+
+def time_mount(folder, seed, steps):
+    t0 = time.perf_counter()
+    for t in range(steps):
+        with open(os.path.join(folder, "batch", "cyclic", str(BATCH),
+                               "%d-%d.npy" % (seed, t)), "rb") as f:
+            while f.read(1 << 20):
+                pass
+    return time.perf_counter() - t0
+
+
 def rounds(mix_fn, plain_fn):
     ratios, mix, plain = [], [], []
     for _ in range(ROUNDS):
@@ -99,6 +133,22 @@ def rounds(mix_fn, plain_fn):
         ratios.append(m / p)
     return statistics.median(mix), statistics.median(plain), \
         statistics.median(ratios)
+
+
+def mount_rounds(d):
+    mnt = os.path.join(d, "mnt")
+    proc = mounted(d, mnt)
+    seeds = iter(range(1000, 100000))
+    try:
+        m, p, r = rounds(
+            lambda: time_mount(os.path.join(mnt, "m.mix"), next(seeds), 40),
+            lambda: time_mount(os.path.join(mnt, "plain"), next(seeds), 40))
+        print("mount, 40 batch files of %.1f MB: mixture %.3f s, plain "
+              "%.3f s, mixture/plain x%.2f"
+              % (BATCH * np.prod(SHAPE) / 1e6, m, p, r))
+    finally:
+        subprocess.run(["fusermount3", "-u", mnt], env=ENV)
+        proc.wait()
 
 
 def main():
@@ -122,6 +172,7 @@ def main():
         store.close()
         print("DataLoader, 100 batches: mixture %.3f s, plain %.3f s, "
               "mixture/plain x%.2f" % (m, p, r))
+        mount_rounds(d)
     finally:
         if not args.dir:
             shutil.rmtree(d)

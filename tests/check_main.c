@@ -15,6 +15,7 @@ int main(void)
 		suite_store,	   suite_store_maint, suite_store_malformed,
 		suite_dict,	   suite_store_crash, suite_store_sigbus,
 		suite_npyfile,
+		suite_npymix,
 		suite_version,
 		suite_store_guard,
 		suite_store_follow,

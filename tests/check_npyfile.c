@@ -121,7 +121,7 @@ START_TEST(test_ragged_files)
 {
 	uint16_t data[NREC * 400];
 	zr_store *s = ragged_store(ck_codecs[_i], data);
-	zrfile_source st = { s, NULL, NULL };
+	zrfile_source st = { .zs = s };
 	zrfile_npy f;
 	char *buf;
 
@@ -164,7 +164,7 @@ static char *dense_file(zrfile_npy *f, int form, const zrfile_source *st,
 START_TEST(test_dense_files)
 {
 	zr_store *s = dense_store(ck_codecs[_i]);
-	zrfile_source st = { s, "x", NULL };
+	zrfile_source st = { .zs = s, .name = "x" };
 	char rows[NBATCH * 24], *buf;
 	zr_npy_header h;
 	zrfile_npy f;
@@ -205,7 +205,8 @@ START_TEST(test_streams_in_one_npz)
 	uint16_t data[NREC * 400];
 	zr_store *r = ragged_store(ck_codecs[_i], data);
 	zr_store *d = dense_store(ck_codecs[_i]);
-	zrfile_source st[] = { { d, "img", NULL }, { r, "tok", NULL } };
+	zrfile_source st[] = { { .zs = d, .name = "img" },
+			       { .zs = r, .name = "tok" } };
 	zrfile_npy f;
 	char *buf;
 
@@ -230,7 +231,7 @@ START_TEST(test_refused_forms)
 {
 	uint16_t data[NREC * 400];
 	zr_store *s = ragged_store(ZR_CODEC_RAW, data);
-	zrfile_source st = { s, NULL, NULL };
+	zrfile_source st = { .zs = s };
 	uint64_t past = NREC;
 	zrfile_npy f;
 
@@ -260,7 +261,7 @@ END_TEST
 static void check_known_shapes(zr_store *s, int form)
 {
 	static const uint64_t ones[] = { 9, 1, 5, 1 }; /* ndim 1 each */
-	zrfile_source st = { s, NULL, NULL };
+	zrfile_source st = { .zs = s };
 	zrfile_npy f, g;
 	uint64_t *shapes;
 	uint32_t rndim;
@@ -309,7 +310,7 @@ END_TEST
 static void check_parts(zr_store *s, const uint64_t *idx, uint64_t n,
 			int form, int first, int last)
 {
-	zrfile_source st = { s, NULL, NULL };
+	zrfile_source st = { .zs = s };
 	zrfile_npy whole, f;
 	char *npz, *part;
 
@@ -335,7 +336,7 @@ static void check_parts(zr_store *s, const uint64_t *idx, uint64_t n,
  * the store; a bad prefix in them is ZR_E_CORRUPT. */
 static void check_gathered(zr_store *s, const uint64_t *idx, uint64_t n)
 {
-	zrfile_source st = { s, NULL, NULL };
+	zrfile_source st = { .zs = s };
 	uint64_t need, *off = malloc((n + 1) * sizeof(*off));
 	zrfile_npy f, g;
 	char *recs, *a, *b;
@@ -373,7 +374,7 @@ START_TEST(test_plan_from_gathered_records)
 	static const uint64_t mixed[] = { 1, 2 };
 	uint16_t data[NREC * 400];
 	zr_store *s = ragged_store(ck_codecs[_i], data);
-	zrfile_source st = { s, NULL, NULL };
+	zrfile_source st = { .zs = s };
 	uint64_t off[3], need;
 	char recs[4096];
 	zrfile_npy g;
@@ -423,7 +424,7 @@ START_TEST(test_file_through_view)
 	zr_store *s = ragged_store(ck_codecs[_i % 3], data);
 	int form = _i < 3 ? ZRFILE_NPZ : ZRFILE_RECORD;
 	uint64_t n = _i < 3 ? NBATCH : 1; /* batch[0] is deleted */
-	zrfile_source now = { s, NULL, NULL }, st = { s, NULL, NULL };
+	zrfile_source now = { .zs = s }, st = { .zs = s };
 	const uint64_t del[] = { 7, 3, 0 };
 	zrfile_npy f, g;
 	char *want, *got, *other;
@@ -464,7 +465,7 @@ END_TEST
 START_TEST(test_rows_in_pieces)
 {
 	zr_store *s = dense_store(ck_codecs[_i]);
-	zrfile_source st = { s, NULL, NULL };
+	zrfile_source st = { .zs = s };
 	zrfile_npy f;
 	uint64_t row;
 	char *whole, *pieces;

@@ -21,6 +21,7 @@ Suite *suite_dict(void);
 Suite *suite_store_crash(void);
 Suite *suite_store_sigbus(void);
 Suite *suite_npyfile(void);
+Suite *suite_npymix(void);
 Suite *suite_version(void);
 Suite *suite_store_guard(void);
 Suite *suite_store_follow(void);

@@ -9,7 +9,7 @@ tests_check_zrecord_SOURCES = tests/check_main.c tests/check_suites.h \
 	tests/check_store.c tests/check_store_maint.c \
 	tests/check_store_malformed.c tests/check_dict.c \
 	tests/check_store_crash.c tests/check_store_sigbus.c \
-	tests/check_npyfile.c tests/check_version.c \
+	tests/check_npyfile.c tests/check_npymix.c tests/check_version.c \
 	tests/check_store_guard.c tests/check_store_follow.c \
 	tests/check_ragged_pack.c tests/check_store_view.c \
 	tests/check_util.c tests/check_util.h \

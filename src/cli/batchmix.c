@@ -1,55 +1,41 @@
 /*
  * batchmix.c - `zrecord batch MIX.mix.json`: a mixture's batch.  The file
- * names its stores (paths relative to its folder) and weights; the
- * library's mixture stream picks (source, record) for each sample; the
- * output is those pairs (--indices: int64 (B, 2)) or the records of
- * sources that share one dense schema, stacked in batch order.
+ * names its sources (paths relative to its folder: stores, or aligned
+ * dataset folders of the same fields) and weights; the library's mixture
+ * stream picks (source, record) for each sample, and the encoder writes
+ * the batch through the mixture's streams (src/files/npy_mix.h) in the
+ * form a store or a dataset of those fields would take, the bytes a
+ * zrecordfs mount serves as NAME.mix/batch/... (--indices: int64 (B, 2),
+ * source number in the file's order and record index in that source).
  */
+#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "batch.h"
 #include "mixfile.h"
+#include "npy_mix.h"
 
-#define MIX_MAX_BYTES (1u << 20)
+/* One source: a store (one field, no name) or a dataset folder (its
+ * stores, by folder name in sorted order). */
+typedef struct source {
+	size_t nf;
+	zr_store **zs;
+	char **name;
+} source;
 
 typedef struct mix {
 	const batch_args *a;
 	zr_mixfile file;
-	zr_store **zs;
+	source *src;
 	uint64_t *len;
 	zr_cli_entry *ent;
 } mix;
-
-static int read_file(const char *path, char **buf, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char *b = NULL;
-	ssize_t n;
-	size_t got = 0;
-
-	if (fd < 0)
-		return zr_cli_error(path, "batch", -errno, NULL);
-	b = malloc(MIX_MAX_BYTES + 1);
-	while (b && (n = read(fd, b + got, MIX_MAX_BYTES + 1 - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	if (!b)
-		return zr_cli_error(path, "batch", -ENOMEM, NULL);
-	if (got > MIX_MAX_BYTES) {
-		free(b);
-		return zr_cli_error(path, "batch", -EFBIG, "a mixture file "
-				    "holds at most 1 MiB");
-	}
-	*buf = b;
-	*len = got;
-	return ZR_CLI_OK;
-}
 
 /* Source path p relative to the mixture file's folder. */
 static int source_path(const char *mixpath, const char *p, char *dst,
@@ -63,30 +49,124 @@ static int source_path(const char *mixpath, const char *p, char *dst,
 	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
+static int is_store(const char *dir)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	return snprintf(p, sizeof(p), "%s/meta.zr", dir) < (int)sizeof(p) &&
+	       !stat(p, &st) && S_ISREG(st.st_mode);
+}
+
+/* The stores among dir's entries, as a mount shows a dataset: folders
+ * (not symlinks) holding meta.zr, in sorted order. */
+static int field_names(const char *dir, source *s)
+{
+	struct dirent **e = NULL;
+	int n = scandir(dir, &e, NULL, alphasort), rc = 0;
+
+	if (n < 0)
+		return -errno;
+	s->name = calloc(n ? n : 1, sizeof(*s->name));
+	s->zs = calloc(n ? n : 1, sizeof(*s->zs));
+	for (int i = 0; i < n; i++) {
+		char p[PATH_MAX];
+		struct stat st;
+
+		if (!rc && (!s->name || !s->zs))
+			rc = -ENOMEM;
+		if (!rc && strcmp(e[i]->d_name, ".") &&
+		    strcmp(e[i]->d_name, "..") &&
+		    snprintf(p, sizeof(p), "%s/%s", dir, e[i]->d_name) <
+			    (int)sizeof(p) &&
+		    !lstat(p, &st) && S_ISDIR(st.st_mode) && is_store(p) &&
+		    !(s->name[s->nf++] = strdup(e[i]->d_name)))
+			rc = -ENOMEM;
+		free(e[i]);
+	}
+	free(e);
+	return rc;
+}
+
+/* Opens source k (at path) and its length: a dataset's shortest store's,
+ * as a mount's @batch draws. */
+static int open_source(mix *m, uint32_t k, const char *path, uint64_t *n)
+{
+	source *s = &m->src[k];
+	char p[PATH_MAX];
+	int rc = ZR_CLI_OK;
+
+	if (is_store(path)) {
+		s->zs = calloc(1, sizeof(*s->zs));
+		s->name = calloc(1, sizeof(*s->name));
+		if (!s->zs || !s->name)
+			return zr_cli_error(path, "batch", -ENOMEM, NULL);
+		s->nf = 1;
+		rc = zr_cli_open(path, ZR_OPEN_RDONLY, "batch", &s->zs[0]);
+	} else if ((rc = field_names(path, s)) < 0 || !s->nf) {
+		char msg[PATH_MAX + 128];
+
+		snprintf(msg, sizeof(msg), "source %u (%s): no store and no "
+			 "folder of stores there (a source is a store or an "
+			 "aligned dataset folder)", k, path);
+		return zr_cli_error(m->a->store, "batch", rc < 0 ? rc : -ENOENT,
+				    msg);
+	}
+	for (size_t f = 0; s->name[0] && rc == ZR_CLI_OK && f < s->nf; f++) {
+		if (snprintf(p, sizeof(p), "%s/%s", path, s->name[f]) >=
+		    (int)sizeof(p))
+			return zr_cli_error(path, "batch", -ENAMETOOLONG,
+					    s->name[f]);
+		rc = zr_cli_open(p, ZR_OPEN_RDONLY, "batch", &s->zs[f]);
+	}
+	for (size_t f = 0; rc == ZR_CLI_OK && f < s->nf; f++)
+		if (!f || zr_store_length(s->zs[f]) < *n)
+			*n = zr_store_length(s->zs[f]);
+	return rc;
+}
+
 static int open_sources(mix *m)
 {
 	const char *path = m->a->store;
 	char src[PATH_MAX];
 
-	m->zs = calloc(m->file.k, sizeof(*m->zs));
+	m->src = calloc(m->file.k, sizeof(*m->src));
 	m->len = calloc(m->file.k, sizeof(*m->len));
-	if (!m->zs || !m->len)
+	if (!m->src || !m->len)
 		return zr_cli_error(path, "batch", -ENOMEM, NULL);
 	for (uint32_t i = 0; i < m->file.k; i++) {
+		uint64_t n = 0;
 		int rc;
 
 		if (source_path(path, m->file.path[i], src, sizeof(src)))
 			return zr_cli_error(path, "batch", -ENAMETOOLONG,
 					    m->file.path[i]);
-		rc = zr_cli_open(src, ZR_OPEN_RDONLY, "batch", &m->zs[i]);
-		if (rc != ZR_CLI_OK)
-			return rc;
-		rc = zr_cli_batch_length(m->a, i, m->file.k,
-					 zr_store_length(m->zs[i]), &m->len[i]);
+		rc = open_source(m, i, src, &n);
+		if (rc == ZR_CLI_OK)
+			rc = zr_cli_batch_length(m->a, i, m->file.k, n,
+						 &m->len[i]);
 		if (rc != ZR_CLI_OK)
 			return rc;
 	}
 	return ZR_CLI_OK;
+}
+
+static int close_sources(mix *m, int rc)
+{
+	for (uint32_t i = 0; m->src && i < m->file.k; i++) {
+		source *s = &m->src[i];
+
+		for (size_t f = 0; f < s->nf; f++) {
+			if (s->zs && s->zs[f])
+				rc = zr_cli_close(s->zs[f], m->file.path[i],
+						  "batch", rc);
+			free(s->name ? s->name[f] : NULL);
+		}
+		free(s->zs);
+		free(s->name);
+	}
+	free(m->src);
+	return rc;
 }
 
 static int build(mix *m, zr_stream **st)
@@ -114,130 +194,82 @@ static int build(mix *m, zr_stream **st)
 	return rc;
 }
 
-/* A .npy of a header and its data. */
-static int write_two(const char *out, const void *head, size_t hl,
-		     const void *data, size_t len, const char *store)
+/* The encoder's streams of the mixture's fields (for --indices, of any
+ * sources: the pairs need no fields). */
+static int streams_of(const mix *m, zrfile_source **out)
 {
-	zr_cli_out o;
-	int rc = zr_cli_out_open(&o, out, store, "batch");
-
-	if (rc != ZR_CLI_OK)
-		return rc;
-	rc = zr_cli_out_write(&o, head, hl, store, "batch");
-	if (rc == ZR_CLI_OK)
-		rc = zr_cli_out_write(&o, data, len, store, "batch");
-	return zr_cli_out_close(&o, store, "batch", rc);
-}
-
-/* The pairs as an int64 (B, 2) .npy. */
-static int write_pairs(const mix *m, const uint32_t *src, const uint64_t *idx)
-{
-	uint64_t b = m->a->cfg.batch_size, shape[2] = { b, 2 };
-	zr_dtype i8;
-	size_t hl;
-	char head[128];
-	int64_t *pairs = malloc(b * 2 * sizeof(*pairs));
+	uint32_t k = m->file.k, nf = m->a->indices ? 1 : m->src[0].nf;
+	zrfile_source *grid, *st = zrfile_mix_alloc(k, nf, &grid);
+	char msg[256];
 	int rc;
 
-	if (!pairs)
+	if (!st)
 		return zr_cli_error(m->a->store, "batch", -ENOMEM, NULL);
-	zr_dtype_parse("<i8", &i8);
-	rc = zr_npy_write_header(&i8, 2, shape, head, sizeof(head), &hl);
-	for (uint64_t i = 0; i < b; i++) {
-		pairs[2 * i] = src[i];
-		pairs[2 * i + 1] = (int64_t)idx[i];
+	for (uint32_t s = 0; s < k; s++) {
+		if (m->src[s].nf < nf || (m->src[s].nf > nf &&
+					  !m->a->indices)) {
+			free(st);
+			return zr_cli_error(m->a->store, "batch", -EINVAL,
+					    "sources need the same fields "
+					    "(a dataset's stores, by name)");
+		}
+		for (uint32_t f = 0; f < nf; f++)
+			grid[(size_t)f * k + s] = (zrfile_source){
+				.zs = m->src[s].zs[f],
+				.name = m->src[s].name[f] };
 	}
-	if (rc < 0)
-		rc = zr_cli_lib_error(m->a->store, "batch", rc);
-	else
-		rc = write_two(m->a->out, head, hl, pairs,
-			       b * 2 * sizeof(*pairs), m->a->store);
-	free(pairs);
-	return rc;
-}
-
-/* Every source dense with source 0's dtype and item shape. */
-static int same_dense(const mix *m)
-{
-	const zr_schema *s0 = zr_store_schema(m->zs[0]);
-
-	for (uint32_t i = 0; i < m->file.k; i++) {
-		const zr_schema *s = zr_store_schema(m->zs[i]);
-
-		if (s->ragged || strcmp(s->dtype.str, s0->dtype.str) ||
-		    s->ndim != s0->ndim ||
-		    memcmp(s->shape, s0->shape, s->ndim * sizeof(*s->shape)))
-			return zr_cli_error(m->a->store, "batch", ZR_E_SCHEMA,
-					    "a mixture's records need dense "
-					    "sources of one dtype and item "
-					    "shape (else use --indices)");
+	rc = zrfile_mix_check(st, k, nf, msg, sizeof(msg));
+	if (rc < 0 && !m->a->indices) {
+		free(st);
+		return zr_cli_error(m->a->store, "batch", rc, msg);
 	}
+	*out = st;
 	return ZR_CLI_OK;
 }
 
-/* Gathers each source's records of the batch and puts them in place. */
-static int gather_rows(const mix *m, const uint32_t *src, const uint64_t *idx,
-		       char *rows, size_t row)
+/* --indices, --form (a mixture of ragged stores only) or the form a
+ * store or dataset of the mixture's fields takes, into *form. */
+static int form_of(const mix *m, const zrfile_source *st, int *form)
 {
-	uint64_t b = m->a->cfg.batch_size, *pick = malloc(b * sizeof(*pick));
-	char *tmp = malloc(b * row + 1);
-	int rc = 0;
+	int flat;
 
-	if (!pick || !tmp)
-		rc = -ENOMEM;
-	for (uint32_t k = 0; !rc && k < m->file.k; k++) {
-		size_t n = 0;
-
-		for (uint64_t i = 0; i < b; i++)
-			if (src[i] == k)
-				pick[n++] = idx[i];
-		if (!n)
-			continue;
-		rc = zr_store_gather(m->zs[k], pick, n, tmp, n * row, NULL);
-		for (uint64_t i = 0, j = 0; !rc && i < b; i++)
-			if (src[i] == k)
-				memcpy(rows + i * row, tmp + j++ * row, row);
-	}
-	free(pick);
-	free(tmp);
-	return rc;
+	*form = zrfile_mix_form(st, (uint32_t)m->src[0].nf, &flat);
+	if (m->a->indices)
+		*form = ZRFILE_INDICES;
+	else if (m->a->form >= 0 && !flat)
+		return zr_cli_usage(&zr_cli_batch, "--form: the mixture's "
+				    "batch is one %s (--form takes a mixture "
+				    "of ragged stores)",
+				    *form == ZRFILE_STACK ? ".npy" : ".npz");
+	else if (m->a->form >= 0)
+		*form = m->a->form;
+	return ZR_CLI_OK;
 }
 
-static int write_records(const mix *m, const uint32_t *src,
-			 const uint64_t *idx)
+static int write_batch(const mix *m, const uint32_t *src,
+		       const uint64_t *idx, uint64_t *key)
 {
-	const zr_schema *s0 = zr_store_schema(m->zs[0]);
-	uint64_t b = m->a->cfg.batch_size, shape[ZR_MAX_NDIM + 1] = { b };
-	size_t row = zr_store_row_bytes(m->zs[0]), hl;
-	char head[4096], *rows;
-	int rc = same_dense(m);
+	zrfile_source *st = NULL;
+	int form, rc = streams_of(m, &st);
 
-	if (rc != ZR_CLI_OK)
-		return rc;
-	if (s0->ndim >= ZR_MAX_NDIM || (row && b > SIZE_MAX / row))
-		return zr_cli_error(m->a->store, "batch", ZR_E_TOOBIG, NULL);
-	memcpy(shape + 1, s0->shape, s0->ndim * sizeof(*shape));
-	rc = zr_npy_write_header(&s0->dtype, s0->ndim + 1, shape, head,
-				 sizeof(head), &hl);
-	if (rc < 0)
-		return zr_cli_lib_error(m->a->store, "batch", rc);
-	rows = malloc(b * row + 1);
-	if (!rows)
-		return zr_cli_error(m->a->store, "batch", -ENOMEM, NULL);
-	rc = gather_rows(m, src, idx, rows, row);
-	if (rc < 0)
-		rc = zr_cli_lib_error(m->a->store, "batch", rc);
-	else
-		rc = write_two(m->a->out, head, hl, rows, b * row,
-			       m->a->store);
-	free(rows);
+	if (rc == ZR_CLI_OK)
+		rc = form_of(m, st, &form);
+	if (rc == ZR_CLI_OK && zrfile_mix_keys(src, idx, m->a->cfg.batch_size,
+					       key))
+		rc = zr_cli_error(m->a->store, "batch", ZR_E_TOOBIG, NULL);
+	if (rc == ZR_CLI_OK)
+		rc = zr_cli_write_streams(st, m->a->indices ? 1 :
+					  m->src[0].nf, form, key,
+					  m->a->cfg.batch_size, m->a->out,
+					  m->a->store, "batch");
+	free(st);
 	return rc;
 }
 
 static int draw(mix *m)
 {
 	const batch_args *a = m->a;
-	uint64_t b = a->cfg.batch_size, *idx = NULL;
+	uint64_t b = a->cfg.batch_size, *idx = NULL, *key = NULL;
 	uint32_t *src = NULL;
 	zr_stream *st = NULL;
 	int rc = build(m, &st);
@@ -247,15 +279,16 @@ static int draw(mix *m)
 	if (b > SIZE_MAX / sizeof(*idx))
 		rc = zr_cli_error(a->store, "batch", ZR_E_TOOBIG, NULL);
 	else if (!(idx = malloc(b * sizeof(*idx))) ||
+		 !(key = malloc(b * sizeof(*key))) ||
 		 !(src = malloc(b * sizeof(*src))))
 		rc = zr_cli_error(a->store, "batch", -ENOMEM, NULL);
 	else if ((rc = zr_stream_batch(st, a->start, a->step, a->cfg.rank,
 				       a->cfg.world, b, src, idx)) < 0)
 		rc = zr_cli_lib_error(a->store, "batch", rc);
 	else
-		rc = a->indices ? write_pairs(m, src, idx) :
-		     write_records(m, src, idx);
+		rc = write_batch(m, src, idx, key);
 	free(idx);
+	free(key);
 	free(src);
 	zr_stream_free(st);
 	return rc;
@@ -264,30 +297,20 @@ static int draw(mix *m)
 int zr_cli_batch_mix(const batch_args *a)
 {
 	mix m = { .a = a };
-	char *buf = NULL, msg[256];
-	size_t len = 0;
+	char msg[256];
 	int rc;
 
-	if (a->form >= 0)
-		return zr_cli_usage(&zr_cli_batch, "--form: a mixture's batch "
-				    "is one .npy (or --indices)");
 	if (a->granule)
 		return zr_cli_usage(&zr_cli_batch, "--granule: a mixture's "
 				    "sources cycle through all their records");
-	rc = read_file(a->store, &buf, &len);
-	if (rc != ZR_CLI_OK)
-		return rc;
-	rc = zr_mixfile_parse(buf, len, &m.file, msg, sizeof(msg));
-	free(buf);
-	if (rc < 0)
-		return zr_cli_error(a->store, "batch", rc, msg);
+	rc = zr_mixfile_read(a->store, &m.file, msg, sizeof(msg));
+	if (rc < 0) /* msg only repeats a system error */
+		return zr_cli_error(a->store, "batch", rc, rc == -EINVAL ||
+				    rc == -EFBIG ? msg : NULL);
 	rc = open_sources(&m);
 	if (rc == ZR_CLI_OK)
 		rc = draw(&m);
-	for (uint32_t i = 0; m.zs && i < m.file.k; i++)
-		if (m.zs[i])
-			rc = zr_cli_close(m.zs[i], m.file.path[i], "batch", rc);
-	free(m.zs);
+	rc = close_sources(&m, rc);
 	free(m.len);
 	free(m.ent);
 	zr_mixfile_free(&m.file);

@@ -150,5 +150,11 @@ int zr_cli_several_form(zr_store *s);
 int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
 			 size_t n, const char *out, const char *store,
 			 const char *cmd);
+/* The same for records idx[0..n) of encoder streams st[0..nst) (a
+ * mixture's, npy_mix.h), read as they are. */
+struct zrfile_source;
+int zr_cli_write_streams(const struct zrfile_source *st, size_t nst,
+			 int form, const uint64_t *idx, size_t n,
+			 const char *out, const char *store, const char *cmd);
 
 #endif

@@ -78,22 +78,17 @@ static int write_whole(const zrfile_npy *f, zr_cli_out *o,
 	return err;
 }
 
-int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
-			 size_t n, const char *out, const char *store,
-			 const char *cmd)
+int zr_cli_write_streams(const zrfile_source *st, size_t nst, int form,
+			 const uint64_t *idx, size_t n, const char *out,
+			 const char *store, const char *cmd)
 {
-	zrfile_source st = { .zs = s, .name = NULL };
 	uint64_t row;
 	zrfile_npy f;
 	zr_cli_out o;
-	int rc, err = zr_view_begin(s, ZR_VIEW_WAIT, &st.view);
+	int rc, err = zrfile_npy_plan(&f, form, st, nst, idx, n);
 
-	if (err)
-		return zr_cli_lib_error(store, cmd, err);
-	err = zrfile_npy_plan(&f, form, &st, 1, idx, n);
 	if (err) {
 		zrfile_npy_free(&f);
-		zr_view_end(st.view);
 		return zr_cli_lib_error(store, cmd, err);
 	}
 	rc = zr_cli_out_open(&o, out, store, cmd);
@@ -104,6 +99,19 @@ int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
 		rc = zr_cli_out_close(&o, store, cmd, rc);
 	}
 	zrfile_npy_free(&f);
+	return rc;
+}
+
+int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
+			 size_t n, const char *out, const char *store,
+			 const char *cmd)
+{
+	zrfile_source st = { .zs = s, .name = NULL };
+	int rc, err = zr_view_begin(s, ZR_VIEW_WAIT, &st.view);
+
+	if (err)
+		return zr_cli_lib_error(store, cmd, err);
+	rc = zr_cli_write_streams(&st, 1, form, idx, n, out, store, cmd);
 	zr_view_end(st.view);
 	return rc;
 }

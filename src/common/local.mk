@@ -7,7 +7,7 @@
 noinst_LTLIBRARIES += src/common/libzrcommon.la
 src_common_libzrcommon_la_SOURCES = \
 	src/common/statsjson.c src/common/statsjson.h \
-	src/common/mixfile.c src/common/mixfile.h \
+	src/common/mixfile.c src/common/mixfile.h src/common/mixfile_read.c \
 	src/common/retry.c src/common/retry.h \
 	src/common/lock_holder.c src/common/lock_holder.h \
 	src/common/big_buffers.c src/common/big_buffers.h

@@ -8,6 +8,7 @@ noinst_LTLIBRARIES += src/files/libzrfiles.la
 src_files_libzrfiles_la_SOURCES = \
 	src/files/npy_file.h src/files/npy_file_impl.h \
 	src/files/npy_plan.c src/files/npy_fill.c src/files/npy_ragged.c \
+	src/files/npy_mix.c src/files/npy_mix.h \
 	src/files/npz.c src/files/npz.h \
 	src/files/png.c src/files/png.h \
 	src/files/record_png.c src/files/record_png.h \

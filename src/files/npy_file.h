@@ -47,7 +47,9 @@ enum zrfile_npy_form {
 	ZRFILE_RECORD,  /* the one record idx[0] of streams[0]: its .npy */
 	ZRFILE_STACK,   /* dense streams[0]: (B, *item_shape) .npy       */
 	ZRFILE_NPZ,     /* every stream's members, in stream order        */
-	ZRFILE_INDICES, /* idx itself as an int64 (B,) .npy; no stream    */
+	ZRFILE_INDICES, /* idx itself as an int64 (B,) .npy; no stream
+			 * (of a mixture's stream, st[0].mix: int64 (B, 2),
+			 * each record's source and index)             */
 	/* One ragged stream's records as an .npz of a few members
 	 * (npy_ragged.c): PACKED: data.npy (1-d, every record flattened, concatenated),
 	 * offsets.npy (int64 (B+1,) element boundaries) and shapes.npy (int64
@@ -80,6 +82,8 @@ int zrfile_npy_ragged_form(const char *name, size_t len);
  * NAME.npy of shape (B, *item_shape), a ragged one is members NAME/k.npy,
  * k = 0 ... B-1.  With name NULL (a file of one stream) they are named as
  * np.savez names its arguments: arr_0.npy, or arr_k.npy per record. */
+struct zrfile_mix;
+
 typedef struct zrfile_source {
 	zr_store *zs;
 	const char *name;
@@ -87,13 +91,28 @@ typedef struct zrfile_source {
 	 * its size and its bytes come from one state of the store; NULL: the
 	 * store as each read finds it. */
 	zr_view *view;
+	/* A mixture's field (npy_mix.h): its records come from several
+	 * stores of one schema (zs is the first), named by keys; NULL: a
+	 * plain stream. */
+	const struct zrfile_mix *mix;
 } zrfile_source;
+
+/* A mixture stream's reads (npy_mix.c), by keys (ZRFILE_MIX_KEY). */
+int zrfile_mix_gather(const struct zrfile_mix *m, const uint64_t *key,
+		      size_t n, void *dst, size_t cap, uint64_t *off);
+int zrfile_mix_gather_size(const struct zrfile_mix *m, const uint64_t *key,
+			   size_t n, uint64_t *out);
+int zrfile_mix_loc(const struct zrfile_mix *m, uint64_t key, zr_loc *out);
+int zrfile_mix_shape(const struct zrfile_mix *m, uint64_t key,
+		     uint32_t *ndim, uint64_t *shape);
 
 /* The encoder's reads of a stream: through its view, if it has one. */
 static inline int zr_stream_gather(const zrfile_source *s,
 				   const uint64_t *idx, size_t n, void *dst,
 				   size_t cap, uint64_t *off)
 {
+	if (s->mix)
+		return zrfile_mix_gather(s->mix, idx, n, dst, cap, off);
 	if (s->view)
 		return zr_view_gather(s->view, idx, n, dst, cap, off);
 	return zr_store_gather(s->zs, idx, n, dst, cap, off);
@@ -103,6 +122,8 @@ static inline int zr_stream_gather_size(const zrfile_source *s,
 					const uint64_t *idx, size_t n,
 					uint64_t *out)
 {
+	if (s->mix)
+		return zrfile_mix_gather_size(s->mix, idx, n, out);
 	if (s->view)
 		return zr_view_gather_size(s->view, idx, n, out);
 	return zr_store_gather_size(s->zs, idx, n, out);
@@ -111,6 +132,8 @@ static inline int zr_stream_gather_size(const zrfile_source *s,
 static inline int zr_stream_loc(const zrfile_source *s, uint64_t idx,
 				zr_loc *out)
 {
+	if (s->mix)
+		return zrfile_mix_loc(s->mix, idx, out);
 	if (s->view)
 		return zr_view_loc(s->view, idx, out);
 	return zr_store_loc(s->zs, idx, out);
@@ -119,6 +142,8 @@ static inline int zr_stream_loc(const zrfile_source *s, uint64_t idx,
 static inline int zr_stream_shape(const zrfile_source *s, uint64_t idx,
 				  uint32_t *ndim, uint64_t *shape)
 {
+	if (s->mix)
+		return zrfile_mix_shape(s->mix, idx, ndim, shape);
 	if (s->view)
 		return zr_view_ragged_shape(s->view, idx, ndim, shape);
 	return zr_ragged_shape(s->zs, idx, ndim, shape);

@@ -19,6 +19,8 @@ int zrfile_nf_ragged_size(const zrfile_source *s, uint64_t logic,
 /* How many parts a stream has in f: one per record if ragged, else one. */
 size_t zrfile_nf_stream_parts(const zrfile_npy *f, const zrfile_source *s);
 const zr_dtype *zrfile_nf_int64(void);
+/* An INDICES file of a mixture's stream: (B, 2) pairs, not (B,). */
+int zrfile_nf_pairs(const zrfile_npy *f);
 /* The PACKED and PADDED forms and their parts (npy_ragged.c). */
 /* Plans f->form, a zrfile_npy_flat one; known: f->shapes and f->rndim hold
  * the records' shapes already. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "npy_file_impl.h"
+#include "npy_mix.h"
 
 /* np.save's header of a dense part at dst (size bytes); *h its length. */
 static int dense_header(const zrfile_npy *f, const zrfile_source *s,
@@ -143,15 +144,29 @@ static int fill_stream(const zrfile_npy *f, const zrfile_source *s,
 	return fill_dense(f, s, buf + m->offset, m->size);
 }
 
+static void put_i64(char *dst, uint64_t v)
+{
+	for (int b = 0; b < 8; b++)
+		dst[b] = (char)(v >> (8 * b));
+}
+
+/* A store's indices, or a mixture's keys as (source, index) pairs. */
 static int fill_indices(const zrfile_npy *f, char *buf)
 {
+	int pairs = zrfile_nf_pairs(f);
+	uint64_t shape[2] = { f->count, 2 };
 	size_t h;
-	int err = zr_npy_write_header(zrfile_nf_int64(), 1, &f->count, buf,
+	int err = zr_npy_write_header(zrfile_nf_int64(), 1 + pairs, shape, buf,
 				      f->total, &h);
 
-	for (uint64_t k = 0; !err && k < f->count; k++)
-		for (int b = 0; b < 8; b++)
-			buf[h + 8 * k + b] = (char)(f->idx[k] >> (8 * b));
+	for (uint64_t k = 0; !err && k < f->count; k++) {
+		if (!pairs) {
+			put_i64(buf + h + 8 * k, f->idx[k]);
+			continue;
+		}
+		put_i64(buf + h + 16 * k, ZRFILE_MIX_SRC(f->idx[k]));
+		put_i64(buf + h + 16 * k + 8, ZRFILE_MIX_IDX(f->idx[k]));
+	}
 	return err;
 }
 

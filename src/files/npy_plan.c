@@ -156,6 +156,11 @@ static int plan_npz(zrfile_npy *f)
 	return err ? err : zrfile_npz_layout(f->part, f->nparts, &f->total);
 }
 
+int zrfile_nf_pairs(const zrfile_npy *f)
+{
+	return f->nst && f->st[0].mix;
+}
+
 const zr_dtype *zrfile_nf_int64(void)
 {
 	static const zr_dtype i8 = { "<i8", 'i', '<', 8 };
@@ -181,11 +186,15 @@ static int record_file_size(const zrfile_npy *f, uint64_t *size)
 /* The one part of a .npy file, at offset 0. */
 static int plan_npy(zrfile_npy *f)
 {
+	uint64_t pairs[2] = { f->count, 2 };
+
 	f->nparts = 1;
-	if (f->form == ZRFILE_INDICES)
+	if (f->form == ZRFILE_INDICES) /* a mixture's: (source, index) */
 		return zrfile_nf_add_product(&f->one.size,
-				   zr_npy_header_len(zrfile_nf_int64(), 1,
-						     &f->count), f->count, 8);
+				   zr_npy_header_len(zrfile_nf_int64(),
+						     zrfile_nf_pairs(f) + 1,
+						     pairs), f->count,
+				   8 << zrfile_nf_pairs(f));
 	if (f->nst != 1)
 		return -EINVAL;
 	if (f->form == ZRFILE_RECORD)

@@ -25,14 +25,15 @@
 #include "big_buffers.h"
 #include "file_kinds.h"
 #include "file_bytes.h"
+#include "mixture.h"
 #include "store_park.h"
 
 static void log_failure(const struct zrfs_node *n, int err)
 {
-	struct zrfs_fstore *const *st;
+	const char *name;
+	struct zrfs_elog *log = zrfs_batch_elog(n, &name);
 
-	zrfs_batch_stores(n, &st);
-	zrfs_elog_add(&st[0]->log, st[0]->path, "batch %llu-%llu: %s",
+	zrfs_elog_add(log, name, "batch %llu-%llu: %s",
 		     (unsigned long long)n->seed,
 		     (unsigned long long)n->step,
 		     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));

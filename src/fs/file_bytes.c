@@ -13,7 +13,9 @@
 
 #include "file_bytes.h"
 #include "dataset.h"
+#include "mixture.h"
 #include "shape_cache.h"
+#include "skips.h"
 #include "store_park.h"
 
 /* Record idx's file: the encoder's RECORD form over the stream *s. */
@@ -87,6 +89,8 @@ int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 size_t zrfs_batch_stores(const struct zrfs_node *n,
 			struct zrfs_fstore *const **out)
 {
+	if (n->mix)
+		return zrfs_mix_stores(n->mix, out);
 	if (n->ds) {
 		*out = n->ds->st;
 		return n->ds->n;
@@ -131,8 +135,8 @@ static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p,
 /* The batch of step: positions start + step*W*B + rank*B ... of the
  * stream with granule g, 0 for W*B (zrecord.h, "Streams"; start 0 and
  * granule W*B give zr_sampler_batch's). */
-static int draw(const zr_sampler *cfg, uint64_t start, uint64_t g,
-		uint64_t step, uint64_t *out)
+static int draw(const zr_sampler *cfg, const struct zrfs_opts *opts,
+		uint64_t start, uint64_t g, uint64_t step, uint64_t *out)
 {
 	uint64_t w = cfg->world > 1 ? cfg->world : 1;
 	zr_stream *st;
@@ -141,8 +145,10 @@ static int draw(const zr_sampler *cfg, uint64_t start, uint64_t g,
 
 	if (err)
 		return err;
-	err = zr_stream_batch(st, start, step, cfg->rank, cfg->world,
-			      cfg->batch_size, NULL, out);
+	err = zrfs_skip_apply(opts, st, NULL, NULL, 0, 1);
+	if (!err)
+		err = zr_stream_batch(st, start, step, cfg->rank, cfg->world,
+				      cfg->batch_size, NULL, out);
 	zr_stream_free(st);
 	return err;
 }
@@ -192,7 +198,8 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 	p->idx = malloc(p->count * sizeof(*p->idx));
 	if (!p->idx)
 		return -ENOMEM;
-	return draw(&cfg, fs->opts.start, fs->opts.granule, n->step, p->idx);
+	return draw(&cfg, &fs->opts, fs->opts.start, fs->opts.granule, n->step,
+		    p->idx);
 }
 
 /* Whether a packed or padded form holds the records' data. */
@@ -284,8 +291,9 @@ int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
 	memset(p, 0, sizeof(*p));
 	p->node = n;
 	p->gen = gen;
-	err = node_streams(n, p, views);
-	if (!err)
+	if (n->mix)
+		err = zrfs_mix_draw(fs, n, p, length, views);
+	else if (!(err = node_streams(n, p, views)))
 		err = batch_indices(fs, n, p, size_only, length);
 	if (!err)
 		err = plan_file(fs, n, p, size_only);
@@ -310,6 +318,8 @@ static int batch_bound(struct zrfs_fs *fs, const struct zrfs_node *n)
 	uint64_t b = n->bsize, cap = fs->opts.max_batch, members = 0;
 	uint64_t least = 8;
 
+	if (n->mix)
+		return zrfs_mix_bound(fs, n);
 	for (size_t i = 0; n->form != ZRFS_F_IDX && i < k; i++) {
 		uint64_t row = zr_store_row_bytes(st[i]->zs);
 
@@ -334,10 +344,10 @@ uint64_t zrfs_batch_gen(const struct zrfs_node *n)
 
 static void log_too_big(const struct zrfs_node *n, struct zrfs_fs *fs)
 {
-	struct zrfs_fstore *const *st;
+	const char *name;
+	struct zrfs_elog *log = zrfs_batch_elog(n, &name);
 
-	zrfs_batch_stores(n, &st);
-	zrfs_elog_add(&st[0]->log, st[0]->path, "batch of %llu: over the "
+	zrfs_elog_add(log, name, "batch of %llu: over the "
 		     "mount's max_batch_bytes=%llu or %u .npz members (EFBIG)",
 		     (unsigned long long)n->bsize,
 		     (unsigned long long)fs->opts.max_batch,
@@ -348,11 +358,11 @@ static void log_too_big(const struct zrfs_node *n, struct zrfs_fs *fs)
  * the form (npy_ragged.c, read_shapes). */
 static void log_bad_form(const struct zrfs_node *n)
 {
-	struct zrfs_fstore *const *st;
+	const char *name;
+	struct zrfs_elog *log = zrfs_batch_elog(n, &name);
 	int padded = form_of(n) == ZRFILE_PADDED;
 
-	zrfs_batch_stores(n, &st);
-	zrfs_elog_add(&st[0]->log, st[0]->path, "batch of %llu: its records "
+	zrfs_elog_add(log, name, "batch of %llu: its records "
 		      "cannot be %s: they must have one ndim%s (EINVAL); the "
 		      ".npz form holds any records, one member each",
 		      (unsigned long long)n->bsize,

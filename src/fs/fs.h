@@ -111,6 +111,7 @@ struct zrfs_node {
 	size_t nkids;
 	struct zrfs_fstore *st;	/* store folders and their files  */
 	struct zrfs_dataset *ds; /* @batch nodes of a dataset      */
+	struct zrfs_mix *mix;	/* NAME.mix/ and its files (mixture.h) */
 	/* batch folders (depth 0: batch/, 1: MODE/, 2: MODE/B/) and files */
 	int depth;
 	zr_sampler_mode mode;

@@ -13,7 +13,9 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/errors_log.c src/fs/errors_log.h src/fs/store_park.c src/fs/store_park.h \
 	src/fs/delete_log.c src/fs/delete_log.h \
 	src/fs/follow.c src/fs/follow.h \
-	src/fs/dataset.c src/fs/dataset.h
+	src/fs/dataset.c src/fs/dataset.h \
+	src/fs/mixture.c src/fs/mix_batch.c src/fs/mixture.h \
+	src/fs/skips.c src/fs/skips.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/mount
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
@@ -34,5 +36,5 @@ EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_shell.py tests/fs/test_encoder.py tests/fs/test_png.py \
 	tests/fs/test_ragged_forms.py \
 	tests/fs/test_batch_cache.py tests/fs/test_follow.py \
-	tests/fs/test_batch_pieces.py
+	tests/fs/test_batch_pieces.py tests/fs/test_mixture.py
 TESTS += tests/fs.test

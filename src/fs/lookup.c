@@ -11,6 +11,7 @@
 #include "dataset.h"
 #include "file_bytes.h"
 #include "lookup.h"
+#include "mixture.h"
 #include "u64.h"
 #include "store_park.h"
 #include "static_tree.h"
@@ -59,6 +60,7 @@ void zrfs_ns_free(struct zrfs_fs *fs)
 static int same_name(const struct zrfs_node *a, const struct zrfs_node *b)
 {
 	return a->kind == b->kind && a->st == b->st && a->ds == b->ds &&
+	       a->mix == b->mix &&
 	       a->depth == b->depth && a->mode == b->mode &&
 	       a->bsize == b->bsize && a->seed == b->seed &&
 	       a->step == b->step && a->form == b->form && a->idx == b->idx;
@@ -67,6 +69,7 @@ static int same_name(const struct zrfs_node *a, const struct zrfs_node *b)
 static uint64_t name_hash(const struct zrfs_node *n)
 {
 	uint64_t h = hash((uintptr_t)n->st ^ (uintptr_t)n->ds ^
+			  (uintptr_t)n->mix ^
 			  ((uint64_t)n->kind << 56 | (uint64_t)n->depth << 48 |
 			   (uint64_t)n->mode << 40 | (uint64_t)n->form << 32));
 
@@ -305,10 +308,15 @@ static int parse_batch_name(const struct zrfs_node *dir, const char *name,
 	size_t len = strlen(name), stem;
 	const char *dash;
 	int npz = !dir->st || zr_store_schema(dir->st->zs)->ragged, flat;
+	int flats = npz && dir->st, recs = 1;
 
+	if (dir->mix) /* as a store's or a dataset's (mixture.h) */
+		recs = !zrfs_mix_forms(dir->mix, &npz, &flats);
 	if (ends_with(name, len, ".indices.npy", &stem))
 		t->form = ZRFS_F_IDX;
-	else if (npz && dir->st && (flat = flat_form(name, len, &stem)))
+	else if (!recs)
+		return -ENOENT;
+	else if (flats && (flat = flat_form(name, len, &stem)))
 		t->form = flat;
 	else if (!npz && ends_with(name, len, ".npy", &stem))
 		t->form = ZRFS_F_NPY;
@@ -330,6 +338,7 @@ static int lookup_batch(struct zrfs_fs *fs, struct zrfs_node *dir,
 	 * change under tables_mu meanwhile. */
 	struct zrfs_node t = {
 		.kind = dir->kind, .st = dir->st, .ds = dir->ds,
+		.mix = dir->mix,
 		.depth = dir->depth, .mode = dir->mode, .bsize = dir->bsize,
 	};
 	uint64_t v;

@@ -16,6 +16,7 @@
 #include "mountinfo.h"
 #include "npy_file.h"
 #include "opts.h"
+#include "skips.h"
 
 enum kind {
 	NUM,		/* a decimal in [lo, hi], into field              */
@@ -24,6 +25,7 @@ enum kind {
 	THREADS,	/* a decimal in [lo, hi], into ZR_THREADS         */
 	FLAG,		/* field = 1                                      */
 	FOLLOW,		/* [=SECONDS]: ro, and refresh every SECONDS      */
+	SKIP,		/* A:B, repeatable: into o->skip (skips.h)         */
 	PASS,		/* libfuse's or the kernel's: handed on           */
 	REFUSED,	/* libfuse's, but not for zrecordfs               */
 };
@@ -75,6 +77,9 @@ static const struct opt table[] = {
 	  FIELD(granule), .arg = "granule=G",
 	  .help = "the stream's cycle multiple (default W*B): keep\nthe "
 	  "first run's W*B when W or B change" },
+	{ .name = "skip=", .kind = SKIP, .arg = "skip=A:B",
+	  .help = "positions A..B-1 are not served (repeatable)",
+	  .takes = "skip=A:B takes positions A < B, at most 65536 ranges" },
 	{ .name = "max_batch_bytes=", .kind = SIZE, .lo = 4096,
 	  FIELD(max_batch), .arg = "max_batch_bytes=N[K|M|G]",
 	  .help = "largest batch file; a larger one is EFBIG at lookup\n"
@@ -285,6 +290,8 @@ static int take(struct parse_ctx *c, const struct opt *t, const char *arg,
 	case FLAG:
 		store(o, t, 1);
 		return 0;
+	case SKIP:
+		return zrfs_skip_add(o, val) ? -1 : 0;
 	default: /* FOLLOW */
 		o->follow_ms = 1000;
 		if (val && parse_seconds(val, &o->follow_ms))
@@ -490,6 +497,7 @@ void zrfs_opts_free(struct zrfs_opts *o)
 {
 	free(o->src);
 	free(o->mountpoint);
+	free(o->skip);
 	fuse_opt_free_args(&o->args);
 	o->src = o->mountpoint = NULL;
 }

@@ -29,6 +29,8 @@ struct zrfs_opts {
 	uint32_t rank, world;
 	uint64_t start;		/* -o start: the run's first position     */
 	uint64_t granule;	/* -o granule: cycle multiple, 0: W * B   */
+	uint64_t *skip;		/* -o skip=A:B: [A, B) pairs (skips.h)   */
+	size_t nskip;
 	struct fuse_args args;	/* what libfuse's session parses          */
 };
 

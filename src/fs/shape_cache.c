@@ -33,7 +33,8 @@ static struct slot key(const struct zrfs_node *n, uint64_t length,
 		       uint64_t gen, uint64_t count)
 {
 	struct slot k = {
-		.stores = n->ds ? (const void *)n->ds : (const void *)n->st,
+		.stores = n->mix ? (const void *)n->mix :
+			  n->ds ? (const void *)n->ds : (const void *)n->st,
 		.seed = n->seed, .step = n->step, .bsize = n->bsize,
 		.length = length, .gen = gen, .count = count,
 		.mode = (int)n->mode,

@@ -1,7 +1,8 @@
 /*
  * static_tree.c - builds the static namespace at mount.  Stores created
  * under SRC after the mount are not picked up (remount to serve them): the
- * tree, and the store locks it holds, are fixed for the mount's lifetime.
+ * tree, and the store locks it holds, are fixed for the mount's lifetime;
+ * so are the mixture files' folders (mixture.h), read at mount.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mixture.h"
 #include "store_park.h"
 #include "static_tree.h"
 
@@ -177,6 +179,55 @@ static int mount_store(struct zrfs_fs *fs, struct zrfs_node *parent,
 static int scan(struct zrfs_fs *fs, struct zrfs_node *dir, const char *abs,
 		const char *rel);
 
+/* NAME.mix.json's folder NAME.mix (mixture.h); its files come once the
+ * whole tree is there (mix_files). */
+static int mix_folder(struct zrfs_fs *fs, struct zrfs_node *dir,
+		      const char *name, const char *abs, const char *rel)
+{
+	char *folder = strndup(name, strlen(name) - strlen(".json"));
+	struct zrfs_node *n = folder ? node_new(fs, ZRFS_K_DIR, folder, dir)
+				     : NULL;
+
+	free(folder);
+	if (!n || !(n->mix = zrfs_mix_new(abs, rel)))
+		return -ENOMEM;
+	n->st = NULL;
+	n->ds = NULL;
+	return 0;
+}
+
+/* Every mixture folder's files: errors, and batch/ and stats if it
+ * serves its sources. */
+static int mix_files(struct zrfs_fs *fs)
+{
+	static const struct {
+		const char *name;
+		enum zrfs_kind kind;
+	} files[] = {
+		{ "batch", ZRFS_K_BATCHDIR },
+		{ "stats", ZRFS_K_STATS },
+		{ "errors", ZRFS_K_ERRORS },
+	};
+
+	for (size_t i = 0, n = fs->nstat; i < n; i++) {
+		struct zrfs_node *d = fs->stat[i];
+		int ok;
+
+		if (d->kind != ZRFS_K_DIR || !d->mix)
+			continue;
+		ok = zrfs_mix_resolve(fs, d->mix);
+		for (size_t f = ok ? 0 : 2; f < 3; f++) {
+			struct zrfs_node *k = node_new(fs, files[f].kind,
+						      files[f].name, d);
+
+			if (!k)
+				return -ENOMEM;
+			k->mix = d->mix;
+		}
+	}
+	return 0;
+}
+
 /* One directory entry: a store, a plain folder (recursed), or nothing
  * (files, symlinks and other entries are not shown). */
 static int scan_entry(struct zrfs_fs *fs, struct zrfs_node *dir,
@@ -193,7 +244,11 @@ static int scan_entry(struct zrfs_fs *fs, struct zrfs_node *dir,
 		err = -ENOMEM;
 		goto out;
 	}
-	if (lstat(cabs, &st) || !S_ISDIR(st.st_mode))
+	if (lstat(cabs, &st))
+		goto out;
+	if (S_ISREG(st.st_mode) && zrfs_mix_named(name))
+		err = mix_folder(fs, dir, name, cabs, crel);
+	if (!S_ISDIR(st.st_mode))
 		goto out;
 	if (is_store(cabs)) {
 		err = mount_store(fs, dir, name, cabs, crel, store);
@@ -315,6 +370,8 @@ int zrfs_tree_build(struct zrfs_fs *fs)
 		return err ? err : store_kids(fs, root);
 	}
 	err = scan(fs, root, fs->opts.src, "");
+	if (!err)
+		err = mix_files(fs);
 	if (err == -ENOMEM)
 		fprintf(stderr, "zrecordfs: out of memory\n");
 	return err;
@@ -345,6 +402,8 @@ int zrfs_tree_free(struct zrfs_fs *fs)
 		free(fs->ds[i]);
 	}
 	for (size_t i = 0; i < fs->nstat; i++) {
+		if (fs->stat[i]->kind == ZRFS_K_DIR)
+			zrfs_mix_free(fs->stat[i]->mix);
 		free((char *)fs->stat[i]->name);
 		free(fs->stat[i]->kids);
 		free(fs->stat[i]);

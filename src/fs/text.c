@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "file_kinds.h"
+#include "mixture.h"
 #include "statsjson.h"
 #include "store_park.h"
 
@@ -48,11 +49,14 @@ static int text_make(const struct zrfs_node *n, char **out, size_t *len)
 {
 	switch (n->kind) {
 	case ZRFS_K_STATS:
+		if (n->mix)
+			return zrfs_mix_stats(n->mix, out, len);
 		return stats_json(n->st, out, len);
 	case ZRFS_K_SCHEMA:
 		return schema_json(n->st, out, len);
 	case ZRFS_K_ERRORS:
-		return zrfs_elog_text(&n->st->log, out, len);
+		return zrfs_elog_text(n->mix ? zrfs_mix_elog(n->mix) :
+				      &n->st->log, out, len);
 	default:
 		return -EINVAL;
 	}

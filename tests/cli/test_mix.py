@@ -1,8 +1,12 @@
-"""zrecord batch over a mixture file: the records of dense sources in
-batch order, --indices pairs, the file's weight schedule, and mixture
-files and options it refuses, each with a message that names the problem
+"""zrecord batch over a mixture file: the records of dense and ragged
+stores and of dataset folders (as loaderx draws them) in batch order,
+--indices pairs, the file's weight schedule, and mixture files and
+options it refuses, each with a message that names the problem
 (src/common/mixfile.c reads the file)."""
+import io
 import json
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -102,3 +106,78 @@ def test_bad_skip_and_grow(zr, dense, bad):
     zr.fails(2, "batch", store, "--seed", 1, "--step", 0, "--skip", bad)
     if bad != "5":
         zr.fails(2, "batch", store, "--seed", 1, "--step", 0, "--grow", bad)
+
+
+def _loaderx():
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                    "contrib", "python"))
+    import loaderx
+    return loaderx
+
+
+def test_ragged_sources(zr, tmp_path):
+    """A mixture of ragged stores is written as a ragged store's batch:
+    an .npz of arr_k.npy in batch order, and its packed and padded
+    forms."""
+    recs = {}
+    for name, n, base in (("r", 9, 0), ("s", 4, 50)):
+        recs[name] = [np.full((i % 3 + 1, 2), base + i, "<i2")
+                      for i in range(n)]
+        zr.ok("create", tmp_path / name, "--dtype", "<i2", "--ragged")
+        zr.ok("append", tmp_path / name,
+              write_npys(tmp_path / (name + ".npy"), *recs[name]))
+    m = tmp_path / "m.mix.json"
+    m.write_text(json.dumps({"sources": [{"path": "r", "weight": 2},
+                                         {"path": "s", "weight": 1}]}))
+    for step in range(4):
+        args = ("batch", m, "--seed", 2, "--step", step, "--batch-size", 5)
+        pairs = zr.load(*args, "--indices")
+        got = zr.load(*args)
+        assert len(got) == 5
+        for g, (k, i) in zip(got, pairs.tolist()):
+            assert np.array_equal(g, recs["rs"[k]][i])
+        with np.load(io.BytesIO(zr.ok(*args, "--form", "padded"))) as z:
+            assert z["lengths"].tolist() == [len(g) for g in got]
+
+
+def test_dataset_folder_sources_match_loaderx(zr, tmp_path):
+    """Sources that are dataset folders (a dense x, a ragged y) give a
+    dataset's .npz: x.npy stacked, y/k.npy per record, the records
+    loaderx's DataLoader over the same file yields."""
+    loaderx = _loaderx()
+    for d, n in (("d0", 12), ("d1", 5)):
+        zr.ok("create", tmp_path / d / "x", "--dtype", "<i4", "--shape", "2")
+        zr.ok("append", tmp_path / d / "x", write_npys(
+            tmp_path / "x.npy", (100 * int(d[1]) + np.arange(2 * n))
+            .astype("<i4").reshape(n, 2)))
+        zr.ok("create", tmp_path / d / "y", "--dtype", "<i4", "--ragged",
+              "--codec", "zstd")
+        zr.ok("append", tmp_path / d / "y", write_npys(
+            tmp_path / "y.npy", *[np.full(i % 3 + 1, 100 * int(d[1]) + i,
+                                          "<i4") for i in range(n)]))
+    m = tmp_path / "d.mix.json"
+    m.write_text(json.dumps({"sources": [{"path": "d0", "weight": 3},
+                                         {"path": "d1", "weight": 1}]}))
+    with loaderx.Mixture(str(m)) as mix:
+        loader = loaderx.DataLoader(mix, batch_size=6, seed=4, start=2)
+        for step in range(4):
+            want = next(loader)
+            out = zr.ok("batch", m, "--seed", 4, "--step", step,
+                        "--batch-size", 6, "--start", 2)
+            with np.load(io.BytesIO(out)) as z:
+                assert sorted(z.files) == sorted(
+                    ["x"] + ["y/%d" % k for k in range(6)])
+                assert np.array_equal(z["x"], want["x"])
+                for k in range(6):
+                    assert np.array_equal(z["y/%d" % k], want["y"][k])
+        loader.close()
+    # a store beside dataset folders: not the same fields
+    (tmp_path / "bad.mix.json").write_text(json.dumps(
+        {"sources": [{"path": "d0", "weight": 1},
+                     {"path": "d0/x", "weight": 1}]}))
+    err = zr.fails(1, "batch", tmp_path / "bad.mix.json", "--seed", 1,
+                   "--step", 0)
+    assert "same fields" in err, err
+    assert zr.load("batch", tmp_path / "bad.mix.json", "--seed", 1,
+                   "--step", 0, "--batch-size", 4,
+                   "--indices").shape == (4, 2)

@@ -1,0 +1,174 @@
+/*
+ * mix_batch.c - the records of a mixture's batch file (mixture.h): the
+ * library's mixture stream (zr_stream_new_mixture and the file's weight
+ * changes, the mount's -o start, rank and world) picks (source, record)
+ * for each sample, and the batch is read through the encoder's mixture
+ * streams (src/files/npy_mix.h) and the handle's views, the bytes
+ * `zrecord batch MIX` writes.  The batch is drawn at the source lengths
+ * its lookup saw, kept by number so the node's version tag can name them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mixture.h"
+#include "npy_mix.h"
+#include "skips.h"
+
+size_t zrfs_mix_stores(const struct zrfs_mix *m,
+		      struct zrfs_fstore *const **out)
+{
+	*out = m->st;
+	return m->nst;
+}
+
+int zrfs_mix_forms(const struct zrfs_mix *m, int *npz, int *flat)
+{
+	zrfile_source s = { .zs = m->grid[0]->zs, .name = m->names[0] };
+
+	if (!m->records)
+		return -1;
+	*npz = zrfile_mix_form(&s, m->nf, flat) == ZRFILE_NPZ;
+	return 0;
+}
+
+/* Per record, at least: a dense row or a ragged record's 8-byte prefix
+ * in each field, and its index pair. */
+int zrfs_mix_bound(struct zrfs_fs *fs, const struct zrfs_node *n)
+{
+	const struct zrfs_mix *m = n->mix;
+	uint64_t least = 16, members = 0, b = n->bsize;
+
+	for (uint32_t f = 0; n->form != ZRFS_F_IDX && f < m->nf; f++) {
+		uint64_t row = zr_store_row_bytes(m->grid[f * m->k]->zs);
+
+		least += row ? row : 8;
+		members += row ? 1 : b;
+	}
+	if (n->form == ZRFS_F_NPZ && members > ZRFILE_NPZ_MEMBERS_MAX)
+		return -EFBIG;
+	return b > fs->opts.max_batch / least ? -EFBIG : 0;
+}
+
+/* The number of the lengths len (k values) among those kept. */
+static uint64_t snap_put(struct zrfs_mix *m, const uint64_t *len)
+{
+	size_t bytes = m->k * sizeof(*len);
+	uint64_t id;
+
+	pthread_mutex_lock(&m->mu);
+	if (!m->snap)
+		m->snap = malloc(ZRFS_MIX_SNAPS * bytes);
+	id = m->snap ? m->nsnap : 0;
+	if (m->snap && (!id || memcmp(m->snap + (id - 1) % ZRFS_MIX_SNAPS *
+				      m->k, len, bytes))) {
+		id = ++m->nsnap;
+		memcpy(m->snap + (id - 1) % ZRFS_MIX_SNAPS * m->k, len, bytes);
+	}
+	pthread_mutex_unlock(&m->mu);
+	return id;
+}
+
+static int snap_get(struct zrfs_mix *m, uint64_t id, uint64_t *len)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&m->mu);
+	if (!id || id > m->nsnap || m->nsnap - id >= ZRFS_MIX_SNAPS)
+		err = -ESTALE; /* the kernel looks the name up again */
+	else
+		memcpy(len, m->snap + (id - 1) % ZRFS_MIX_SNAPS * m->k,
+		       m->k * sizeof(*len));
+	pthread_mutex_unlock(&m->mu);
+	return err;
+}
+
+/* Each source's length now, as views show it (a dataset source's
+ * shortest store's). */
+static void lengths_now(const struct zrfs_mix *m, zr_view *const *views,
+			uint64_t *len)
+{
+	for (uint32_t s = 0; s < m->k; s++)
+		for (uint32_t f = 0; f < m->nf; f++) {
+			size_t c = (size_t)f * m->k + s;
+			uint64_t l = views ? zr_view_length(views[m->slot[c]])
+					   : zr_store_length(m->grid[c]->zs);
+
+			if (!f || l < len[s])
+				len[s] = l;
+		}
+}
+
+/* The encoder's streams of the node's fields (INDICES: of field 0 only,
+ * which takes any sources), through the handle's views. */
+static int streams(const struct zrfs_mix *m, const struct zrfs_node *n,
+		   struct zrfs_plan *p, zr_view *const *views)
+{
+	uint32_t nf = n->form == ZRFS_F_IDX ? 1 : m->nf;
+	zrfile_source *grid;
+	char msg[256];
+	int err;
+
+	p->streams = zrfile_mix_alloc(m->k, nf, &grid);
+	if (!p->streams)
+		return -ENOMEM;
+	p->nst = nf;
+	for (size_t c = 0; c < (size_t)m->k * nf; c++)
+		grid[c] = (zrfile_source){
+			.zs = m->grid[c]->zs, .name = m->names[c / m->k],
+			.view = views ? views[m->slot[c]] : NULL };
+	err = zrfile_mix_check(p->streams, m->k, nf, msg, sizeof(msg));
+	return n->form == ZRFS_F_IDX ? 0 : err;
+}
+
+/* The batch's keys from the mixture stream at lengths len. */
+static int draw(struct zrfs_fs *fs, const struct zrfs_node *n,
+		const uint64_t *len, uint64_t *key)
+{
+	const struct zrfs_mix *m = n->mix;
+	uint64_t *idx = malloc(n->bsize * sizeof(*idx));
+	uint32_t *src = malloc(n->bsize * sizeof(*src));
+	zr_stream *st = NULL;
+	int err = idx && src ? zr_stream_new_mixture(n->seed, m->k, len,
+						     m->file.weight, &st)
+			     : -ENOMEM;
+
+	if (!err)
+		err = zrfs_skip_apply(&fs->opts, st, m->file.from,
+				      m->file.weights, m->file.nsched, m->k);
+	if (!err)
+		err = zr_stream_batch(st, fs->opts.start, n->step,
+				      fs->opts.rank, fs->opts.world, n->bsize,
+				      src, idx);
+	if (!err)
+		err = zrfile_mix_keys(src, idx, n->bsize, key);
+	zr_stream_free(st);
+	free(idx);
+	free(src);
+	return err;
+}
+
+int zrfs_mix_draw(struct zrfs_fs *fs, const struct zrfs_node *n,
+		  struct zrfs_plan *p, uint64_t length,
+		  zr_view *const *views)
+{
+	struct zrfs_mix *m = n->mix;
+	uint64_t *len = calloc(m->k, sizeof(*len));
+	int err = len ? streams(m, n, p, views) : -ENOMEM;
+
+	if (!err && length) {
+		err = snap_get(m, length, len);
+		p->length = length;
+	} else if (!err) {
+		lengths_now(m, views, len);
+		p->length = snap_put(m, len);
+		err = p->length ? 0 : -ENOMEM;
+	}
+	p->count = n->bsize;
+	if (!err && !(p->idx = malloc(p->count * sizeof(*p->idx))))
+		err = -ENOMEM;
+	if (!err)
+		err = draw(fs, n, len, p->idx);
+	free(len);
+	return err;
+}
