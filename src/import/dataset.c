@@ -26,6 +26,7 @@ typedef struct imp_store {
 	size_t row;
 	uint64_t count;
 	int wb_fd;       /* data.zr, to start its writeback early */
+	int reserved;    /* rows reserved for the batch in decode */
 } imp_store;
 
 struct zr_imp_dataset {
@@ -37,6 +38,8 @@ struct zr_imp_dataset {
 	uint64_t length;
 	zr_ragged_in *rin;
 	size_t rin_cap;
+	uint64_t *keep;  /* the slots of a batch's good samples */
+	size_t keep_cap;
 };
 
 int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out)
@@ -201,6 +204,73 @@ static int grow(void **buf, size_t *cap, size_t need)
 	return 0;
 }
 
+int zr_imp_dataset_can_place(const zr_imp_dataset *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->n; i++)
+		if (d->st[i].s && d->st[i].dense)
+			return 1;
+	return 0;
+}
+
+int zr_imp_dataset_place(zr_imp_dataset *d, zr_imp_sample *s, size_t n)
+{
+	unsigned k;
+	size_t i;
+	int rc;
+
+	for (k = 0; n && k < s[0].nfields; k++) {
+		int id = s[0].f[k].store;
+		imp_store *st = &d->st[id];
+
+		if (!st->s || !st->dense || st->reserved)
+			continue;
+		rc = zr_append_dense_reserve(st->a, n);
+		if (rc < 0)
+			return zr_imp_error(st->name, rc, zr_errmsg());
+		st->reserved = 1;
+		/* Slot i for sample i: the bad ones' are left out when the
+		 * batch is staged. */
+		for (i = 0; i < n; i++)
+			if (k < s[i].nfields && s[i].f[k].store == id) {
+				s[i].f[k].put = st->a;
+				s[i].f[k].slot = i;
+				s[i].f[k].put_len = st->row;
+			}
+	}
+	return 0;
+}
+
+/* Field k of samples [0, n), put into the slots reserved in its store by
+ * the decoders (or here, for records they did not put): the good ones'
+ * slots are staged, in order. */
+static int append_reserved(zr_imp_dataset *d, imp_store *st, unsigned k,
+			   zr_imp_sample *s, size_t n, size_t *m)
+{
+	size_t i;
+	int rc = 0;
+
+	if (grow((void **)&d->keep, &d->keep_cap, n * sizeof(*d->keep)) < 0)
+		return zr_imp_error(st->name, -ENOMEM, NULL);
+	for (i = 0; i < n && rc == 0; i++) {
+		const zr_imp_field *f = &s[i].f[k];
+
+		if (s[i].bad)
+			continue;
+		if (!fits(st, f))
+			return mismatch(st, f, s[i].where);
+		if (!f->stored)
+			rc = zr_append_dense_put(st->a, i, f->out.data);
+		d->keep[(*m)++] = i;
+	}
+	st->reserved = 0;
+	if (rc == 0)
+		rc = zr_append_dense_stage(st->a, *m == n ? NULL : d->keep,
+					   *m);
+	return rc < 0 ? zr_imp_error(st->name, rc, zr_errmsg()) : 0;
+}
+
 /* Stages field k of samples [0, n) in the store's session.  Dense rows
  * go one call each: the library writes a raw row straight from the
  * decoded buffer, where stacking them first would copy every pixel
@@ -212,6 +282,12 @@ static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 	size_t i, m = 0;
 	int rc = 0;
 
+	if (st->reserved) {
+		rc = append_reserved(d, st, k, s, n, &m);
+		if (rc)
+			return rc;
+		goto staged;
+	}
 	if (!st->dense && grow((void **)&d->rin, &d->rin_cap,
 			       n * sizeof(*d->rin)) < 0)
 		return zr_imp_error(st->name, -ENOMEM, NULL);
@@ -235,6 +311,7 @@ static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 		rc = zr_append_ragged(st->a, d->rin, m);
 	if (rc < 0)
 		return zr_imp_error(st->name, rc, zr_errmsg());
+staged:
 	st->count += m;
 	/* The device writes this batch while the next decodes, so the
 	 * final sync has little left to wait for (a hint: errors show at
@@ -264,8 +341,19 @@ int zr_imp_dataset_append(zr_imp_dataset *d, zr_imp_sample *s, size_t n)
 				return rc;
 		}
 	}
-	if (good == 0)
+	if (good == 0) {
+		/* nothing to stage: give the reserved rows back */
+		for (k = 0; k < d->n; k++)
+			if (d->st[k].reserved) {
+				d->st[k].reserved = 0;
+				rc = zr_append_dense_stage(d->st[k].a, NULL,
+							   0);
+				if (rc < 0)
+					return zr_imp_error(d->st[k].name, rc,
+							    zr_errmsg());
+			}
 		return 0;
+	}
 	for (k = 0; k < s[0].nfields; k++) {
 		rc = append_field(d, k, s, n);
 		if (rc)
@@ -387,6 +475,7 @@ void zr_imp_dataset_free(zr_imp_dataset *d)
 			d->tmp, strerror(errno));
 	free(d->tmp);
 	free(d->rin);
+	free(d->keep);
 	free(d);
 }
 

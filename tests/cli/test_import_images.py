@@ -1,8 +1,10 @@
 """`zrecord import` of image folders: real PNG icons and the JPEGs and
 WebPs PIL makes of them, each imported record compared with PIL's
 decode; class folders, the trainer's options, and bad files."""
+import io
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -232,3 +234,56 @@ def test_every_png_colour_type(zr, tmp_path):
     for name, img in zip(names, got):
         want = pil_array((src / name).read_bytes())
         assert img.shape == want.shape and np.array_equal(img, want), name
+
+
+@pytest.mark.parametrize("crop", ["48", "32,40"])
+@pytest.mark.parametrize("codec", ["raw", "zstd"])
+def test_dense_stores_are_what_the_library_appends(zr, tmp_path, crop,
+                                                   codec):
+    """Dense records from the third batch on are put into slots reserved
+    in their store by the decode threads (zr_append_dense_reserve/put/
+    stage): the store must be byte for byte what zr_append_dense writes
+    of the same arrays (loaderx here), with a bad file of a reserved batch
+    left out (--skip-bad) and the rest in order.  --center-crop 48 keeps
+    48x48 images as decoded (decoded straight into the thread's buffer),
+    32,40 crops them first."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                    "contrib", "python"))
+    from loaderx.zrecord import DenseStore
+
+    from PIL import Image
+    src = tmp_path / "src"
+    src.mkdir()
+    files = []
+    for i, icon in enumerate(icons(40, size=48)):
+        # on a background of its own: the themes' symbolic icons are
+        # alpha only, the same black square once their alpha is dropped
+        im = Image.open(icon).convert("RGBA")
+        bg = Image.new("RGBA", im.size, (i * 37 % 256, 128, 200, 255))
+        buf = io.BytesIO()
+        Image.alpha_composite(bg, im).convert("RGB").save(buf, "JPEG",
+                                                          quality=90)
+        data = buf.getvalue()
+        if i == 25:
+            data = data[:len(data) // 3]
+        (src / f"{i:03d}.jpg").write_bytes(data)
+        if i != 25:
+            files.append(data)
+    zr.ok("import", "--skip-bad", "--rgb", "--center-crop", crop,
+          "--codec", codec, "--threads", "2", src, tmp_path / "ds")
+    h, w = (int(x) for x in (crop + "," + crop).split(",")[:2])
+    rows = []
+    for data in files:
+        full = pil_rgb(data)
+        top, left = (48 - h) // 2, (48 - w) // 2
+        rows.append(full[top:top + h, left:left + w])
+    ref = DenseStore.create(str(tmp_path / "ref"), "uint8", (h, w, 3),
+                            codec=codec)
+    # a row a call: the pool places the frames of one call in the order
+    # its threads finish (the import runs it with ZR_THREADS=0)
+    for row in rows:
+        ref.append(row[None])
+    ref.close()
+    for f in ("meta.zr", "data.zr"):
+        assert read_bytes(tmp_path / "ds" / "image" / f) == \
+            read_bytes(tmp_path / "ref" / f), f
