@@ -4,11 +4,11 @@ decode; class folders, the trainer's options, and bad files."""
 import io
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
 
+from conftest import npy_bytes
 from importdata import (class_folder, icons, pil_array, pil_rgb, read_bytes,
                         records, save_as)
 
@@ -238,19 +238,15 @@ def test_every_png_colour_type(zr, tmp_path):
 
 @pytest.mark.parametrize("crop", ["48", "32,40"])
 @pytest.mark.parametrize("codec", ["raw", "zstd"])
-def test_dense_stores_are_what_the_library_appends(zr, tmp_path, crop,
-                                                   codec):
+def test_dense_stores_are_what_the_library_appends(zr, tmp_path,
+                                                   monkeypatch, crop, codec):
     """Dense records from the third batch on are put into slots reserved
     in their store by the decode threads (zr_append_dense_reserve/put/
     stage): the store must be byte for byte what zr_append_dense writes
-    of the same arrays (loaderx here), with a bad file of a reserved batch
-    left out (--skip-bad) and the rest in order.  --center-crop 48 keeps
-    48x48 images as decoded (decoded straight into the thread's buffer),
-    32,40 crops them first."""
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
-                                    "contrib", "python"))
-    from loaderx.zrecord import DenseStore
-
+    of the same arrays (`zrecord append` here), with a bad file of a
+    reserved batch left out (--skip-bad) and the rest in order.
+    --center-crop 48 keeps the 48x48 images as decoded (decoded straight
+    into the thread's buffer), 32,40 crops them first."""
     from PIL import Image
     src = tmp_path / "src"
     src.mkdir()
@@ -277,13 +273,13 @@ def test_dense_stores_are_what_the_library_appends(zr, tmp_path, crop,
         full = pil_rgb(data)
         top, left = (48 - h) // 2, (48 - w) // 2
         rows.append(full[top:top + h, left:left + w])
-    ref = DenseStore.create(str(tmp_path / "ref"), "uint8", (h, w, 3),
-                            codec=codec)
-    # a row a call: the pool places the frames of one call in the order
-    # its threads finish (the import runs it with ZR_THREADS=0)
-    for row in rows:
-        ref.append(row[None])
-    ref.close()
+    ref = tmp_path / "ref"
+    zr.ok("create", ref, "--dtype", "|u1", "--shape", f"{h},{w},3",
+          "--codec", codec)
+    # one lane, as the import has: the pool places the frames of one
+    # call in the order its lanes finish them
+    monkeypatch.setenv("ZR_THREADS", "0")
+    zr.ok("append", ref, "-", input=npy_bytes(np.stack(rows)))
     for f in ("meta.zr", "data.zr"):
         assert read_bytes(tmp_path / "ds" / "image" / f) == \
             read_bytes(tmp_path / "ref" / f), f
