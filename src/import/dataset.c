@@ -242,39 +242,37 @@ int zr_imp_dataset_place(zr_imp_dataset *d, zr_imp_sample *s, size_t n)
 	return 0;
 }
 
-/* Field k of samples [0, n), put into the slots reserved in its store by
- * the decoders (or here, for records they did not put): the good ones'
- * slots are staged, in order. */
-static int append_reserved(zr_imp_dataset *d, imp_store *st, unsigned k,
-			   zr_imp_sample *s, size_t n, size_t *m)
+/* Room for n records of a batch: the ragged inputs, or the slots kept. */
+static int batch_room(zr_imp_dataset *d, const imp_store *st, size_t n)
 {
-	size_t i;
-	int rc = 0;
-
-	if (grow((void **)&d->keep, &d->keep_cap, n * sizeof(*d->keep)) < 0)
-		return zr_imp_error(st->name, -ENOMEM, NULL);
-	for (i = 0; i < n && rc == 0; i++) {
-		const zr_imp_field *f = &s[i].f[k];
-
-		if (s[i].bad)
-			continue;
-		if (!fits(st, f))
-			return mismatch(st, f, s[i].where);
-		if (!f->stored)
-			rc = zr_append_dense_put(st->a, i, f->out.data);
-		d->keep[(*m)++] = i;
-	}
-	st->reserved = 0;
-	if (rc == 0)
-		rc = zr_append_dense_stage(st->a, *m == n ? NULL : d->keep,
-					   *m);
-	return rc < 0 ? zr_imp_error(st->name, rc, zr_errmsg()) : 0;
+	if (st->reserved)
+		return grow((void **)&d->keep, &d->keep_cap,
+			    n * sizeof(*d->keep));
+	if (!st->dense)
+		return grow((void **)&d->rin, &d->rin_cap,
+			    n * sizeof(*d->rin));
+	return 0;
 }
 
-/* Stages field k of samples [0, n) in the store's session.  Dense rows
- * go one call each: the library writes a raw row straight from the
- * decoded buffer, where stacking them first would copy every pixel
- * once more. */
+/* The calls that stage what append_field collected: a ragged batch in
+ * one call, reserved slots by the list of the good ones. */
+static int stage_batch(zr_imp_dataset *d, imp_store *st, size_t n,
+		       size_t m)
+{
+	if (st->reserved) {
+		st->reserved = 0;
+		return zr_append_dense_stage(st->a, m == n ? NULL : d->keep,
+					     m);
+	}
+	return m && !st->dense ? zr_append_ragged(st->a, d->rin, m) : 0;
+}
+
+/* Stages field k of samples [0, n) in the store's session.  In slots
+ * reserved by zr_imp_dataset_place the decode threads have put the rows
+ * already (or the record is put here); the good ones' slots are staged
+ * in order.  Other dense rows go one call each: the library writes a
+ * raw row straight from the decoded buffer, where stacking them first
+ * would copy every pixel once more. */
 static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 			size_t n)
 {
@@ -282,14 +280,7 @@ static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 	size_t i, m = 0;
 	int rc = 0;
 
-	if (st->reserved) {
-		rc = append_reserved(d, st, k, s, n, &m);
-		if (rc)
-			return rc;
-		goto staged;
-	}
-	if (!st->dense && grow((void **)&d->rin, &d->rin_cap,
-			       n * sizeof(*d->rin)) < 0)
+	if (batch_room(d, st, n) < 0)
 		return zr_imp_error(st->name, -ENOMEM, NULL);
 	for (i = 0; i < n && rc == 0; i++) {
 		const zr_imp_field *f = &s[i].f[k];
@@ -298,7 +289,11 @@ static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 			continue;
 		if (!fits(st, f))
 			return mismatch(st, f, s[i].where);
-		if (st->dense) {
+		if (st->reserved) {
+			if (!f->stored)
+				rc = zr_append_dense_put(st->a, i, f->out.data);
+			d->keep[m] = i;
+		} else if (st->dense) {
 			rc = zr_append_dense(st->a, f->out.data, 1);
 		} else {
 			d->rin[m].data = f->out.data;
@@ -307,11 +302,10 @@ static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 		}
 		m++;
 	}
-	if (rc == 0 && m && !st->dense)
-		rc = zr_append_ragged(st->a, d->rin, m);
+	if (rc == 0)
+		rc = stage_batch(d, st, n, m);
 	if (rc < 0)
 		return zr_imp_error(st->name, rc, zr_errmsg());
-staged:
 	st->count += m;
 	/* The device writes this batch while the next decodes, so the
 	 * final sync has little left to wait for (a hint: errors show at
