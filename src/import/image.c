@@ -73,7 +73,7 @@ static int jpeg_decode(const void *buf, size_t len, const place *pl,
 		       zr_imp_array *out,
 		       char *msg, size_t cap)
 {
-	int w, h, sub, cs, pf, c, rc;
+	int w, h, sub, cs, pf, c, rc, cmyk;
 	tjhandle tj = tjInitDecompress();
 
 	if (!tj)
@@ -83,10 +83,7 @@ static int jpeg_decode(const void *buf, size_t len, const place *pl,
 		rc = bad(msg, cap, "JPEG: %s", tjGetErrorStr2(tj));
 		goto out;
 	}
-	if (cs == TJCS_CMYK || cs == TJCS_YCCK) {
-		rc = bad(msg, cap, "%s", "CMYK JPEG: convert it to RGB first");
-		goto out;
-	}
+	cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK; /* decoded to RGB */
 	pf = cs == TJCS_GRAY ? TJPF_GRAY : TJPF_RGB;
 	c = cs == TJCS_GRAY ? 1 : 3;
 	rc = alloc_hwc(out, (uint32_t)h, (uint32_t)w, (uint32_t)c, pl, msg,
@@ -95,11 +92,14 @@ static int jpeg_decode(const void *buf, size_t len, const place *pl,
 		goto out;
 	/* A warning (a truncated scan, bad Huffman data) fills the rest
 	 * with grey: that is a corrupt file, not an image. */
-	if (tjDecompress2(tj, buf, (unsigned long)len, out->data, w, 0, h, pf,
-			  TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) < 0) {
-		drop(out);
+	if (cmyk)
+		rc = zr_imp_jpeg_cmyk(tj, buf, len, w, h, out->data, msg, cap);
+	else if (tjDecompress2(tj, buf, (unsigned long)len, out->data, w, 0, h,
+			       pf, TJFLAG_STOPONWARNING |
+			       TJFLAG_LIMITSCANS) < 0)
 		rc = bad(msg, cap, "JPEG: %s", tjGetErrorStr2(tj));
-	}
+	if (rc < 0)
+		drop(out);
 out:
 	tjDestroy(tj);
 	return rc;

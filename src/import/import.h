@@ -99,6 +99,11 @@ int zr_imp_image_decode_into(const void *buf, size_t len,
  * place of img (image_xform.c). */
 int zr_imp_image_xform(zr_imp_array *img, const zr_imp_image_opts *opts,
 		       char *msg, size_t msg_cap);
+/* Decodes a CMYK or YCCK JPEG (tj: a TurboJPEG decompressor) of w x h
+ * into rgb (w * h * 3 bytes) as PIL's convert("RGB") does
+ * (image_cmyk.c); ZR_IMP_EBAD with msg for a corrupt file. */
+int zr_imp_jpeg_cmyk(void *tj, const void *buf, size_t len, int w, int h,
+		     uint8_t *rgb, char *msg, size_t cap);
 /* 1 if zr_imp_image_xform leaves an h x w x c image as it is. */
 int zr_imp_image_xform_keeps(uint32_t h, uint32_t w, uint32_t c,
 			     const zr_imp_image_opts *opts);

@@ -283,3 +283,40 @@ def test_dense_stores_are_what_the_library_appends(zr, tmp_path,
     for f in ("meta.zr", "data.zr"):
         assert read_bytes(tmp_path / "ds" / "image" / f) == \
             read_bytes(tmp_path / "ref" / f), f
+
+
+def _without_app14(jpeg):
+    """The JPEG with its Adobe APP14 segment taken out."""
+    i = jpeg.index(b"\xff\xee")
+    seg = int.from_bytes(jpeg[i + 2:i + 4], "big")
+    return jpeg[:i] + jpeg[i + 2 + seg:]
+
+
+def test_cmyk_jpeg_becomes_pil_rgb(zr, tmp_path):
+    """TurboJPEG decodes CMYK JPEGs to CMYK only; the import makes them
+    RGB exactly as PIL's convert("RGB") does, which takes them as Adobe's
+    inverted CMYK with the APP14 marker that says so (PIL and Photoshop
+    write it) and without it; a truncated one is a bad file."""
+    from PIL import Image
+    src = tmp_path / "src"
+    src.mkdir()
+    im = Image.open(icons(1, size=48)[0]).convert("RGBA")
+    bg = Image.new("RGBA", im.size, (40, 160, 90, 255))
+    buf = io.BytesIO()
+    Image.alpha_composite(bg, im).convert("CMYK").save(buf, "JPEG",
+                                                       quality=95)
+    adobe = buf.getvalue()
+    plain = _without_app14(adobe)
+    (src / "a.jpg").write_bytes(adobe)
+    (src / "b.jpg").write_bytes(plain)
+    (src / "c.jpg").write_bytes(adobe[:len(adobe) // 2])
+    r = zr.run("import", "--skip-bad", src, tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    assert b"c.jpg" in r.stderr
+    got = records(zr, tmp_path / "ds" / "image")
+    assert len(got) == 2
+    for data, img in zip((adobe, plain), got):
+        want = pil_rgb(data)
+        assert img.shape == want.shape and np.array_equal(img, want)
+    assert np.array_equal(got[0], got[1])
+    assert got[0].std() > 10  # a real picture, not one flat colour
