@@ -202,7 +202,8 @@ def main():
             rounds.append(dict(imp=t_imp, base=t_base, hand=t_hand,
                                ceil=t_one / lanes,
                                bound=(t_one + t_write) / lanes,
-                               cpu=c_one / c_imp, load=load))
+                               cpu=c_one / c_imp, base_cpu=c_base / c_imp,
+                               load=load))
         med = {k: statistics.median(x[k] for x in rounds)
                for k in rounds[0]}
         ratio = {k: statistics.median(f(x) for x in rounds) for k, f in (
@@ -220,7 +221,8 @@ def main():
               f"| 1 |")
         if args.baseline:
             print(f"| baseline import | {med['base']:.3f} | "
-                  f"{n / med['base']:.0f} | {ratio['base']:.2f}x faster |")
+                  f"{n / med['base']:.0f} | {ratio['base']:.2f}x faster "
+                  f"(cpu: {med['base_cpu']:.2f}x less) |")
         print(f"| by hand (PIL + loaderx) | {med['hand']:.3f} | "
               f"{n / med['hand']:.0f} | {ratio['hand']:.2f}x faster |")
         print(f"| decode ceiling (1-thread tjDecompress2 / {lanes}) | "
