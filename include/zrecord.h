@@ -409,10 +409,11 @@ ZR_API int zr_append_ragged(zr_append *a, const zr_ragged_in *recs,
  * decoder puts each row as soon as it has it, from its own buffer); then
  * zr_append_dense_stage stages the slots kept, in order, and ends the
  * reservation.  What is staged is byte for byte what zr_append_dense of
- * the kept rows, in that order, stages.  In a raw store each put is the
- * one write of its row into data.zr (slots lie past the frontier,
- * unpublished until commit, like every staged record); in a compressed
- * store the slots are a buffer that staging compresses.
+ * the kept rows, in that order, stages.  In a raw store of rows of 4 KiB
+ * or more each put is the one write of its row into data.zr (slots lie
+ * past the frontier, unpublished until commit, like every staged
+ * record); in a compressed store, or of smaller rows, the slots are a
+ * buffer that staging compresses or writes in one call.
  *
  * Reserve, stage and the other session calls still come from one thread
  * at a time, and never while puts run (the caller waits for its putting

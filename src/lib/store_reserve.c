@@ -6,8 +6,9 @@
  * is still in its cache), and zr_append_dense_stage stages the slots kept,
  * in order.  In a raw store the slots are data.zr's own rows past the
  * session frontier, so each put is the one write of its bytes and puts run
- * in parallel; in a compressed store they are a buffer that staging
- * compresses, as zr_append_dense would.
+ * in parallel; in a compressed store, or for raw rows under 4 KiB, they
+ * are a buffer that staging compresses or writes, as zr_append_dense
+ * would.
  *
  * Either way the bytes and the table are those zr_append_dense writes for
  * the same rows, and nothing is published before commit: the slots lie
@@ -29,6 +30,11 @@
 #include "append.h"
 #include "error.h"
 #include "store.h"
+
+/* Raw rows smaller than this are collected in a buffer and written in one
+ * pwrite at stage, as compressed ones are: a put of its own, one syscall
+ * a row, would cost more than the copy it saves (labels: 8 bytes). */
+#define ZR__PUT_DIRECT_MIN 4096
 
 /* data.zr back to its size before the puts, or to the frontier if the
  * session has grown it past that: slots not staged leave no bytes behind
@@ -87,7 +93,7 @@ int zr_append_dense_reserve(zr_append *a, uint64_t count)
 		return zr__append_fail(a, zr__fail(ZR_E_TOOBIG, "%s: %" PRIu64
 						   " rows overflow",
 						   a->s->path, count));
-	if (a->s->codec == ZR_CODEC_RAW) {
+	if (a->s->codec == ZR_CODEC_RAW && row >= ZR__PUT_DIRECT_MIN) {
 		err = reserve_raw(a, count);
 	} else if (!(a->win.buf = malloc((size_t)count * row))) {
 		err = zr__fail(-ENOMEM, "%s: no memory for %" PRIu64 " rows",
