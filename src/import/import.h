@@ -115,7 +115,8 @@ typedef struct zr_imp_scratch {
 } zr_imp_scratch;
 
 /* Reads (if needed) and decodes one field, setting f->err and f->msg,
- * and puts it into its store's slot if it has one (f->stored). */
+ * and puts it into its store's slot if it has one (f->stored; sc, the
+ * calling thread's buffer, may be NULL when f->put is). */
 void zr_imp_field_decode(zr_imp_field *f, const zr_imp_image_opts *opts,
 			 zr_imp_scratch *sc);
 /* The kind a WebDataset member's extension maps to. */
