@@ -402,6 +402,35 @@ ZR_API int zr_append_dense(zr_append *a, const void *rows, uint64_t count);
 /* Ragged: count records; ZR_E_EMPTY for one with no elements. */
 ZR_API int zr_append_ragged(zr_append *a, const zr_ragged_in *recs,
 			    uint64_t count);
+/* Dense rows put in place by many threads.  zr_append_dense_reserve takes
+ * the session's next count rows as slots 0..count-1; zr_append_dense_put
+ * writes one row (zr_store_row_bytes() bytes) into a slot and may be
+ * called from any number of threads at once, for distinct slots (a
+ * decoder puts each row as soon as it has it, from its own buffer); then
+ * zr_append_dense_stage stages the slots kept, in order, and ends the
+ * reservation.  What is staged is byte for byte what zr_append_dense of
+ * the kept rows, in that order, stages.  In a raw store of rows of 4 KiB
+ * or more each put is the one write of its row into data.zr (slots lie
+ * past the frontier, unpublished until commit, like every staged
+ * record); in a compressed store, or of smaller rows, the slots are a
+ * buffer that staging compresses or writes in one call.
+ *
+ * Reserve, stage and the other session calls still come from one thread
+ * at a time, and never while puts run (the caller waits for its putting
+ * threads first).  A put's failure (ENOSPC) is returned to its thread
+ * and fails the session: stage and commit return it.  Any other session
+ * call, commit or abort gives back a reservation unstaged.  -EINVAL for
+ * count 0. */
+ZR_API int zr_append_dense_reserve(zr_append *a, uint64_t count);
+/* Writes row into slot (0 <= slot < the reserved count).  Thread-safe for
+ * distinct slots; the message of a failure is the calling thread's. */
+ZR_API int zr_append_dense_put(zr_append *a, uint64_t slot, const void *row);
+/* Stages slots keep[0..count), which must be ascending (NULL: slots
+ * 0..count-1), each put before; the rest are given back.  count may be 0.
+ * -EINVAL, which fails the session, if nothing is reserved or keep is not
+ * ascending slots of the reservation. */
+ZR_API int zr_append_dense_stage(zr_append *a, const uint64_t *keep,
+				 uint64_t count);
 /* Records staged so far in this session. */
 ZR_API uint64_t zr_append_count(const zr_append *a);
 /* Publishes every staged record at once and frees the session.  On failure

@@ -36,5 +36,10 @@ TESTS += tests/deb.test
 # and the benchmark, run by hand (root, FUSE, GlusterFS), never by make check.
 EXTRA_DIST += scripts/cluster-demo.sh scripts/bench_cluster.py
 
-# `zrecord import` against the loop a user writes and the decode ceiling.
+# `zrecord import` against the loop a user writes and the decode ceiling,
+# and what its parts cost on one thread.
 EXTRA_DIST += scripts/bench_import.py
+noinst_PROGRAMS += scripts/bench_import_floor
+scripts_bench_import_floor_SOURCES = scripts/bench_import_floor.c
+scripts_bench_import_floor_CFLAGS = $(AM_CFLAGS) $(IMPORT_CFLAGS)
+scripts_bench_import_floor_LDADD = $(IMPORT_LIBS)

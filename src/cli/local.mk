@@ -17,14 +17,16 @@ src_cli_zrecord_LDADD = src/files/libzrfiles.la src/common/libzrcommon.la \
 # The parts of `zrecord import` that work on buffers, which the fuzz
 # harnesses (tests/rel.mk) drive: image decoding and the WebDataset rule.
 zr_import_fuzz_sources = src/import/report.c src/import/image.c \
-	src/import/image_xform.c src/import/field.c src/import/wds_read.c
+	src/import/image_xform.c src/import/image_cmyk.c src/import/field.c \
+	src/import/wds_read.c
 
 # `zrecord import`: its sources and the decoders it links (configure.ac).
 zr_import_sources = \
 	src/import/import.h src/import/command.c src/import/dataset.c \
 	src/import/pipeline.c src/import/progress.c src/import/field.c \
 	src/import/report.c src/import/image.c src/import/image_xform.c \
-	src/import/folder.c src/import/wds.c src/import/wds_read.c \
+	src/import/image_cmyk.c src/import/folder.c src/import/wds.c \
+	src/import/wds_read.c \
 	src/import/rows.c \
 	src/import/hdf5.c src/import/lmdb.c src/import/npy.c
 

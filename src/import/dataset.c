@@ -26,6 +26,7 @@ typedef struct imp_store {
 	size_t row;
 	uint64_t count;
 	int wb_fd;       /* data.zr, to start its writeback early */
+	int reserved;    /* rows reserved for the batch in decode */
 } imp_store;
 
 struct zr_imp_dataset {
@@ -37,6 +38,8 @@ struct zr_imp_dataset {
 	uint64_t length;
 	zr_ragged_in *rin;
 	size_t rin_cap;
+	uint64_t *keep;  /* the slots of a batch's good samples */
+	size_t keep_cap;
 };
 
 int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out)
@@ -201,10 +204,75 @@ static int grow(void **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* Stages field k of samples [0, n) in the store's session.  Dense rows
- * go one call each: the library writes a raw row straight from the
- * decoded buffer, where stacking them first would copy every pixel
- * once more. */
+int zr_imp_dataset_can_place(const zr_imp_dataset *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->n; i++)
+		if (d->st[i].s && d->st[i].dense)
+			return 1;
+	return 0;
+}
+
+int zr_imp_dataset_place(zr_imp_dataset *d, zr_imp_sample *s, size_t n)
+{
+	unsigned k;
+	size_t i;
+	int rc;
+
+	for (k = 0; n && k < s[0].nfields; k++) {
+		int id = s[0].f[k].store;
+		imp_store *st = &d->st[id];
+
+		if (!st->s || !st->dense || st->reserved)
+			continue;
+		rc = zr_append_dense_reserve(st->a, n);
+		if (rc < 0)
+			return zr_imp_error(st->name, rc, zr_errmsg());
+		st->reserved = 1;
+		/* Slot i for sample i: the bad ones' are left out when the
+		 * batch is staged. */
+		for (i = 0; i < n; i++)
+			if (k < s[i].nfields && s[i].f[k].store == id) {
+				s[i].f[k].put = st->a;
+				s[i].f[k].slot = i;
+				s[i].f[k].put_len = st->row;
+			}
+	}
+	return 0;
+}
+
+/* Room for n records of a batch: the ragged inputs, or the slots kept. */
+static int batch_room(zr_imp_dataset *d, const imp_store *st, size_t n)
+{
+	if (st->reserved)
+		return grow((void **)&d->keep, &d->keep_cap,
+			    n * sizeof(*d->keep));
+	if (!st->dense)
+		return grow((void **)&d->rin, &d->rin_cap,
+			    n * sizeof(*d->rin));
+	return 0;
+}
+
+/* The calls that stage what append_field collected: a ragged batch in
+ * one call, reserved slots by the list of the good ones. */
+static int stage_batch(zr_imp_dataset *d, imp_store *st, size_t n,
+		       size_t m)
+{
+	if (st->reserved) {
+		st->reserved = 0;
+		return zr_append_dense_stage(st->a, m == n ? NULL : d->keep,
+					     m);
+	}
+	return m && !st->dense ? zr_append_ragged(st->a, d->rin, m) : 0;
+}
+
+/* Stages field k of samples [0, n) in the store's session.  In slots
+ * reserved by zr_imp_dataset_place the decode threads have put the rows
+ * already (or the record is put here); the good ones' slots are staged
+ * in order.  Other dense rows go one call each: the library writes a
+ * raw row straight from the decoded buffer, where stacking them first
+ * would copy every pixel once more. */
 static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 			size_t n)
 {
@@ -212,8 +280,7 @@ static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 	size_t i, m = 0;
 	int rc = 0;
 
-	if (!st->dense && grow((void **)&d->rin, &d->rin_cap,
-			       n * sizeof(*d->rin)) < 0)
+	if (batch_room(d, st, n) < 0)
 		return zr_imp_error(st->name, -ENOMEM, NULL);
 	for (i = 0; i < n && rc == 0; i++) {
 		const zr_imp_field *f = &s[i].f[k];
@@ -222,7 +289,11 @@ static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 			continue;
 		if (!fits(st, f))
 			return mismatch(st, f, s[i].where);
-		if (st->dense) {
+		if (st->reserved) {
+			if (!f->stored)
+				rc = zr_append_dense_put(st->a, i, f->out.data);
+			d->keep[m] = i;
+		} else if (st->dense) {
 			rc = zr_append_dense(st->a, f->out.data, 1);
 		} else {
 			d->rin[m].data = f->out.data;
@@ -231,8 +302,8 @@ static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 		}
 		m++;
 	}
-	if (rc == 0 && m && !st->dense)
-		rc = zr_append_ragged(st->a, d->rin, m);
+	if (rc == 0)
+		rc = stage_batch(d, st, n, m);
 	if (rc < 0)
 		return zr_imp_error(st->name, rc, zr_errmsg());
 	st->count += m;
@@ -264,8 +335,19 @@ int zr_imp_dataset_append(zr_imp_dataset *d, zr_imp_sample *s, size_t n)
 				return rc;
 		}
 	}
-	if (good == 0)
+	if (good == 0) {
+		/* nothing to stage: give the reserved rows back */
+		for (k = 0; k < d->n; k++)
+			if (d->st[k].reserved) {
+				d->st[k].reserved = 0;
+				rc = zr_append_dense_stage(d->st[k].a, NULL,
+							   0);
+				if (rc < 0)
+					return zr_imp_error(d->st[k].name, rc,
+							    zr_errmsg());
+			}
 		return 0;
+	}
 	for (k = 0; k < s[0].nfields; k++) {
 		rc = append_field(d, k, s, n);
 		if (rc)
@@ -387,6 +469,7 @@ void zr_imp_dataset_free(zr_imp_dataset *d)
 			d->tmp, strerror(errno));
 	free(d->tmp);
 	free(d->rin);
+	free(d->keep);
 	free(d);
 }
 

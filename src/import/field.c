@@ -25,7 +25,8 @@ void zr_imp_sample_clear(zr_imp_sample *s)
 	for (i = 0; i < s->nfields; i++) {
 		free(s->f[i].path);
 		free(s->f[i].bytes);
-		free(s->f[i].out.data);
+		if (!s->f[i].out.borrowed)
+			free(s->f[i].out.data);
 	}
 	free(s->where);
 	memset(s, 0, sizeof(*s));
@@ -187,13 +188,41 @@ static int parse_npy(zr_imp_field *f)
 	return 0;
 }
 
-void zr_imp_field_decode(zr_imp_field *f, const zr_imp_image_opts *opts)
+/* The decode thread's buffer holds at least one row of f's store. */
+static int scratch_fit(zr_imp_field *f, zr_imp_scratch *sc)
+{
+	void *p;
+
+	if (sc->cap >= f->put_len)
+		return 0;
+	p = realloc(sc->buf, f->put_len);
+	if (!p)
+		return -ENOMEM;
+	sc->buf = p;
+	sc->cap = f->put_len;
+	return 0;
+}
+
+/* A record of its store's row size goes into its slot from here, while
+ * it is still in this thread's cache; the append then only stages it.
+ * A put that fails fails the session, which the append reports. */
+static void put(zr_imp_field *f)
+{
+	if (f->err || !f->put || f->out.len != f->put_len)
+		return;
+	zr_append_dense_put(f->put, f->slot, f->out.data);
+	if (!f->out.borrowed)
+		free(f->out.data);
+	f->out.data = NULL;
+	f->out.borrowed = 0;
+	f->stored = 1;
+}
+
+static void decode(zr_imp_field *f, const zr_imp_image_opts *opts,
+		   zr_imp_scratch *sc)
 {
 	int rc;
 
-	f->err = 0;
-	if (f->kind == ZR_IMP_ARRAY)
-		return;
 	if (f->kind == ZR_IMP_LABEL) {
 		scalar_i8(f, f->out.label);
 		return;
@@ -206,8 +235,10 @@ void zr_imp_field_decode(zr_imp_field *f, const zr_imp_image_opts *opts)
 			keep_bytes(f);
 			break;
 		}
-		rc = zr_imp_image_decode(f->bytes, f->nbytes, opts, &f->out,
-					 f->msg, sizeof(f->msg));
+		rc = zr_imp_image_decode_into(f->bytes, f->nbytes, opts,
+					      sc ? sc->buf : NULL,
+					      sc ? f->put_len : 0, &f->out,
+					      f->msg, sizeof(f->msg));
 		f->err = rc;
 		break;
 	case ZR_IMP_CLS:
@@ -223,4 +254,16 @@ void zr_imp_field_decode(zr_imp_field *f, const zr_imp_image_opts *opts)
 	/* The input is no longer needed; the batch holds only outputs. */
 	free(f->bytes);
 	f->bytes = NULL;
+}
+
+void zr_imp_field_decode(zr_imp_field *f, const zr_imp_image_opts *opts,
+			 zr_imp_scratch *sc)
+{
+	f->err = 0;
+	if (f->kind == ZR_IMP_ARRAY)
+		return;
+	if (f->put && scratch_fit(f, sc) < 0)
+		sc = NULL;
+	decode(f, opts, f->put ? sc : NULL);
+	put(f);
 }

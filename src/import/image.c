@@ -25,9 +25,18 @@ static int bad(char *msg, size_t cap, const char *fmt, const char *what)
 	return ZR_IMP_EBAD;
 }
 
-/* Sets up out as an h x w x c uint8 array and allocates its pixels. */
+/* Where a decoder may put its pixels: the record's final place (dst of
+ * len bytes, NULL if none) when opts will not change them. */
+typedef struct place {
+	void *dst;
+	size_t len;
+	const zr_imp_image_opts *opts;
+} place;
+
+/* Sets up out as an h x w x c uint8 array and allocates its pixels, or
+ * puts them where pl says. */
 static int alloc_hwc(zr_imp_array *out, uint32_t h, uint32_t w, uint32_t c,
-		     char *msg, size_t cap)
+		     const place *pl, char *msg, size_t cap)
 {
 	uint64_t n = (uint64_t)h * w * c;
 
@@ -42,20 +51,29 @@ static int alloc_hwc(zr_imp_array *out, uint32_t h, uint32_t w, uint32_t c,
 	out->shape[1] = w;
 	out->shape[2] = c;
 	out->len = (size_t)n;
+	if (pl->dst && pl->len == out->len &&
+	    zr_imp_image_xform_keeps(h, w, c, pl->opts)) {
+		out->data = pl->dst;
+		out->borrowed = 1;
+		return 0;
+	}
 	out->data = malloc(out->len);
 	return out->data ? 0 : -ENOMEM;
 }
 
 static void drop(zr_imp_array *a)
 {
-	free(a->data);
+	if (!a->borrowed)
+		free(a->data);
 	a->data = NULL;
+	a->borrowed = 0;
 }
 
-static int jpeg_decode(const void *buf, size_t len, zr_imp_array *out,
+static int jpeg_decode(const void *buf, size_t len, const place *pl,
+		       zr_imp_array *out,
 		       char *msg, size_t cap)
 {
-	int w, h, sub, cs, pf, c, rc;
+	int w, h, sub, cs, pf, c, rc, cmyk;
 	tjhandle tj = tjInitDecompress();
 
 	if (!tj)
@@ -65,22 +83,23 @@ static int jpeg_decode(const void *buf, size_t len, zr_imp_array *out,
 		rc = bad(msg, cap, "JPEG: %s", tjGetErrorStr2(tj));
 		goto out;
 	}
-	if (cs == TJCS_CMYK || cs == TJCS_YCCK) {
-		rc = bad(msg, cap, "%s", "CMYK JPEG: convert it to RGB first");
-		goto out;
-	}
+	cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK; /* decoded to RGB */
 	pf = cs == TJCS_GRAY ? TJPF_GRAY : TJPF_RGB;
 	c = cs == TJCS_GRAY ? 1 : 3;
-	rc = alloc_hwc(out, (uint32_t)h, (uint32_t)w, (uint32_t)c, msg, cap);
+	rc = alloc_hwc(out, (uint32_t)h, (uint32_t)w, (uint32_t)c, pl, msg,
+		       cap);
 	if (rc < 0)
 		goto out;
 	/* A warning (a truncated scan, bad Huffman data) fills the rest
 	 * with grey: that is a corrupt file, not an image. */
-	if (tjDecompress2(tj, buf, (unsigned long)len, out->data, w, 0, h, pf,
-			  TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) < 0) {
-		drop(out);
+	if (cmyk)
+		rc = zr_imp_jpeg_cmyk(tj, buf, len, w, h, out->data, msg, cap);
+	else if (tjDecompress2(tj, buf, (unsigned long)len, out->data, w, 0, h,
+			       pf, TJFLAG_STOPONWARNING |
+			       TJFLAG_LIMITSCANS) < 0)
 		rc = bad(msg, cap, "JPEG: %s", tjGetErrorStr2(tj));
-	}
+	if (rc < 0)
+		drop(out);
 out:
 	tjDestroy(tj);
 	return rc;
@@ -162,7 +181,8 @@ static int png_pixels(spng_ctx *ctx, int fmt, int depth16,
 	return rc ? bad(msg, cap, "PNG: %s", spng_strerror(rc)) : 0;
 }
 
-static int png_decode(const void *buf, size_t len, zr_imp_array *out,
+static int png_decode(const void *buf, size_t len, const place *pl,
+		       zr_imp_array *out,
 		      char *msg, size_t cap)
 {
 	struct spng_ihdr ih;
@@ -182,7 +202,7 @@ static int png_decode(const void *buf, size_t len, zr_imp_array *out,
 		goto out;
 	}
 	fmt = png_format(ctx, &ih, &c);
-	rc = alloc_hwc(out, ih.height, ih.width, c, msg, cap);
+	rc = alloc_hwc(out, ih.height, ih.width, c, pl, msg, cap);
 	if (rc < 0)
 		goto out;
 	rc = png_pixels(ctx, fmt, ih.bit_depth == 16, out, msg, cap);
@@ -193,7 +213,8 @@ out:
 	return rc;
 }
 
-static int webp_decode(const void *buf, size_t len, zr_imp_array *out,
+static int webp_decode(const void *buf, size_t len, const place *pl,
+		       zr_imp_array *out,
 		       char *msg, size_t cap)
 {
 	WebPBitstreamFeatures ft;
@@ -207,8 +228,8 @@ static int webp_decode(const void *buf, size_t len, zr_imp_array *out,
 		return bad(msg, cap, "%s", "WebP: animated images are not "
 			   "supported");
 	c = ft.has_alpha ? 4 : 3;
-	rc = alloc_hwc(out, (uint32_t)ft.height, (uint32_t)ft.width, c, msg,
-		       cap);
+	rc = alloc_hwc(out, (uint32_t)ft.height, (uint32_t)ft.width, c, pl,
+		       msg, cap);
 	if (rc < 0)
 		return rc;
 	ok = c == 4 ? WebPDecodeRGBAInto(buf, len, out->data, out->len,
@@ -222,32 +243,43 @@ static int webp_decode(const void *buf, size_t len, zr_imp_array *out,
 	return 0;
 }
 
-int zr_imp_image_decode(const void *buf, size_t len,
-			const zr_imp_image_opts *opts, zr_imp_array *out,
-			char *msg, size_t msg_cap)
+int zr_imp_image_decode_into(const void *buf, size_t len,
+			     const zr_imp_image_opts *opts, void *dst,
+			     size_t dst_len, zr_imp_array *out, char *msg,
+			     size_t msg_cap)
 {
 	static const unsigned char png_sig[8] = { 0x89, 'P', 'N', 'G',
 						  '\r', '\n', 0x1a, '\n' };
 	const unsigned char *p = buf;
+	const place pl = { dst, dst_len, opts };
 	zr_imp_array img;
 	int rc;
 
 	if (len >= 3 && p[0] == 0xff && p[1] == 0xd8 && p[2] == 0xff)
-		rc = jpeg_decode(buf, len, &img, msg, msg_cap);
+		rc = jpeg_decode(buf, len, &pl, &img, msg, msg_cap);
 	else if (len >= 8 && !memcmp(p, png_sig, 8))
-		rc = png_decode(buf, len, &img, msg, msg_cap);
+		rc = png_decode(buf, len, &pl, &img, msg, msg_cap);
 	else if (len >= 12 && !memcmp(p, "RIFF", 4) &&
 		 !memcmp(p + 8, "WEBP", 4))
-		rc = webp_decode(buf, len, &img, msg, msg_cap);
+		rc = webp_decode(buf, len, &pl, &img, msg, msg_cap);
 	else
 		rc = bad(msg, msg_cap, "%s", "not a JPEG, PNG or WebP file");
 	if (rc < 0)
 		return rc;
-	rc = zr_imp_image_xform(&img, opts, msg, msg_cap);
+	/* alloc_hwc borrowed dst only if opts keep the image as it is */
+	rc = img.borrowed ? 0 : zr_imp_image_xform(&img, opts, msg, msg_cap);
 	if (rc < 0) {
 		drop(&img);
 		return rc;
 	}
 	*out = img;
 	return 0;
+}
+
+int zr_imp_image_decode(const void *buf, size_t len,
+			const zr_imp_image_opts *opts, zr_imp_array *out,
+			char *msg, size_t msg_cap)
+{
+	return zr_imp_image_decode_into(buf, len, opts, NULL, 0, out, msg,
+					msg_cap);
 }

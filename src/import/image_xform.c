@@ -250,3 +250,21 @@ int zr_imp_image_xform(zr_imp_array *img, const zr_imp_image_opts *opts,
 		rc = to_chw(img);
 	return rc;
 }
+
+/* The conditions under which zr_imp_image_xform above changes nothing,
+ * so that a decoder may write straight into the record's final place. */
+int zr_imp_image_xform_keeps(uint32_t h, uint32_t w, uint32_t c,
+			     const zr_imp_image_opts *opts)
+{
+	zr_imp_array a = { .shape = { h, w, c } };
+	uint32_t oh, ow;
+
+	if (opts->chw || (opts->rgb && c != 3))
+		return 0;
+	if (opts->resize_h) {
+		resize_target(&a, opts, &oh, &ow);
+		if (oh != h || ow != w)
+			return 0;
+	}
+	return !opts->crop_h || (opts->crop_h == h && opts->crop_w == w);
+}

@@ -51,6 +51,7 @@ typedef struct zr_imp_array {
 	void *data;     /* product(shape) * itemsize bytes, malloc'd */
 	size_t len;
 	int64_t label;  /* ZR_IMP_CLS / ZR_IMP_LABEL: the value      */
+	int borrowed;   /* data is a decoder's buffer, not malloc'd  */
 } zr_imp_array;
 
 typedef struct zr_imp_field {
@@ -61,6 +62,10 @@ typedef struct zr_imp_field {
 	size_t nbytes;
 	off_t want_size;      /* path: the size and mtime seen by the  */
 	int64_t want_mtime;   /* walk (ns); a file that differs changed */
+	zr_append *put;       /* NULL, or the session whose slot the    */
+	uint64_t slot;        /* decoder puts a record of put_len bytes */
+	size_t put_len;       /* into (dense stores)                    */
+	int stored;           /* it did: out has no data, only shape    */
 	zr_imp_array out;
 	int err;              /* decode result                          */
 	char msg[160];
@@ -84,12 +89,36 @@ void zr_imp_sample_clear(zr_imp_sample *s);
 int zr_imp_image_decode(const void *buf, size_t len,
 			const zr_imp_image_opts *opts, zr_imp_array *out,
 			char *msg, size_t msg_cap);
+/* As zr_imp_image_decode, decoding straight into dst (out->borrowed)
+ * when the image is dst_len bytes and opts leave it as decoded. */
+int zr_imp_image_decode_into(const void *buf, size_t len,
+			     const zr_imp_image_opts *opts, void *dst,
+			     size_t dst_len, zr_imp_array *out, char *msg,
+			     size_t msg_cap);
 /* Applies --rgb, --resize, --center-crop and --chw to an HWC image, in
  * place of img (image_xform.c). */
 int zr_imp_image_xform(zr_imp_array *img, const zr_imp_image_opts *opts,
 		       char *msg, size_t msg_cap);
-/* Reads (if needed) and decodes one field, setting f->err and f->msg. */
-void zr_imp_field_decode(zr_imp_field *f, const zr_imp_image_opts *opts);
+/* Decodes a CMYK or YCCK JPEG (tj: a TurboJPEG decompressor) of w x h
+ * into rgb (w * h * 3 bytes) as PIL's convert("RGB") does
+ * (image_cmyk.c); ZR_IMP_EBAD with msg for a corrupt file. */
+int zr_imp_jpeg_cmyk(void *tj, const void *buf, size_t len, int w, int h,
+		     uint8_t *rgb, char *msg, size_t cap);
+/* 1 if zr_imp_image_xform leaves an h x w x c image as it is. */
+int zr_imp_image_xform_keeps(uint32_t h, uint32_t w, uint32_t c,
+			     const zr_imp_image_opts *opts);
+/* A decode thread's own buffer, reused from record to record so that a
+ * record put into its store is read back from the cache. */
+typedef struct zr_imp_scratch {
+	void *buf;
+	size_t cap;
+} zr_imp_scratch;
+
+/* Reads (if needed) and decodes one field, setting f->err and f->msg,
+ * and puts it into its store's slot if it has one (f->stored; sc, the
+ * calling thread's buffer, may be NULL when f->put is). */
+void zr_imp_field_decode(zr_imp_field *f, const zr_imp_image_opts *opts,
+			 zr_imp_scratch *sc);
 /* The kind a WebDataset member's extension maps to. */
 enum zr_imp_kind zr_imp_kind_of_ext(const char *ext);
 /* 1 if the name ends in .jpg .jpeg .png .webp (any case). */
@@ -118,6 +147,13 @@ int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out);
 /* Names a field: its store index (creating the slot; the store itself
  * is created with the first record's schema). */
 int zr_imp_dataset_field(zr_imp_dataset *d, const char *name, int *store);
+/* Reserves the rows of samples [0, n), about to be decoded, in the dense
+ * stores already open (f->put, f->slot): each decode thread puts its
+ * records there itself, and zr_imp_dataset_append, next, stages them.
+ * Until then no other batch may be appended. */
+int zr_imp_dataset_place(zr_imp_dataset *d, zr_imp_sample *s, size_t n);
+/* 1 if zr_imp_dataset_place has stores to reserve rows in. */
+int zr_imp_dataset_can_place(const zr_imp_dataset *d);
 /* Appends decoded samples [0, n) in order (bad ones skipped). */
 int zr_imp_dataset_append(zr_imp_dataset *d, zr_imp_sample *s, size_t n);
 /* Writes a small file (classes.json) into the dataset. */

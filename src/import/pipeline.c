@@ -62,6 +62,7 @@ static volatile sig_atomic_t interrupted;
 static void run_free(zr_imp_run *r);
 static void report_skipped(zr_imp_run *r);
 static int flush_all(zr_imp_run *r);
+static void free_batch(batch *b);
 
 static void on_signal(int sig)
 {
@@ -80,20 +81,21 @@ void zr_imp_catch_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-static void decode_batch(fan *f)
+static void decode_batch(fan *f, zr_imp_scratch *sc)
 {
 	size_t i;
 	unsigned k;
 
 	while ((i = atomic_fetch_add(&f->next, 1)) < f->b->n)
 		for (k = 0; k < f->b->s[i].nfields; k++)
-			zr_imp_field_decode(&f->b->s[i].f[k], f->opts);
+			zr_imp_field_decode(&f->b->s[i].f[k], f->opts, sc);
 }
 
 static void *worker(void *arg)
 {
 	fan *f = arg;
 	unsigned seen = 0;
+	zr_imp_scratch sc = { NULL, 0 };
 
 	pthread_mutex_lock(&f->mu);
 	for (;;) {
@@ -103,12 +105,13 @@ static void *worker(void *arg)
 			break;
 		seen = f->gen;
 		pthread_mutex_unlock(&f->mu);
-		decode_batch(f);
+		decode_batch(f, &sc);
 		pthread_mutex_lock(&f->mu);
 		if (--f->active == 0)
 			pthread_cond_signal(&f->done);
 	}
 	pthread_mutex_unlock(&f->mu);
+	free(sc.buf);
 	return NULL;
 }
 
@@ -262,28 +265,40 @@ static int finish(zr_imp_run *r, batch *b)
 }
 
 /* Hands the filled batch to the workers and appends the one before it
- * while they decode. */
+ * while they decode.  Once the dense stores are open the batch before is
+ * appended first, which is cheap (its records are in place already), so
+ * that the rows lent to the filled batch follow its own. */
 static int cycle(zr_imp_run *r)
 {
 	batch *done = r->inflight;
-	int rc = 0;
+	int rc = 0, first = 0;
 
 	if (done)
 		fan_wait(&r->fan);
 	r->inflight = NULL;
-	if (r->fill->n) {
-		fan_start(&r->fan, r->fill);
-		r->inflight = r->fill;
-		r->fill = NULL;
+	if (done && zr_imp_dataset_can_place(r->d)) {
+		first = 1;
+		rc = finish(r, done);
+	}
+	if (rc == 0 && r->fill->n) {
+		if (first)
+			rc = zr_imp_dataset_place(r->d, r->fill->s,
+						  r->fill->n);
+		if (rc == 0) {
+			fan_start(&r->fan, r->fill);
+			r->inflight = r->fill;
+			r->fill = NULL;
+		}
 	}
 	if (done) {
-		rc = finish(r, done);
+		if (!first)
+			rc = finish(r, done);
 		/* the finished batch is the next to fill, unless the empty
 		 * one (nothing was started) still is */
 		if (!r->fill)
 			r->fill = done;
 		else
-			free(done);
+			free_batch(done);
 	}
 	if (!r->fill)
 		r->fill = calloc(1, sizeof(batch));

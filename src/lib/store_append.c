@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "append.h"
 #include "codec.h"
 #include "error.h"
 #include "pool.h"
@@ -21,23 +22,6 @@
 #define ZR__DICT_LEVEL 19
 /* Table entries a lane collects before one pwrite. */
 #define ZR__ENT_BATCH 4096
-
-struct lane_buf {
-	uint8_t *buf;     /* compressed frame */
-	size_t cap;
-	uint8_t *ents;    /* ZR__ENT_BATCH encoded entries */
-};
-
-struct zr_append {
-	zr_store *s;
-	uint64_t base;      /* committed length at begin */
-	uint64_t staged;    /* records staged so far */
-	pthread_mutex_t lock; /* guards frontier while lanes reserve */
-	uint64_t frontier;  /* first free byte of data.zr for this session */
-	zr__error failure;  /* sticky: the first failure of the session */
-	unsigned nlanes;
-	struct lane_buf *lanes;
-};
 
 /* One staging call fanned out over the pool. */
 struct stage {
@@ -71,7 +55,7 @@ static void drop_staged(zr_append *a)
 	(void)rc; /* best effort: the bytes are garbage either way */
 }
 
-static int session_fail(zr_append *a, int err)
+int zr__append_fail(zr_append *a, int err)
 {
 	zr__error_capture(&a->failure, err);
 	return err;
@@ -142,7 +126,7 @@ int zr_append_begin(zr_store *s, zr_append **out)
 	return 0;
 }
 
-static int reserve(zr_append *a, size_t len, uint64_t *off)
+int zr__append_reserve(zr_append *a, size_t len, uint64_t *off)
 {
 	int err = 0;
 
@@ -241,7 +225,7 @@ static int stage_one(const struct stage *st, size_t k, struct lane_buf *lb,
 	l->logic_length = (uint32_t)(hl + bl);
 	if (s->codec == ZR_CODEC_RAW) {
 		l->phys_length = l->logic_length;
-		err = reserve(st->a, hl + bl, &l->offset);
+		err = zr__append_reserve(st->a, hl + bl, &l->offset);
 		return err ? err : pwrite2(s, head, hl, body, bl, l->offset);
 	}
 	err = grow(lb, ZSTD_compressBound(hl + bl), s->path);
@@ -252,7 +236,7 @@ static int stage_one(const struct stage *st, size_t k, struct lane_buf *lb,
 		err = zr__fail(ZR_E_TOOBIG, "%s: frame of %zu bytes", s->path,
 			       n);
 	if (!err)
-		err = reserve(st->a, n, &l->offset);
+		err = zr__append_reserve(st->a, n, &l->offset);
 	if (err)
 		return err;
 	l->phys_length = (uint32_t)n;
@@ -297,21 +281,15 @@ static int stage_block(void *ctx, size_t b, size_t e, unsigned lane)
 	return err;
 }
 
-/* Raw dense rows are already laid out as data.zr wants them: one write of
- * the whole block, then the arithmetic table entries. */
-static int dense_raw(zr_append *a, const uint8_t *rows, uint64_t count)
+/* The table entries of raw dense rows are arithmetic: row i of the
+ * block is at off + i * row_bytes. */
+int zr__append_raw_rows(zr_append *a, uint64_t off, uint64_t count)
 {
 	zr_store *s = a->s;
 	size_t row = s->row_bytes;
 	struct lane_buf *lb = &a->lanes[0];
-	uint64_t off;
-	int err = reserve(a, (size_t)count * row, &off);
+	int err = lane_ents(lb, s->path);
 
-	if (!err)
-		err = zr__pwrite_all(s->fd[ZR__DATA], rows, (size_t)count * row,
-				     off, s->path, "data.zr");
-	if (!err)
-		err = lane_ents(lb, s->path);
 	for (uint64_t i = 0; !err && i < count; i += ZR__ENT_BATCH) {
 		size_t n = count - i < ZR__ENT_BATCH ? count - i
 						     : ZR__ENT_BATCH;
@@ -327,6 +305,21 @@ static int dense_raw(zr_append *a, const uint8_t *rows, uint64_t count)
 	return err;
 }
 
+/* Raw dense rows are already laid out as data.zr wants them: one write of
+ * the whole block, then the table entries. */
+static int dense_raw(zr_append *a, const uint8_t *rows, uint64_t count)
+{
+	zr_store *s = a->s;
+	uint64_t off;
+	int err = zr__append_reserve(a, (size_t)count * s->row_bytes, &off);
+
+	if (!err)
+		err = zr__pwrite_all(s->fd[ZR__DATA], rows,
+				     (size_t)count * s->row_bytes, off, s->path,
+				     "data.zr");
+	return err ? err : zr__append_raw_rows(a, off, count);
+}
+
 static int stage_run(zr_append *a, struct stage *st, uint64_t count)
 {
 	int err;
@@ -338,29 +331,30 @@ static int stage_run(zr_append *a, struct stage *st, uint64_t count)
 	else
 		err = zr__pool_run(stage_block, st, (size_t)count, 1);
 	if (err)
-		return session_fail(a, err);
+		return zr__append_fail(a, err);
 	a->staged += count;
 	return 0;
 }
 
-static int session_check(zr_append *a, int ragged, uint64_t count)
+int zr__append_check(zr_append *a, int ragged, uint64_t count)
 {
 	zr_store *s;
 
 	zr__clear();
 	if (!a)
 		return zr__fail(-EINVAL, "append: NULL session");
+	zr__append_window_drop(a);
 	if (a->failure.err)
 		return zr__error_replay(&a->failure);
 	s = a->s;
 	if (ragged != s->schema.ragged)
-		return session_fail(a, zr__fail(-EINVAL, "%s: %s append on a "
+		return zr__append_fail(a, zr__fail(-EINVAL, "%s: %s append on a "
 						"%s store", s->path,
 						ragged ? "ragged" : "dense",
 						ragged ? "dense" : "ragged"));
 	if (count > ((uint64_t)INT64_MAX - ZR__PAGE) / ZR__LOC - a->base -
 			    a->staged)
-		return session_fail(a, zr__fail(ZR_E_TOOBIG, "%s: too many "
+		return zr__append_fail(a, zr__fail(ZR_E_TOOBIG, "%s: too many "
 						"records", s->path));
 	return 0;
 }
@@ -368,16 +362,16 @@ static int session_check(zr_append *a, int ragged, uint64_t count)
 int zr_append_dense(zr_append *a, const void *rows, uint64_t count)
 {
 	struct stage st = { .rows = rows };
-	int err = session_check(a, 0, count);
+	int err = zr__append_check(a, 0, count);
 
 	if (err || count == 0)
 		return err;
 	if (count > SIZE_MAX / a->s->row_bytes)
-		return session_fail(a, zr__fail(ZR_E_TOOBIG, "%s: %" PRIu64
+		return zr__append_fail(a, zr__fail(ZR_E_TOOBIG, "%s: %" PRIu64
 						" rows overflow", a->s->path,
 						count));
 	if (!rows)
-		return session_fail(a, zr__fail(-EINVAL, "append: NULL rows"));
+		return zr__append_fail(a, zr__fail(-EINVAL, "append: NULL rows"));
 	return stage_run(a, &st, count);
 }
 
@@ -416,17 +410,17 @@ static int check_ragged(const zr_store *s, const zr_ragged_in *r,
 int zr_append_ragged(zr_append *a, const zr_ragged_in *recs, uint64_t count)
 {
 	struct stage st = { .recs = recs };
-	int err = session_check(a, 1, count);
+	int err = zr__append_check(a, 1, count);
 
 	if (err || count == 0)
 		return err;
 	if (!recs)
-		return session_fail(a, zr__fail(-EINVAL, "append: NULL recs"));
+		return zr__append_fail(a, zr__fail(-EINVAL, "append: NULL recs"));
 	/* Validate everything before the first byte is written. */
 	for (uint64_t i = 0; i < count; i++) {
 		err = check_ragged(a->s, &recs[i], a->staged + i);
 		if (err)
-			return session_fail(a, err);
+			return zr__append_fail(a, err);
 	}
 	return stage_run(a, &st, count);
 }
@@ -444,6 +438,7 @@ int zr_append_commit(zr_append *a)
 	zr__clear();
 	if (!a)
 		return zr__fail(-EINVAL, "append: NULL session");
+	zr__append_window_drop(a);
 	s = a->s;
 	if (a->failure.err)
 		err = zr__error_replay(&a->failure);
@@ -474,6 +469,7 @@ void zr_append_abort(zr_append *a)
 {
 	if (!a)
 		return;
+	zr__append_window_drop(a);
 	drop_staged(a);
 	session_free(a);
 }

@@ -1,12 +1,14 @@
 """`zrecord import` of image folders: real PNG icons and the JPEGs and
 WebPs PIL makes of them, each imported record compared with PIL's
 decode; class folders, the trainer's options, and bad files."""
+import io
 import json
 import os
 
 import numpy as np
 import pytest
 
+from conftest import npy_bytes
 from importdata import (class_folder, icons, pil_array, pil_rgb, read_bytes,
                         records, save_as)
 
@@ -232,3 +234,89 @@ def test_every_png_colour_type(zr, tmp_path):
     for name, img in zip(names, got):
         want = pil_array((src / name).read_bytes())
         assert img.shape == want.shape and np.array_equal(img, want), name
+
+
+@pytest.mark.parametrize("crop", ["48", "32,40"])
+@pytest.mark.parametrize("codec", ["raw", "zstd"])
+def test_dense_stores_are_what_the_library_appends(zr, tmp_path,
+                                                   monkeypatch, crop, codec):
+    """Dense records from the third batch on are put into slots reserved
+    in their store by the decode threads (zr_append_dense_reserve/put/
+    stage): the store must be byte for byte what zr_append_dense writes
+    of the same arrays (`zrecord append` here), with a bad file of a
+    reserved batch left out (--skip-bad) and the rest in order.
+    --center-crop 48 keeps the 48x48 images as decoded (decoded straight
+    into the thread's buffer), 32,40 crops them first."""
+    from PIL import Image
+    src = tmp_path / "src"
+    src.mkdir()
+    files = []
+    for i, icon in enumerate(icons(40, size=48)):
+        # on a background of its own: the themes' symbolic icons are
+        # alpha only, the same black square once their alpha is dropped
+        im = Image.open(icon).convert("RGBA")
+        bg = Image.new("RGBA", im.size, (i * 37 % 256, 128, 200, 255))
+        buf = io.BytesIO()
+        Image.alpha_composite(bg, im).convert("RGB").save(buf, "JPEG",
+                                                          quality=90)
+        data = buf.getvalue()
+        if i == 25:
+            data = data[:len(data) // 3]
+        (src / f"{i:03d}.jpg").write_bytes(data)
+        if i != 25:
+            files.append(data)
+    zr.ok("import", "--skip-bad", "--rgb", "--center-crop", crop,
+          "--codec", codec, "--threads", "2", src, tmp_path / "ds")
+    h, w = (int(x) for x in (crop + "," + crop).split(",")[:2])
+    rows = []
+    for data in files:
+        full = pil_rgb(data)
+        top, left = (48 - h) // 2, (48 - w) // 2
+        rows.append(full[top:top + h, left:left + w])
+    ref = tmp_path / "ref"
+    zr.ok("create", ref, "--dtype", "|u1", "--shape", f"{h},{w},3",
+          "--codec", codec)
+    # one lane, as the import has: the pool places the frames of one
+    # call in the order its lanes finish them
+    monkeypatch.setenv("ZR_THREADS", "0")
+    zr.ok("append", ref, "-", input=npy_bytes(np.stack(rows)))
+    for f in ("meta.zr", "data.zr"):
+        assert read_bytes(tmp_path / "ds" / "image" / f) == \
+            read_bytes(tmp_path / "ref" / f), f
+
+
+def _without_app14(jpeg):
+    """The JPEG with its Adobe APP14 segment taken out."""
+    i = jpeg.index(b"\xff\xee")
+    seg = int.from_bytes(jpeg[i + 2:i + 4], "big")
+    return jpeg[:i] + jpeg[i + 2 + seg:]
+
+
+def test_cmyk_jpeg_becomes_pil_rgb(zr, tmp_path):
+    """TurboJPEG decodes CMYK JPEGs to CMYK only; the import makes them
+    RGB exactly as PIL's convert("RGB") does, which takes them as Adobe's
+    inverted CMYK with the APP14 marker that says so (PIL and Photoshop
+    write it) and without it; a truncated one is a bad file."""
+    from PIL import Image
+    src = tmp_path / "src"
+    src.mkdir()
+    im = Image.open(icons(1, size=48)[0]).convert("RGBA")
+    bg = Image.new("RGBA", im.size, (40, 160, 90, 255))
+    buf = io.BytesIO()
+    Image.alpha_composite(bg, im).convert("CMYK").save(buf, "JPEG",
+                                                       quality=95)
+    adobe = buf.getvalue()
+    plain = _without_app14(adobe)
+    (src / "a.jpg").write_bytes(adobe)
+    (src / "b.jpg").write_bytes(plain)
+    (src / "c.jpg").write_bytes(adobe[:len(adobe) // 2])
+    r = zr.run("import", "--skip-bad", src, tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    assert b"c.jpg" in r.stderr
+    got = records(zr, tmp_path / "ds" / "image")
+    assert len(got) == 2
+    for data, img in zip((adobe, plain), got):
+        want = pil_rgb(data)
+        assert img.shape == want.shape and np.array_equal(img, want)
+    assert np.array_equal(got[0], got[1])
+    assert got[0].std() > 10  # a real picture, not one flat colour

@@ -38,7 +38,7 @@ static int take(void *ctx, zr_imp_sample *s, uint64_t bytes)
 
 		ZR_FUZZ_CHECK(f->store == (int)k && !used[k]);
 		used[k] = 1;
-		zr_imp_field_decode(f, &opts);
+		zr_imp_field_decode(f, &opts, NULL);
 		if (f->err)
 			continue;
 		n = f->out.dtype.itemsize;

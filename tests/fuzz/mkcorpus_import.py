@@ -55,6 +55,10 @@ def images():
     for i, (name, data) in enumerate(sorted(out.items())):
         # options: none, --rgb, --chw, --resize, --center-crop mixes
         put("image", name, bytes([[0, 1, 2, 5, 8, 0x37, 0x4c][i % 7]]) + data)
+    # CMYK, which is converted to RGB (kept out of the loop above, whose
+    # option bytes it would shift)
+    put("image", "jpg_cmyk", bytes([1]) + encode(rgba.convert("CMYK"),
+                                                 "JPEG"))
     return out
 
 
