@@ -2,17 +2,17 @@
  * file_bytes.c - record and batch files as the daemon serves them (see
  * file_bytes.h): which records (the node's index, the sampler's batch) and
  * whether a name may be served at all; sizes and bytes come from the
- * common encoder (npy_file.h).  Everything here runs under the read locks
- * of the stores involved, so the record table cannot change between
- * computing a size and filling it, except the bounds check of a batch
- * name, which runs before any lock, allocation or table read.
+ * common encoder (npy_file.h).  Everything here reads through library
+ * views (ZR_VIEW_TRY: ZR_E_BUSY at once during a delete or compact, which
+ * the caller parks), so the record table cannot change between computing
+ * a size and filling it, except the bounds check of a batch name, which
+ * runs before any view, allocation or table read.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "file_bytes.h"
-#include "dataset.h"
 #include "shape_cache.h"
 #include "store_park.h"
 
@@ -24,7 +24,7 @@ static int rec_plan(struct zrfs_fstore *st, zr_view *v, const uint64_t *idx,
 	return zrfile_npy_plan(f, ZRFILE_RECORD, s, 1, idx, 1);
 }
 
-int zrfs_rec_size(struct zrfs_fstore *st, uint64_t idx, int form,
+int zrfs_rec_size(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 		 uint64_t *size)
 {
 	zrfile_source s;
@@ -32,24 +32,37 @@ int zrfs_rec_size(struct zrfs_fstore *st, uint64_t idx, int form,
 	zrfile_png img;
 	int err;
 
-	if (idx >= zr_store_length(st->zs))
+	if (idx >= zr_view_length(v))
 		return -ENOENT;
 	if (form == ZRFS_F_PNG) {
-		s = (zrfile_source){ .zs = st->zs };
+		s = (zrfile_source){ .zs = st->zs, .view = v };
 		err = zrfile_record_png_plan(&s, idx, &img);
 		*size = err ? 0 : zrfile_png_size(&img);
-		return err;
+		return zrfs_busy_to_park(err);
 	}
-	err = rec_plan(st, NULL, &idx, &s, &f);
+	err = rec_plan(st, v, &idx, &s, &f);
 	*size = f.total;
 	zrfile_npy_free(&f);
+	return zrfs_busy_to_park(err);
+}
+
+int zrfs_rec_version(struct zrfs_fstore *st, uint64_t idx, int form,
+		    uint64_t *size, uint64_t *epoch)
+{
+	zr_view *v;
+	int err = zrfs_views_begin(&st, 1, &v);
+
+	if (err)
+		return err;
+	err = zrfs_rec_size(st, v, idx, form, size);
+	*epoch = zr_view_epoch(v);
+	zr_view_end(v);
 	return err;
 }
 
-int zrfs_rec_current(const struct zrfs_fstore *st, const struct zrfs_node *n)
+int zrfs_rec_same(const struct zrfs_node *n, uint64_t epoch)
 {
-	return zrfs_dlog_unchanged(&st->dlog, n->idx, n->ver[0]) &&
-	       n->idx < zr_store_length(st->zs);
+	return !zr_store_index_changed(n->st->zs, n->ver[0], epoch, n->idx);
 }
 
 static int png_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx,
@@ -61,7 +74,8 @@ static int png_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx,
 
 	if (!err && zrfile_png_size(&img) != size)
 		err = -ESTALE;
-	return err ? err : zrfile_record_png_fill(&s, idx, &img, buf);
+	return zrfs_busy_to_park(err ? err :
+				 zrfile_record_png_fill(&s, idx, &img, buf));
 }
 
 int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
@@ -79,7 +93,7 @@ int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 	if (!err)
 		err = zrfile_npy_fill(&f, buf);
 	zrfile_npy_free(&f);
-	return err;
+	return zrfs_busy_to_park(err);
 }
 
 /* -- batches ------------------------------------------------------------ */
@@ -110,7 +124,7 @@ static int form_of(const struct zrfs_node *n)
 }
 
 /* The encoder's streams of the node's stores (a dataset's by name),
- * read through views if given. */
+ * read through their views. */
 static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p,
 			zr_view *const *views)
 {
@@ -123,7 +137,7 @@ static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p,
 	for (size_t i = 0; i < p->nst; i++) {
 		p->streams[i].zs = st[i]->zs;
 		p->streams[i].name = n->ds ? n->ds->names[i] : NULL;
-		p->streams[i].view = views ? views[i] : NULL;
+		p->streams[i].view = views[i];
 	}
 	return 0;
 }
@@ -160,16 +174,12 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 	};
 	int err;
 
-	if (!length && p->streams[0].view) {
+	if (!length) {
 		/* a dataset draws over its shortest stream (see lookup.c) */
 		cfg.length = zr_view_length(p->streams[0].view);
 		for (size_t i = 1; i < p->nst; i++)
 			if (zr_view_length(p->streams[i].view) < cfg.length)
 				cfg.length = zr_view_length(p->streams[i].view);
-	} else if (!length && n->ds) {
-		cfg.length = zrfs_ds_length(n->ds);
-	} else if (!length) {
-		cfg.length = zr_store_length(n->st->zs);
 	}
 	p->length = cfg.length;
 	if (!cfg.length)
@@ -237,7 +247,7 @@ static int plan_flat(struct zrfs_fs *fs, const struct zrfs_node *n,
 	struct zrfs_kept k;
 	int err;
 
-	if (!zrfs_shapes_get(n, p->length, p->gen, p->count,
+	if (!zrfs_shapes_get(n, p->length, p->epoch, p->count,
 			    !size_only && has_data(form), &k)) {
 		p->kept = 1;
 		p->recs = k.recs;
@@ -275,18 +285,28 @@ static int plan_file(struct zrfs_fs *fs, const struct zrfs_node *n,
 			       p->count);
 }
 
+uint64_t zrfs_views_epoch(zr_view *const *views, size_t k)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < k; i++)
+		sum += zr_view_epoch(views[i]);
+	return sum;
+}
+
 int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
 		  struct zrfs_plan *p, int size_only, uint64_t length,
-		  zr_view *const *views, uint64_t gen)
+		  zr_view *const *views)
 {
 	int err;
 
 	memset(p, 0, sizeof(*p));
 	p->node = n;
-	p->gen = gen;
 	err = node_streams(n, p, views);
-	if (!err)
+	if (!err) {
+		p->epoch = zrfs_views_epoch(views, p->nst);
 		err = batch_indices(fs, n, p, size_only, length);
+	}
 	if (!err)
 		err = plan_file(fs, n, p, size_only);
 	p->total = p->file.total;
@@ -294,7 +314,7 @@ int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
 		err = -EFBIG;
 	if (err)
 		zrfs_plan_free(p);
-	return err;
+	return zrfs_busy_to_park(err);
 }
 
 /* What any batch of n's shape holds at least: its indices, and per record
@@ -319,17 +339,6 @@ static int batch_bound(struct zrfs_fs *fs, const struct zrfs_node *n)
 	if (n->form == ZRFS_F_NPZ && members > ZRFILE_NPZ_MEMBERS_MAX)
 		return -EFBIG;
 	return b > cap / least ? -EFBIG : 0;
-}
-
-uint64_t zrfs_batch_gen(const struct zrfs_node *n)
-{
-	struct zrfs_fstore *const *st;
-	size_t k = zrfs_batch_stores(n, &st);
-	uint64_t gen = 0;
-
-	for (size_t i = 0; i < k; i++)
-		gen += st[i]->gen;
-	return gen;
 }
 
 static void log_too_big(const struct zrfs_node *n, struct zrfs_fs *fs)
@@ -376,7 +385,7 @@ static void keep(const struct zrfs_node *n, struct zrfs_plan *p)
 	k.off = p->roff;
 	p->recs = NULL;
 	p->roff = NULL;
-	zrfs_shapes_put(n, p->length, p->gen, p->count, &k);
+	zrfs_shapes_put(n, p->length, p->epoch, p->count, &k);
 }
 
 int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
@@ -385,24 +394,29 @@ int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(n, &st);
 	struct zrfs_plan p;
+	zr_view **v = NULL;
 	int err = batch_bound(fs, n);
 
+	if (!err && !(v = calloc(k, sizeof(*v))))
+		err = -ENOMEM;
 	if (!err)
-		err = zrfs_st_rdlock_all(st, k);
+		err = zrfs_views_begin(st, k, v);
 	if (err) {
 		if (err == -EFBIG)
 			log_too_big(n, fs);
+		free(v);
 		return err;
 	}
-	err = zrfs_plan_make(fs, n, &p, 1, 0, NULL, zrfs_batch_gen(n));
+	err = zrfs_plan_make(fs, n, &p, 1, 0, v);
 	if (!err) {
 		*size = p.total;
 		ver[0] = p.length;
-		ver[1] = zrfs_batch_gen(n);
+		ver[1] = p.epoch;
 		keep(n, &p);
 	}
 	zrfs_plan_free(&p);
-	zrfs_st_unlock_all(st, k);
+	zrfs_views_end(v, k);
+	free(v);
 	if (err == -EFBIG)
 		log_too_big(n, fs);
 	if (err == -EINVAL && zrfile_npy_flat(form_of(n)))

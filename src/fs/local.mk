@@ -11,7 +11,7 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/text.c src/fs/append.c \
 	src/fs/delete.c src/fs/caller.c src/fs/shape_cache.c src/fs/shape_cache.h \
 	src/fs/errors_log.c src/fs/errors_log.h src/fs/store_park.c src/fs/store_park.h \
-	src/fs/delete_log.c src/fs/delete_log.h src/fs/mount_lock.c src/fs/mount_lock.h \
+	src/fs/mount_lock.c src/fs/mount_lock.h \
 	src/fs/follow.c src/fs/follow.h src/fs/utab.c src/fs/utab.h \
 	src/fs/buf_cache.c src/fs/buf_cache.h src/fs/dataset.c src/fs/dataset.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \

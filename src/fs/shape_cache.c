@@ -17,7 +17,7 @@
 
 struct slot {
 	const void *stores;	/* n->ds or n->st: which records      */
-	uint64_t seed, step, bsize, length, gen, count;
+	uint64_t seed, step, bsize, length, epoch, count;
 	int mode;	/* not the form: every form has the same records */
 	struct zrfs_kept k;
 };
@@ -30,12 +30,12 @@ static struct {
 } cache = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static struct slot key(const struct zrfs_node *n, uint64_t length,
-		       uint64_t gen, uint64_t count)
+		       uint64_t epoch, uint64_t count)
 {
 	struct slot k = {
 		.stores = n->ds ? (const void *)n->ds : (const void *)n->st,
 		.seed = n->seed, .step = n->step, .bsize = n->bsize,
-		.length = length, .gen = gen, .count = count,
+		.length = length, .epoch = epoch, .count = count,
 		.mode = (int)n->mode,
 	};
 
@@ -46,7 +46,7 @@ static int same(const struct slot *a, const struct slot *b)
 {
 	return a->stores == b->stores && a->seed == b->seed &&
 	       a->step == b->step && a->bsize == b->bsize &&
-	       a->length == b->length && a->gen == b->gen &&
+	       a->length == b->length && a->epoch == b->epoch &&
 	       a->count == b->count && a->mode == b->mode;
 }
 
@@ -97,10 +97,10 @@ static void make_room(uint64_t more, char *drop[SLOTS],
 	}
 }
 
-void zrfs_shapes_put(const struct zrfs_node *n, uint64_t length, uint64_t gen,
+void zrfs_shapes_put(const struct zrfs_node *n, uint64_t length, uint64_t epoch,
 		    uint64_t count, struct zrfs_kept *k)
 {
-	struct slot s = key(n, length, gen, count);
+	struct slot s = key(n, length, epoch, count);
 	struct zrfs_kept old = { 0 };
 	char *drop[SLOTS] = { 0 };
 	uint64_t *dropoff[SLOTS] = { 0 };
@@ -139,10 +139,10 @@ void zrfs_shapes_put(const struct zrfs_node *n, uint64_t length, uint64_t gen,
 	}
 }
 
-int zrfs_shapes_get(const struct zrfs_node *n, uint64_t length, uint64_t gen,
+int zrfs_shapes_get(const struct zrfs_node *n, uint64_t length, uint64_t epoch,
 		   uint64_t count, int recs, struct zrfs_kept *out)
 {
-	struct slot s = key(n, length, gen, count);
+	struct slot s = key(n, length, epoch, count);
 	size_t bytes;
 	int i;
 

@@ -25,15 +25,15 @@ struct zrfs_kept {
 };
 
 /* Keeps k (taking it over: k is zeroed) for batch n's records as drawn
- * from the first length records while the stores' generation was gen, in
+ * from the first length records while the stores' delete epochs summed to epoch (zrfs_views_epoch), in
  * place of any kept for the same batch.  Any thread. */
-void zrfs_shapes_put(const struct zrfs_node *n, uint64_t length, uint64_t gen,
+void zrfs_shapes_put(const struct zrfs_node *n, uint64_t length, uint64_t epoch,
 		    uint64_t count, struct zrfs_kept *k);
 /* What is kept for the same batch in any of its packed or padded forms:
  * a copy of the shapes, and with recs the records (taken: the next
  * caller gathers its own).  0, or -1 when nothing is kept (*out zeroed).
  * Any thread. */
-int zrfs_shapes_get(const struct zrfs_node *n, uint64_t length, uint64_t gen,
+int zrfs_shapes_get(const struct zrfs_node *n, uint64_t length, uint64_t epoch,
 		   uint64_t count, int recs, struct zrfs_kept *out);
 void zrfs_kept_free(struct zrfs_kept *k);
 /* Frees every entry (at unmount). */
