@@ -237,6 +237,20 @@ static int gather_flat(struct zrfs_fs *fs, struct zrfs_plan *p)
 				need, p->roff);
 }
 
+/* Which batch p of node n is, for the shape cache. */
+static struct zrfile_shape_key shape_key(const struct zrfs_node *n,
+					 const struct zrfs_plan *p)
+{
+	struct zrfile_shape_key k = {
+		.stores = n->ds ? (const void *)n->ds : (const void *)n->st,
+		.seed = n->seed, .step = n->step, .bsize = n->bsize,
+		.mode = (int)n->mode, .length = p->length, .epoch = p->epoch,
+		.count = p->count,
+	};
+
+	return k;
+}
+
 /* A packed or padded form, or a part of one: from what an earlier lookup
  * of the same batch kept (the records themselves if kept and the file
  * holds them, to be filled), else from the records gathered now, or their
@@ -244,11 +258,11 @@ static int gather_flat(struct zrfs_fs *fs, struct zrfs_plan *p)
 static int plan_flat(struct zrfs_fs *fs, const struct zrfs_node *n,
 		     struct zrfs_plan *p, int size_only, int form)
 {
-	struct zrfs_kept k;
+	struct zrfile_shape_key key = shape_key(n, p);
+	struct zrfile_kept k;
 	int err;
 
-	if (!zrfs_shapes_get(n, p->length, p->epoch, p->count,
-			    !size_only && has_data(form), &k)) {
+	if (!zrfile_shapes_get(&key, !size_only && has_data(form), &k)) {
 		p->kept = 1;
 		p->recs = k.recs;
 		p->roff = k.off;
@@ -374,7 +388,8 @@ static void log_bad_form(const struct zrfs_node *n)
  * reads (shape_cache.h); nothing if it was planned from what was kept. */
 static void keep(const struct zrfs_node *n, struct zrfs_plan *p)
 {
-	struct zrfs_kept k = { 0 };
+	struct zrfile_shape_key key = shape_key(n, p);
+	struct zrfile_kept k = { 0 };
 
 	if (p->kept)
 		return;
@@ -385,7 +400,7 @@ static void keep(const struct zrfs_node *n, struct zrfs_plan *p)
 	k.off = p->roff;
 	p->recs = NULL;
 	p->roff = NULL;
-	zrfs_shapes_put(n, p->length, p->epoch, p->count, &k);
+	zrfile_shapes_put(&key, &k);
 }
 
 int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,

@@ -9,7 +9,7 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/handles.c src/fs/reply.c src/fs/u64.c src/fs/u64.h \
 	src/fs/file_bytes.c src/fs/file_bytes.h \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/text.c src/fs/append.c \
-	src/fs/delete.c src/fs/caller.c src/fs/shape_cache.c src/fs/shape_cache.h \
+	src/fs/delete.c src/fs/caller.c \
 	src/fs/errors_log.c src/fs/errors_log.h src/fs/store_park.c src/fs/store_park.h \
 	src/fs/mount_lock.c src/fs/mount_lock.h \
 	src/fs/follow.c src/fs/follow.h src/fs/utab.c src/fs/utab.h \
