@@ -45,7 +45,7 @@ static void log_failure(const struct zrfs_node *n, int err)
  * since a reader may be checking done[] without fh->mu. */
 struct zrfs_fill {
 	struct zrfs_plan plan;	/* valid until every piece is in (fh->mu) */
-	struct zrfs_pieces pc;	/* written once, before fh->planned        */
+	struct zrfs_pieces pc;	/* written once, before fh->state          */
 	size_t missing;		/* pieces not in buf yet (fh->mu)          */
 	atomic_uchar done[];	/* piece k is in buf (release, acquire)   */
 };
@@ -90,7 +90,8 @@ static int plan(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t length)
 	for (size_t k = 0; k < pc.n; k++)
 		atomic_init(&f->done[k], 0);
 	fh->fill = f;
-	atomic_store_explicit(&fh->planned, 1, memory_order_release);
+	atomic_store_explicit(&fh->state, ZRFS_FILL_PLANNED,
+			      memory_order_release);
 	return 0;
 }
 
@@ -140,7 +141,7 @@ static int fill_pieces(struct zrfs_fh *fh, size_t k0, size_t k1)
 		if (!--f->missing) {
 			zrfs_plan_free(&f->plan); /* buf is complete */
 			views_end(fh);
-			atomic_store_explicit(&fh->filled, 1,
+			atomic_store_explicit(&fh->state, ZRFS_FILL_DONE,
 					      memory_order_release);
 		}
 	}
@@ -151,12 +152,11 @@ static int fill_pieces(struct zrfs_fh *fh, size_t k0, size_t k1)
  * lock, so that reads of filled pieces never wait for a gather. */
 static int have(struct zrfs_fh *fh, uint64_t off, uint64_t end)
 {
+	int state = atomic_load_explicit(&fh->state, memory_order_acquire);
 	struct zrfs_fill *f;
 
-	if (atomic_load_explicit(&fh->filled, memory_order_acquire))
-		return 1;
-	if (!atomic_load_explicit(&fh->planned, memory_order_acquire))
-		return 0;
+	if (state != ZRFS_FILL_PLANNED)
+		return state == ZRFS_FILL_DONE;
 	f = fh->fill;
 	for (size_t k = zrfs_piece_of(&f->pc, off);
 	     k <= zrfs_piece_of(&f->pc, end - 1); k++)
@@ -175,7 +175,7 @@ static int fill_node(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t off,
 	pthread_mutex_lock(&fh->mu);
 	if (!fh->fill)
 		err = plan(fs, fh, fh->node->ver[0]);
-	if (!err && !atomic_load(&fh->filled))
+	if (!err && atomic_load(&fh->state) != ZRFS_FILL_DONE)
 		err = fill_pieces(fh, zrfs_piece_of(&fh->fill->pc, off),
 				  zrfs_piece_of(&fh->fill->pc, end - 1));
 	pthread_mutex_unlock(&fh->mu);

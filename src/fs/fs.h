@@ -149,6 +149,13 @@ struct zrfs_fs {
 	struct zrfs_follower *follower; /* -o follow (follow.c) */
 };
 
+/* How far an open record or batch file's buffer is. */
+enum zrfs_fill_state {
+	ZRFS_FILL_NONE,		/* nothing in buf yet                     */
+	ZRFS_FILL_PLANNED,	/* batch: fill is set, its pieces coming  */
+	ZRFS_FILL_DONE,		/* buf holds the whole file               */
+};
+
 /* An open file: per-kind state.  The kernel's open holds one reference
  * and every request working on the handle holds one more while it runs:
  * the kernel may send release as soon as it has a read's reply, while the
@@ -171,11 +178,13 @@ struct zrfs_fh {
 	int uncached;		/* record, batch: served past the page cache
 				 * (bytes newer than the node's, or
 				 * -o direct_batches) */
-	atomic_int filled;	/* record, batch: buf is complete          */
+	/* record, batch: how far buf is (enum zrfs_fill_state), written
+	 * under mu (release) and read without it (acquire), so that reads
+	 * of bytes already in take no lock */
+	atomic_int state;
 	/* batch: the pieces of buf a read may need, filled as reads reach
-	 * them (batch.c); set under mu, then planned (release). */
+	 * them (batch.c); set under mu before state is PLANNED. */
 	struct zrfs_fill *fill;
-	atomic_int planned;
 	/* what the kind keeps besides buf and view, freed with the handle */
 	void (*drop)(struct zrfs_fh *fh);
 	struct zrfile_npystream *ns;    /* append session (NULL between them) */

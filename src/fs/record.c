@@ -77,7 +77,8 @@ static int record_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 		pthread_mutex_lock(&fh->mu);
 		err = fill(fh);
 		pthread_mutex_unlock(&fh->mu);
-		atomic_store_explicit(&fh->filled, !err, memory_order_release);
+		atomic_store_explicit(&fh->state, err ? ZRFS_FILL_NONE :
+				      ZRFS_FILL_DONE, memory_order_release);
 	}
 	return err; /* the view ends with the handle */
 }
@@ -88,14 +89,16 @@ static int record_read(fuse_req_t req, struct zrfs_fs *fs,
 	int err;
 
 	(void)fs;
-	if (!atomic_load_explicit(&fh->filled, memory_order_acquire)) {
+	if (atomic_load_explicit(&fh->state, memory_order_acquire) !=
+	    ZRFS_FILL_DONE) {
 		pthread_mutex_lock(&fh->mu);
 		err = fill(fh);
 		pthread_mutex_unlock(&fh->mu);
 		if (err)
 			return err;
 		/* buf is complete: later reads need no lock */
-		atomic_store_explicit(&fh->filled, 1, memory_order_release);
+		atomic_store_explicit(&fh->state, ZRFS_FILL_DONE,
+				      memory_order_release);
 	}
 	zrfs_fh_reply(req, fh, size, off);
 	return 0;
