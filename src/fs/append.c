@@ -21,7 +21,7 @@
 
 #include "file_kinds.h"
 #include "npy_stream.h"
-#include "store_park.h"
+#include "file_bytes.h"
 
 static void log_failure(struct zrfs_fh *fh, const char *what, int err)
 {

@@ -21,9 +21,9 @@ static int compact(struct zrfs_fs *fs, struct zrfs_fstore *st,
 {
 	int err;
 
-	zrfs_writer_begin(fs);
+	zrfs_writer_begin(&fs->park);
 	err = zr_store_compact(st->zs, NULL, NULL);
-	zrfs_writer_end(fs);
+	zrfs_writer_end(&fs->park);
 	ch->st = st;
 	return err;
 }

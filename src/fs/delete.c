@@ -257,10 +257,10 @@ static int apply(struct zrfs_fs *fs, struct zrfs_fstore *st, uint64_t *idx,
 		return 0;
 	}
 	qsort(idx, n, sizeof(*idx), zrfs_cmp_u64);
-	zrfs_writer_begin(fs);
+	zrfs_writer_begin(&fs->park);
 	err = zr_store_delete(st->zs, idx, n);
 	length = zr_store_length(st->zs);
-	zrfs_writer_end(fs);
+	zrfs_writer_end(&fs->park);
 	*ch = (struct zrfs_change){ st, idx, n, length };
 	if (err)
 		zrfs_elog_add(&st->log, st->path, "delete: %s",

@@ -14,7 +14,46 @@
 
 #include "file_bytes.h"
 #include "shape_cache.h"
-#include "store_park.h"
+
+/* -- views ------------------------------------------------------------- */
+
+int zrfs_busy_to_park(int err)
+{
+	return err == ZR_E_BUSY ? ZRFS_E_PARK : err;
+}
+
+int zrfs_views_begin(struct zrfs_fstore *const *st, size_t n, zr_view **v)
+{
+	for (size_t i = 0; i < n; i++) {
+		int err = zr_view_begin(st[i]->zs, ZR_VIEW_TRY, &v[i]);
+
+		if (err) {
+			v[i] = NULL;
+			zrfs_views_end(v, i);
+			return zrfs_busy_to_park(err);
+		}
+	}
+	return 0;
+}
+
+void zrfs_views_end(zr_view **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		zr_view_end(v[i]);
+		v[i] = NULL;
+	}
+}
+
+int zrfs_st_probe(struct zrfs_fstore *st)
+{
+	zr_view *v;
+	int err = zrfs_views_begin(&st, 1, &v);
+
+	zr_view_end(err ? NULL : v);
+	return err;
+}
+
+/* -- records ----------------------------------------------------------- */
 
 /* Record idx's file: the encoder's RECORD form over the stream *s. */
 static int rec_plan(struct zrfs_fstore *st, zr_view *v, const uint64_t *idx,

@@ -12,6 +12,20 @@
 #include "npy_file.h"
 #include "record_png.h"
 
+/* The daemon's views: begun with ZR_VIEW_TRY, so that they never wait for
+ * a delete or compact but answer ZR_E_BUSY, which the request parks on
+ * (store_park.h). */
+/* ZR_E_BUSY as ZRFS_E_PARK; any other code as it is. */
+int zrfs_busy_to_park(int err);
+/* Begins the views of n stores (all or none): 0, ZRFS_E_PARK while one has
+ * a delete or compact running, or an error. */
+int zrfs_views_begin(struct zrfs_fstore *const *st, size_t n, zr_view **v);
+void zrfs_views_end(zr_view **v, size_t n);
+/* 0 when no delete or compact of st runs now (a library call that would
+ * wait for one then waits for none, unless one starts meanwhile), else
+ * ZRFS_E_PARK. */
+int zrfs_st_probe(struct zrfs_fstore *st);
+
 /* Size of record idx's file in form ZRFS_F_NPY (records/I.npy) or
  * ZRFS_F_PNG (records/I.png: ZR_E_DTYPE or ZR_E_SHAPE unless the record is
  * a uint8 image), as view v of st shows it; -ENOENT past its length.

@@ -11,7 +11,7 @@
  *
  * Lock order (outermost first): an append or delete handle's mutex, a
  * record or batch handle's mutex, then any one of the leaf mutexes
- * (park_mu, dyn_mu, fh_mu, the buffer cache's, an errors ring's).  No lock
+ * (park.mu, dyn_mu, fh_mu, the buffer cache's, an errors ring's).  No lock
  * is held across a fuse_lowlevel_notify_* call.
  *
  * Contents.  A record or batch node stands for one content: its size and
@@ -45,6 +45,7 @@
 #include "zrecord.h"
 #include "errors_log.h"
 #include "opts.h"
+#include "store_park.h"
 
 /* What a namespace node is; decides every operation on it. */
 enum zrfs_kind {
@@ -140,12 +141,8 @@ struct zrfs_fs {
 	 * releasing them, so shutdown frees what is left. */
 	pthread_mutex_t fh_mu;
 	struct zrfs_fh *fhs;
-	/* Requests that met a running delete or compact (store_park.h);
-	 * zeroed is PTHREAD_MUTEX_INITIALIZER, as for fh_mu. */
-	pthread_mutex_t park_mu;
-	unsigned writers;	/* deletes and compacts running           */
-	struct zrfs_parked *parked; /* requests waiting for them           */
-	struct zrfs_parked *ready;  /* ... and free to run again           */
+	/* Requests that met a running delete or compact. */
+	struct zrfs_park_queue park;
 	struct zrfs_follower *follower; /* -o follow (follow.c) */
 };
 

@@ -323,7 +323,7 @@ int zrfs_tree_free(struct zrfs_fs *fs)
 {
 	int first = 0;
 
-	zrfs_park_destroy(fs);
+	zrfs_park_destroy(&fs->park);
 	for (size_t i = 0; i < fs->nstores; i++) {
 		struct zrfs_fstore *st = fs->stores[i];
 		int err = zr_store_close(st->zs);

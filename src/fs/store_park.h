@@ -15,11 +15,17 @@
 #ifndef ZRFS_STORE_PARK_H
 #define ZRFS_STORE_PARK_H
 
-#include "fs.h"
+#ifndef FUSE_USE_VERSION
+#define FUSE_USE_VERSION 312 /* as fs.h */
+#endif
+#include <fuse_lowlevel.h>
+#include <pthread.h>
 
 /* Returned (negative) by a step that met a running delete or compact:
  * the request should be parked (zrfs_park). */
 #define ZRFS_E_PARK (-EINPROGRESS)
+
+struct zrfs_fh;
 
 /* A request waiting for a delete or compact: what ops.c needs to run it
  * again. */
@@ -35,28 +41,25 @@ struct zrfs_parked {
 	char name[];		/* lookup */
 };
 
-/* ZR_E_BUSY (from a ZR_VIEW_TRY view or a non-waiting begin) as
- * ZRFS_E_PARK; any other code as it is. */
-int zrfs_busy_to_park(int err);
-/* Begins the views of n stores (ZR_VIEW_TRY, all or none): 0, or
- * ZRFS_E_PARK while one has a delete or compact running, or an error. */
-int zrfs_views_begin(struct zrfs_fstore *const *st, size_t n, zr_view **v);
-void zrfs_views_end(zr_view **v, size_t n);
-/* 0 when no delete or compact of st runs now (a library call that
- * would wait for one then waits for none, unless one starts meanwhile),
- * else ZRFS_E_PARK. */
-int zrfs_st_probe(struct zrfs_fstore *st);
+/* The mount's parked requests (struct zrfs_fs.park); zeroed, it is
+ * empty (a zeroed mutex is PTHREAD_MUTEX_INITIALIZER on glibc). */
+struct zrfs_park_queue {
+	pthread_mutex_t mu;	/* guards the three below                 */
+	unsigned writers;	/* deletes and compacts running           */
+	struct zrfs_parked *parked; /* requests waiting for them           */
+	struct zrfs_parked *ready;  /* ... and free to run again           */
+};
 
 /* Around the daemon's own zr_store_delete and zr_store_compact: after
  * zrfs_writer_end, the caller runs what zrfs_park_take_ready returns. */
-void zrfs_writer_begin(struct zrfs_fs *fs);
-void zrfs_writer_end(struct zrfs_fs *fs);
+void zrfs_writer_begin(struct zrfs_park_queue *q);
+void zrfs_writer_end(struct zrfs_park_queue *q);
 /* Queues p until the running deletes and compacts return: 0, or -EAGAIN
  * when none runs (run the request again now). */
-int zrfs_park(struct zrfs_fs *fs, struct zrfs_parked *p);
-struct zrfs_parked *zrfs_park_take_ready(struct zrfs_fs *fs);
+int zrfs_park(struct zrfs_park_queue *q, struct zrfs_parked *p);
+struct zrfs_parked *zrfs_park_take_ready(struct zrfs_park_queue *q);
 /* Frees what is parked at unmount: never answered, as the session that
  * would take the answers is gone. */
-void zrfs_park_destroy(struct zrfs_fs *fs);
+void zrfs_park_destroy(struct zrfs_park_queue *q);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include "file_kinds.h"
 #include "statsjson.h"
-#include "store_park.h"
+#include "file_bytes.h"
 
 static int stats_json(struct zrfs_fstore *st, char **out, size_t *len)
 {
