@@ -1,6 +1,6 @@
 # src/common/local.mk - helpers shared by the zrecord command, the zrecordfs
 # daemon and its umount helper: the stats report, the mixture file
-# reader, waiting for a lock, naming a lock's holder.  Not part of
+# reader, waiting for a lock, naming a lock's holder, a batch's stream.  Not part of
 # libzrecord's public API.  The file forms (.npy, .npz, PNG, the append
 # stream) are in src/files.
 noinst_LTLIBRARIES += src/common/libzrcommon.la
@@ -8,4 +8,5 @@ src_common_libzrcommon_la_SOURCES = \
 	src/common/statsjson.c src/common/statsjson.h \
 	src/common/mixfile.c src/common/mixfile.h \
 	src/common/retry.c src/common/retry.h \
-	src/common/lock_holder.c src/common/lock_holder.h
+	src/common/lock_holder.c src/common/lock_holder.h \
+	src/common/batch_stream.c src/common/batch_stream.h

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "file_bytes.h"
+#include "batch_stream.h"
 #include "shape_cache.h"
 
 /* -- views ------------------------------------------------------------- */
@@ -181,25 +182,6 @@ static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p,
 	return 0;
 }
 
-/* The batch of step: positions start + step*W*B + rank*B ... of the
- * stream with granule g, 0 for W*B (zrecord.h, "Streams"; start 0 and
- * granule W*B give zr_sampler_batch's). */
-static int draw(const zr_sampler *cfg, uint64_t start, uint64_t g,
-		uint64_t step, uint64_t *out)
-{
-	uint64_t w = cfg->world > 1 ? cfg->world : 1;
-	zr_stream *st;
-	int err = zr_stream_new(cfg->mode, cfg->seed, cfg->length,
-				g ? g : w * cfg->batch_size, &st);
-
-	if (err)
-		return err;
-	err = zr_stream_batch(st, start, step, cfg->rank, cfg->world,
-			      cfg->batch_size, NULL, out);
-	zr_stream_free(st);
-	return err;
-}
-
 /* Checks the batch's sampler and, unless only its size is wanted and the
  * size does not depend on them, computes its indices: over the first
  * length records (0: the stores' current length). */
@@ -211,6 +193,7 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 		.rank = fs->opts.rank, .world = fs->opts.world,
 		.length = length,
 	};
+	zr_stream *st;
 	int err;
 
 	if (!length) {
@@ -223,25 +206,22 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 	p->length = cfg.length;
 	if (!cfg.length)
 		return -ENOENT; /* nothing to sample from yet */
-	/* With a granule, W * B may pass the length (a bigger world resumed);
-	 * the stream then needs only G <= N. */
-	if (fs->opts.granule)
-		cfg.mode = ZR_SAMPLER_IID;
-	err = zr_sampler_check(&cfg);
-	cfg.mode = n->mode;
-	if (!err && fs->opts.granule && cfg.mode == ZR_SAMPLER_CYCLIC &&
-	    fs->opts.granule > cfg.length)
-		err = -EINVAL;
+	/* checked even when only the size is wanted: a bad sampler fails
+	 * the lookup as the read would */
+	err = zrcommon_batch_stream(&cfg, fs->opts.granule, &st);
 	if (err)
 		return err;
 	p->count = n->bsize;
-	if (size_only && !zrfile_npy_needs_records(form_of(n), p->streams,
-						    p->nst))
-		return 0;
-	p->idx = malloc(p->count * sizeof(*p->idx));
-	if (!p->idx)
-		return -ENOMEM;
-	return draw(&cfg, fs->opts.start, fs->opts.granule, n->step, p->idx);
+	if (!size_only || zrfile_npy_needs_records(form_of(n), p->streams,
+						   p->nst)) {
+		p->idx = malloc(p->count * sizeof(*p->idx));
+		err = p->idx ? zr_stream_batch(st, fs->opts.start, n->step,
+					       cfg.rank, cfg.world,
+					       cfg.batch_size, NULL, p->idx)
+			     : -ENOMEM;
+	}
+	zr_stream_free(st);
+	return err;
 }
 
 /* Whether a packed or padded form holds the records' data. */
