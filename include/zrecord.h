@@ -438,6 +438,12 @@ ZR_API uint64_t zr_append_count(const zr_append *a);
 ZR_API int zr_append_commit(zr_append *a);
 /* Discards the session.  NULL is a no-op. */
 ZR_API void zr_append_abort(zr_append *a);
+/* 1 while an append session is open on s (begun, not yet committed or
+ * aborted), else 0: a delete or compact would give -EBUSY.  Any thread;
+ * the answer may be stale by the time it is used, so it is for saying
+ * "busy" early (zrecordfs's delete file, at write), never instead of the
+ * delete's own verdict. */
+ZR_API int zr_store_appending(const zr_store *s);
 
 /* One-call forms: begin, stage, commit. */
 ZR_API int zr_store_append_dense(zr_store *s, const void *rows,
@@ -559,12 +565,17 @@ ZR_API int zr_ragged_shape(zr_store *s, uint64_t idx, uint32_t *ndim,
 typedef struct zr_view zr_view;
 
 enum {
-	ZR_VIEW_WAIT = 1 /* begin waits for a running delete or compact */
+	ZR_VIEW_WAIT = 1, /* begin waits for a running delete or compact */
+	/* Every call through the view (gather, gather_size, ragged_shape,
+	 * loc) fails at once with ZR_E_BUSY while a delete or compact runs,
+	 * instead of waiting for it: for a server that sets the request
+	 * aside and runs it again once its own delete or compact returned. */
+	ZR_VIEW_TRY = 2
 };
 
-/* Begins a view of s (flags 0 or ZR_VIEW_WAIT; -EINVAL otherwise);
- * ZR_E_BUSY at once while a delete or compact runs, without the flag;
- * -ENOMEM. */
+/* Begins a view of s (flags: 0 or any of ZR_VIEW_WAIT, ZR_VIEW_TRY;
+ * -EINVAL otherwise); ZR_E_BUSY at once while a delete or compact runs,
+ * without ZR_VIEW_WAIT; -ENOMEM. */
 ZR_API int zr_view_begin(zr_store *s, unsigned flags, zr_view **out);
 /* Ends a view and frees what only it needed.  NULL is a no-op.  Never
  * waits for a delete or compact. */
@@ -581,6 +592,18 @@ ZR_API int zr_view_ragged_shape(zr_view *v, uint64_t idx, uint32_t *ndim,
 				uint64_t shape[ZR_MAX_NDIM]);
 /* Record idx's table entry as the view sees it (ZR_E_RANGE, ZR_E_CORRUPT). */
 ZR_API int zr_view_loc(zr_view *v, uint64_t idx, zr_loc *out);
+/* Whether index idx may show another record at delete epoch b than at
+ * delete epoch a (zr_view_epoch; either order): 1 when a delete between
+ * them refilled idx or cut the length to idx or below, 0 when none did.
+ * The handle remembers the holes of its last 1024 deletes, 64 Ki holes in
+ * all (a few hundred KiB at most, kept from the first delete until close);
+ * past that, or for an epoch this handle never had, the answer is 1.  A
+ * cache keyed by (index, epoch) can so outlive deletes that missed its
+ * index: zrecordfs keeps a record file's name and pages across them.
+ * Compact changes no index's record.  Any thread, without waiting for a
+ * running delete or compact. */
+ZR_API int zr_store_index_changed(zr_store *s, uint64_t a, uint64_t b,
+				  uint64_t idx);
 
 /* -- maintenance ------------------------------------------------------- */
 

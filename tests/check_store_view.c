@@ -1,7 +1,8 @@
 /*
  * check_store_view.c - read views (zr_view_*): what a view shows stays
  * what it showed at begin across deletes, appends and compact; the compact
- * and begin busy rules; the delete log freed as views end; and gathers
+ * and begin busy rules, ZR_VIEW_TRY; which indices deletes changed
+ * (zr_store_index_changed); the delete log freed as views end; and gathers
  * through views on many threads racing deletes, appends and compacts.
  * Every record's bytes name it (its id), so a check can tell which record
  * an index shows and that its bytes are whole.
@@ -357,6 +358,100 @@ START_TEST(test_begin_bad_arguments)
 }
 END_TEST
 
+static int changed(zr_store *s, uint64_t a, uint64_t b, uint64_t idx)
+{
+	return zr_store_index_changed(s, a, b, idx);
+}
+
+static uint64_t epoch_now(zr_store *s)
+{
+	zr_view *v;
+	uint64_t e;
+
+	ck_assert_int_eq(zr_view_begin(s, 0, &v), 0);
+	e = zr_view_epoch(v);
+	zr_view_end(v);
+	return e;
+}
+
+/* Which indices each delete changed: its holes below the new length and
+ * everything past it; either order of epochs; none between equal ones. */
+START_TEST(test_index_changed)
+{
+	zr_store *s = make(_i * 3);
+	const uint64_t d1[] = { 9, 2 }, d2[] = { 0 };
+
+	put(s, 0, 10);
+	ck_assert_uint_eq(epoch_now(s), 0);
+	ck_assert_int_eq(changed(s, 0, 0, 4), 0);
+	del(s, d1, 2); /* length 8: 2 refilled */
+	ck_assert_uint_eq(epoch_now(s), 1);
+	ck_assert_int_eq(changed(s, 0, 1, 2), 1);
+	ck_assert_int_eq(changed(s, 1, 0, 2), 1);
+	ck_assert_int_eq(changed(s, 0, 1, 8), 1);
+	ck_assert_int_eq(changed(s, 0, 1, 9), 1);
+	ck_assert_int_eq(changed(s, 0, 1, 3), 0);
+	ck_assert_int_eq(changed(s, 0, 1, 0), 0);
+	ck_assert_int_eq(changed(s, 1, 1, 2), 0);
+	put(s, 10, 5); /* appends change no epoch and no index */
+	ck_assert_int_eq(changed(s, 0, 1, 3), 0);
+	del(s, d2, 1); /* length 12: 0 refilled */
+	ck_assert_int_eq(changed(s, 1, 2, 0), 1);
+	ck_assert_int_eq(changed(s, 1, 2, 2), 0);
+	ck_assert_int_eq(changed(s, 0, 2, 2), 1);
+	ck_assert_int_eq(changed(s, 1, 2, 12), 1);
+	ck_assert_int_eq(changed(s, 1, 2, 11), 0);
+	ck_assert_int_eq(zr_store_compact(s, NULL, NULL), 0);
+	ck_assert_uint_eq(epoch_now(s), 2);
+	ck_assert_int_eq(changed(s, 1, 2, 11), 0);
+	/* an epoch this handle never had */
+	ck_assert_int_eq(changed(s, 2, 3, 5), 1);
+	ck_assert_int_eq(zr_store_close(s), 0);
+}
+END_TEST
+
+/* A delete of more holes than the handle remembers forgets the deletes
+ * before it, which then answer "changed"; later ones are known again. */
+START_TEST(test_index_changed_forgets)
+{
+	zr_store *s = make(0);
+	uint64_t n = (1u << 16) + 1, *idx = malloc(n * sizeof(*idx));
+	const uint64_t d[] = { 1 }, last[] = { 5 };
+
+	put(s, 0, n + 100);
+	del(s, d, 1);
+	for (uint64_t i = 0; i < n; i++)
+		idx[i] = 10 + i;
+	del(s, idx, n);
+	ck_assert_int_eq(changed(s, 1, 2, 0), 1);
+	ck_assert_int_eq(changed(s, 0, 1, 0), 1);
+	ck_assert_int_eq(changed(s, 2, 2, 0), 0);
+	del(s, last, 1);
+	ck_assert_int_eq(changed(s, 2, 3, 0), 0);
+	ck_assert_int_eq(changed(s, 2, 3, 5), 1);
+	free(idx);
+	ck_assert_int_eq(zr_store_close(s), 0);
+}
+END_TEST
+
+START_TEST(test_appending)
+{
+	zr_store *s = make(0);
+	const uint64_t d[] = { 0 };
+	zr_append *a;
+
+	put(s, 0, 3);
+	ck_assert_int_eq(zr_store_appending(s), 0);
+	ck_assert_int_eq(zr_append_begin(s, &a), 0);
+	ck_assert_int_eq(zr_store_appending(s), 1);
+	ck_assert_int_eq(zr_store_delete(s, d, 1), -EBUSY);
+	zr_append_abort(a);
+	ck_assert_int_eq(zr_store_appending(s), 0);
+	del(s, d, 1);
+	ck_assert_int_eq(zr_store_close(s), 0);
+}
+END_TEST
+
 /* -- begin during a compact: it holds the store while its progress
  * callback waits, so the other thread's begin meets it for sure. */
 struct hold {
@@ -401,19 +496,41 @@ static void *wait_thread(void *arg)
 	return NULL;
 }
 
+/* Every call through a ZR_VIEW_TRY view answers ZR_E_BUSY at once while
+ * a compact holds the store (a plain view's would wait). */
+static void try_busy(zr_store *s, zr_view *v)
+{
+	uint64_t idx = 3, size, shape[ZR_MAX_NDIM], off[2];
+	uint8_t buf[256];
+	uint32_t ndim;
+	zr_loc l;
+
+	ck_assert_int_eq(zr_view_gather(v, &idx, 1, buf, sizeof(buf), off),
+			 ZR_E_BUSY);
+	ck_assert_ptr_nonnull(strstr(zr_errmsg(), "ZR_VIEW_TRY"));
+	ck_assert_int_eq(zr_view_gather_size(v, &idx, 1, &size), ZR_E_BUSY);
+	ck_assert_int_eq(zr_view_loc(v, idx, &l), ZR_E_BUSY);
+	if (zr_store_schema(s)->ragged)
+		ck_assert_int_eq(zr_view_ragged_shape(v, idx, &ndim, shape),
+				 ZR_E_BUSY);
+}
+
 START_TEST(test_begin_busy_during_compact)
 {
 	struct hold h = { .mu = PTHREAD_MUTEX_INITIALIZER,
 			  .cv = PTHREAD_COND_INITIALIZER };
 	const uint64_t d[] = { 0, 7 };
 	pthread_t ct, wt;
-	zr_view *v = NULL, *before;
+	zr_view *v = NULL, *before, *tried;
+	uint64_t one = 3, ids[1];
 
 	h.s = make(_i);
 	put(h.s, 0, 30);
 	ck_assert_int_eq(zr_view_begin(h.s, 0, &before), 0);
 	del(h.s, d, 2);
 	zr_view_end(before);
+	/* begun after the delete: compact does not refuse for it */
+	ck_assert_int_eq(zr_view_begin(h.s, ZR_VIEW_TRY, &tried), 0);
 	pthread_create(&ct, NULL, compact_thread, &h);
 	pthread_mutex_lock(&h.mu);
 	while (!h.in_compact)
@@ -423,6 +540,7 @@ START_TEST(test_begin_busy_during_compact)
 	ck_assert_ptr_null(v);
 	ck_assert_ptr_nonnull(strstr(zr_errmsg(), "a delete or compact is "
 					  "running"));
+	try_busy(h.s, tried);
 	pthread_create(&wt, NULL, wait_thread, &h);
 	/* The waiting begin cannot finish while compact holds the store. */
 	for (int i = 0; i < 20; i++) {
@@ -440,6 +558,10 @@ START_TEST(test_begin_busy_during_compact)
 	ck_assert_int_eq(h.waited_rc, 0);
 	ck_assert_int_eq(zr_view_begin(h.s, 0, &v), 0);
 	zr_view_end(v);
+	/* the compact returned: the same calls go through */
+	ck_assert_int_eq(ids_of(h.s, tried, &one, 1, ids), 0);
+	ck_assert_uint_eq(ids[0], 3);
+	zr_view_end(tried);
 	ck_assert_int_eq(zr_store_close(h.s), 0);
 }
 END_TEST
@@ -571,6 +693,9 @@ Suite *suite_store_view(void)
 	tcase_add_loop_test(tc, test_compact_busy_rule, 0, 6);
 	tcase_add_loop_test(tc, test_log_freed_as_views_end, 0, 6);
 	tcase_add_test(tc, test_begin_bad_arguments);
+	tcase_add_loop_test(tc, test_index_changed, 0, 2);
+	tcase_add_test(tc, test_index_changed_forgets);
+	tcase_add_test(tc, test_appending);
 	tcase_add_loop_test(tc, test_begin_busy_during_compact, 0, 6);
 	tcase_add_loop_test(tc, test_views_race_maintenance, 0, 6);
 	suite_add_tcase(s, tc);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "batch_stream.h"
 #include "npy_file.h"
 
 #define DEFAULT_BATCH 256
@@ -300,26 +301,15 @@ int zr_cli_batch_schedule(const batch_args *a, const zr_cli_entry *extra,
 	return rc < 0 ? zr_cli_lib_error(a->store, "batch", rc) : ZR_CLI_OK;
 }
 
-/* The store's stream: granule --granule, else world * batch size.  The
- * config is checked as the sampler checks it, so the same one fails the
- * same way; with --granule, W * B may pass the length (the stream then
- * needs only G <= N), so it is checked as iid's. */
+/* The store's stream: granule --granule, else world * batch size, built
+ * and checked as a mount's batch files are (batch_stream.h). */
 static int plain_stream(const batch_args *a, uint64_t length, zr_stream **st)
 {
 	zr_sampler cfg = a->cfg;
-	uint64_t g = a->granule;
 	int rc;
 
 	cfg.length = length;
-	if (g)
-		cfg.mode = ZR_SAMPLER_IID;
-	rc = zr_sampler_check(&cfg);
-	cfg.mode = a->cfg.mode;
-	if (rc < 0)
-		return zr_cli_lib_error(a->store, "batch", rc);
-	if (!g)
-		g = (cfg.world > 1 ? cfg.world : 1) * cfg.batch_size;
-	rc = zr_stream_new(cfg.mode, cfg.seed, length, g, st);
+	rc = zrcommon_batch_stream(&cfg, a->granule, st);
 	if (rc < 0)
 		return zr_cli_lib_error(a->store, "batch", rc);
 	rc = zr_cli_batch_schedule(a, NULL, 0, *st);

@@ -12,6 +12,7 @@ src_files_libzrfiles_la_SOURCES = \
 	src/files/npz.c src/files/npz.h \
 	src/files/png.c src/files/png.h \
 	src/files/record_png.c src/files/record_png.h \
-	src/files/npy_stream.c src/files/npy_stream.h
+	src/files/npy_stream.c src/files/npy_stream.h \
+	src/files/shape_cache.c src/files/shape_cache.h
 src_files_libzrfiles_la_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 src_files_libzrfiles_la_LIBADD = $(ZLIB_LIBS)

@@ -21,7 +21,7 @@
 
 #include "file_kinds.h"
 #include "npy_stream.h"
-#include "store_park.h"
+#include "file_bytes.h"
 
 static void log_failure(struct zrfs_fh *fh, const char *what, int err)
 {
@@ -35,22 +35,16 @@ static void log_failure(struct zrfs_fh *fh, const char *what, int err)
 }
 
 /* Caller holds fh->mu.  The library's session start would wait for a
- * delete or compact: an open parks instead (may_park), a write waits. */
+ * delete or compact: an open parks instead (may_park; one that starts
+ * right after the probe is waited for), a write waits. */
 static int begin(struct zrfs_fh *fh, int may_park)
 {
 	struct zrfs_fstore *st = fh->node->st;
-	int err = 0;
+	int err = may_park ? zrfs_st_probe(st) : 0;
 
-	if (may_park)
-		err = zrfs_st_rdlock(st);
-	else
-		zrfs_st_rdlock_wait(st);
 	if (err)
 		return err;
 	err = zrfile_npystream_new(st->zs, &fh->ns);
-	if (!err)
-		atomic_store(&st->appending, 1);
-	zrfs_st_unlock(st);
 	if (err)
 		zrfs_elog_add(&st->log, st->path, "append: cannot start a "
 			     "session: %s", zr_strerror(err));
@@ -64,7 +58,6 @@ static void end(struct zrfs_fh *fh)
 		return;
 	zrfile_npystream_free(fh->ns);
 	fh->ns = NULL;
-	atomic_store(&fh->node->st->appending, 0);
 }
 
 static int append_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)

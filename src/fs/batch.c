@@ -1,9 +1,9 @@
 /*
  * batch.c - batch files (a store's batch/..., a dataset's @batch/...).
  * A batch node stands for one content (see Contents in fs.h): the batch
- * drawn from the first ver[0] records while the stores' generation is
- * ver[1].  Appends change nothing in it, compacts only move its records;
- * only a delete changes what it is drawn from.
+ * drawn from the first ver[0] records while its stores' delete epochs sum
+ * to ver[1].  Appends change nothing in it, compacts only move its
+ * records; only a delete changes what it is drawn from.
  *
  * An open of a node whose content the stores still hold is cheap: the
  * handle plans the file at the first read the page cache cannot answer
@@ -13,7 +13,8 @@
  * pages (keep_cache), so later opens of the node read no bytes from here
  * and mmap works.  Reads of pieces already in need no lock.  Every piece
  * is gathered through the library views the handle began at open, one per
- * store, so a delete since changes none of them.  An open
+ * store, so a delete since changes none of them (a gather that meets a
+ * running delete or compact parks the read: store_park.h).  An open
  * that comes after a delete changed the node's content gathers the batch
  * anew at once and serves it past the page cache (an uncached handle,
  * direct_io), if it has the node's size; otherwise it fails with ESTALE and
@@ -45,7 +46,7 @@ static void log_failure(const struct zrfs_node *n, int err)
  * since a reader may be checking done[] without fh->mu. */
 struct zrfs_fill {
 	struct zrfs_plan plan;	/* valid until every piece is in (fh->mu) */
-	struct zrfs_pieces pc;	/* written once, before fh->planned        */
+	struct zrfs_pieces pc;	/* written once, before fh->state          */
 	size_t missing;		/* pieces not in buf yet (fh->mu)          */
 	atomic_uchar done[];	/* piece k is in buf (release, acquire)   */
 };
@@ -60,14 +61,13 @@ static void fill_free(struct zrfs_fh *fh)
 
 /* Plans the batch drawn from the first length records (0: all) and gets
  * fh->buf for it, if it has fh->len bytes (else -ESTALE).  Caller holds
- * the read (or one write) locks of the node's stores and fh->mu. */
+ * fh->mu. */
 static int plan(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t length)
 {
 	struct zrfs_fill *f;
 	struct zrfs_pieces pc;
 	struct zrfs_plan p;
-	int err = zrfs_plan_make(fs, fh->node, &p, 0, length, fh->views,
-				 fh->vgen);
+	int err = zrfs_plan_make(fs, fh->node, &p, 0, length, fh->views);
 
 	if (err)
 		return err == -ENOENT ? -ESTALE : err;
@@ -91,7 +91,8 @@ static int plan(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t length)
 	for (size_t k = 0; k < pc.n; k++)
 		atomic_init(&f->done[k], 0);
 	fh->fill = f;
-	atomic_store_explicit(&fh->planned, 1, memory_order_release);
+	atomic_store_explicit(&fh->state, ZRFS_FILL_PLANNED,
+			      memory_order_release);
 	return 0;
 }
 
@@ -100,32 +101,31 @@ static void views_end(struct zrfs_fh *fh)
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(fh->node, &st);
 
-	for (size_t i = 0; fh->views && i < k; i++)
-		zr_view_end(fh->views[i]);
+	if (fh->views)
+		zrfs_views_end(fh->views, k);
 	free(fh->views);
 	fh->views = NULL;
 }
 
-/* The stores as they are now, for the handle's every gather.  Caller
- * holds their read locks: the library deletes and compacts only under
- * the write lock of its store, so no begin waits. */
+/* The stores as they are now, for the handle's every gather. */
 static int views_begin(struct zrfs_fh *fh, struct zrfs_fstore *const *st,
 		       size_t k)
 {
-	int err = 0;
+	int err;
 
 	fh->views = calloc(k, sizeof(*fh->views));
 	if (!fh->views)
 		return -ENOMEM;
-	for (size_t i = 0; !err && i < k; i++)
-		err = zr_view_begin(st[i]->zs, ZR_VIEW_WAIT, &fh->views[i]);
-	if (err)
-		views_end(fh);
+	err = zrfs_views_begin(st, k, fh->views);
+	if (err) {
+		free(fh->views);
+		fh->views = NULL;
+	}
 	return err;
 }
 
-/* Fills the pieces [k0, k1] not in buf yet.  Caller holds the stores'
- * locks and fh->mu, and has planned. */
+/* Fills the pieces [k0, k1] not in buf yet.  Caller holds fh->mu and has
+ * planned. */
 static int fill_pieces(struct zrfs_fh *fh, size_t k0, size_t k1)
 {
 	struct zrfs_fill *f = fh->fill;
@@ -134,14 +134,15 @@ static int fill_pieces(struct zrfs_fh *fh, size_t k0, size_t k1)
 	for (size_t k = k0; !err && k <= k1 && f->missing; k++) {
 		if (atomic_load_explicit(&f->done[k], memory_order_relaxed))
 			continue;
-		err = zrfs_plan_fill_piece(&f->plan, &f->pc, fh->buf, k);
+		err = zrfs_busy_to_park(zrfs_plan_fill_piece(&f->plan, &f->pc,
+							      fh->buf, k));
 		if (err)
 			break;
 		atomic_store_explicit(&f->done[k], 1, memory_order_release);
 		if (!--f->missing) {
 			zrfs_plan_free(&f->plan); /* buf is complete */
 			views_end(fh);
-			atomic_store_explicit(&fh->filled, 1,
+			atomic_store_explicit(&fh->state, ZRFS_FILL_DONE,
 					      memory_order_release);
 		}
 	}
@@ -152,12 +153,11 @@ static int fill_pieces(struct zrfs_fh *fh, size_t k0, size_t k1)
  * lock, so that reads of filled pieces never wait for a gather. */
 static int have(struct zrfs_fh *fh, uint64_t off, uint64_t end)
 {
+	int state = atomic_load_explicit(&fh->state, memory_order_acquire);
 	struct zrfs_fill *f;
 
-	if (atomic_load_explicit(&fh->filled, memory_order_acquire))
-		return 1;
-	if (!atomic_load_explicit(&fh->planned, memory_order_acquire))
-		return 0;
+	if (state != ZRFS_FILL_PLANNED)
+		return state == ZRFS_FILL_DONE;
 	f = fh->fill;
 	for (size_t k = zrfs_piece_of(&f->pc, off);
 	     k <= zrfs_piece_of(&f->pc, end - 1); k++)
@@ -167,8 +167,7 @@ static int have(struct zrfs_fh *fh, uint64_t off, uint64_t end)
 }
 
 /* The node's own content in [off, end) (the whole file: 0, fh->len),
- * planned once, each piece gathered once, through the handle's views.
- * Caller holds the stores' locks. */
+ * planned once, each piece gathered once, through the handle's views. */
 static int fill_node(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t off,
 		     uint64_t end)
 {
@@ -177,11 +176,11 @@ static int fill_node(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t off,
 	pthread_mutex_lock(&fh->mu);
 	if (!fh->fill)
 		err = plan(fs, fh, fh->node->ver[0]);
-	if (!err && !atomic_load(&fh->filled))
+	if (!err && atomic_load(&fh->state) != ZRFS_FILL_DONE)
 		err = fill_pieces(fh, zrfs_piece_of(&fh->fill->pc, off),
 				  zrfs_piece_of(&fh->fill->pc, end - 1));
 	pthread_mutex_unlock(&fh->mu);
-	if (err && err != -EIO)
+	if (err && err != -EIO && err != ZRFS_E_PARK)
 		log_failure(fh->node, err);
 	return err;
 }
@@ -198,20 +197,17 @@ static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 	const struct zrfs_node *n = fh->node;
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(n, &st);
-	int err = zrfs_st_rdlock_all(st, k);
+	int err;
 
 	(void)flags;
-	if (err)
-		return err;
 	fh->drop = drop;
 	fh->uncached = fs->opts.direct_batches;
 	fh->len = n->size;
-	fh->vgen = zrfs_batch_gen(n);
 	err = views_begin(fh, st, k);
 	/* Unless a delete came since the lookup, the views show the node's
 	 * content, gathered at the reads that need it; else the batch is
 	 * drawn anew now. */
-	if (!err && fh->vgen != n->ver[1]) {
+	if (!err && zrfs_views_epoch(fh->views, k) != n->ver[1]) {
 		fh->uncached = 1;
 		pthread_mutex_lock(&fh->mu);
 		err = plan(fs, fh, 0);
@@ -219,8 +215,7 @@ static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 			err = fill_pieces(fh, 0, fh->fill->pc.n - 1);
 		pthread_mutex_unlock(&fh->mu);
 	}
-	zrfs_st_unlock_all(st, k);
-	if (err && err != -ESTALE)
+	if (err && err != -ESTALE && err != ZRFS_E_PARK)
 		log_failure(n, err);
 	return err;
 }
@@ -228,8 +223,6 @@ static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 static int batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 		      size_t size, off_t off)
 {
-	struct zrfs_fstore *const *st;
-	size_t k = zrfs_batch_stores(fh->node, &st);
 	uint64_t end = (uint64_t)off + size;
 	int err;
 
@@ -240,11 +233,7 @@ static int batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 	if (end > fh->len || end < (uint64_t)off)
 		end = fh->len;
 	if (!have(fh, (uint64_t)off, end)) {
-		err = zrfs_st_rdlock_all(st, k);
-		if (err)
-			return err;
 		err = fill_node(fs, fh, (uint64_t)off, end);
-		zrfs_st_unlock_all(st, k);
 		if (err) /* not the node's size: its records are gone */
 			return err == -ESTALE ? -EIO : err;
 	}

@@ -15,15 +15,15 @@
  * wait for them; but a record file opened before the last delete and not
  * read yet still reads through its library view, whose bytes compact
  * would move: the library refuses then (EBUSY) until it is read or
- * closed.  Compact moves every record, so every record node is stale. */
-static int compact(struct zrfs_fstore *st, struct zrfs_change *ch)
+ * closed.  Compact changes no index's record: every node stays valid. */
+static int compact(struct zrfs_fs *fs, struct zrfs_fstore *st,
+		   struct zrfs_change *ch)
 {
 	int err;
 
-	zrfs_st_wrlock(st);
+	zrfs_writer_begin(&fs->park);
 	err = zr_store_compact(st->zs, NULL, NULL);
-	st->gen++;
-	zrfs_st_wrunlock(st);
+	zrfs_writer_end(&fs->park);
 	ch->st = st;
 	return err;
 }
@@ -35,14 +35,14 @@ static int control_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
 	struct zrfs_fstore *st = fh->node->st;
 	int err = 0;
 
-	(void)fs, (void)buf, (void)size, (void)off;
+	(void)buf, (void)size, (void)off;
 	switch (fh->node->kind) {
 	case ZRFS_K_SYNC:
 		/* the library orders it against appends, deletes, compacts */
 		err = zr_store_sync(st->zs);
 		break;
 	case ZRFS_K_COMPACT:
-		err = compact(st, ch);
+		err = compact(fs, st, ch);
 		break;
 	default:
 		return -EBADF;

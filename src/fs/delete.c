@@ -231,7 +231,7 @@ static int delete_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
 	(void)fs, (void)off, (void)ch;
 	pthread_mutex_lock(&fh->mu);
 	err = fh->err;
-	if (!err && atomic_load(&st->appending)) {
+	if (!err && zr_store_appending(st->zs)) {
 		zrfs_elog_add(&st->log, st->path, "delete: an append session "
 			     "is open; try again after it closes");
 		err = -EBUSY;
@@ -246,8 +246,8 @@ static int delete_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
 }
 
 /* Deletes idx[0, n), which ch then owns. */
-static int apply(struct zrfs_fstore *st, uint64_t *idx, size_t n,
-		 struct zrfs_change *ch)
+static int apply(struct zrfs_fs *fs, struct zrfs_fstore *st, uint64_t *idx,
+		 size_t n, struct zrfs_change *ch)
 {
 	uint64_t length;
 	int err;
@@ -257,12 +257,10 @@ static int apply(struct zrfs_fstore *st, uint64_t *idx, size_t n,
 		return 0;
 	}
 	qsort(idx, n, sizeof(*idx), zrfs_cmp_u64);
-	zrfs_st_wrlock(st);
+	zrfs_writer_begin(&fs->park);
 	err = zr_store_delete(st->zs, idx, n);
 	length = zr_store_length(st->zs);
-	/* even a failed delete may have moved some records */
-	zrfs_dlog_add(&st->dlog, ++st->gen, idx, n, length);
-	zrfs_st_wrunlock(st);
+	zrfs_writer_end(&fs->park);
 	*ch = (struct zrfs_change){ st, idx, n, length };
 	if (err)
 		zrfs_elog_add(&st->log, st->path, "delete: %s",
@@ -272,7 +270,8 @@ static int apply(struct zrfs_fstore *st, uint64_t *idx, size_t n,
 
 /* Caller holds fh->mu.  Deletes what was written, or reports the write
  * that failed; either way the handle starts afresh. */
-static int commit(struct zrfs_fh *fh, struct zrfs_change *ch)
+static int commit(struct zrfs_fs *fs, struct zrfs_fh *fh,
+		  struct zrfs_change *ch)
 {
 	struct idxvec iv = { 0 };
 	int err = fh->err;
@@ -281,7 +280,7 @@ static int commit(struct zrfs_fh *fh, struct zrfs_change *ch)
 		fh->pos = 0;
 		err = scan(fh->node->st, fh, 1, &iv);
 		if (!err) {
-			err = apply(fh->node->st, iv.v, iv.n, ch);
+			err = apply(fs, fh->node->st, iv.v, iv.n, ch);
 			iv.v = NULL;
 		}
 	}
@@ -296,11 +295,10 @@ static int delete_flush(struct zrfs_fs *fs, struct zrfs_fh *fh, pid_t caller,
 {
 	int err;
 
-	(void)fs;
 	if (!caller || caller != fh->owner)
 		return 0;
 	pthread_mutex_lock(&fh->mu);
-	err = commit(fh, ch);
+	err = commit(fs, fh, ch);
 	pthread_mutex_unlock(&fh->mu);
 	return err;
 }
@@ -308,9 +306,8 @@ static int delete_flush(struct zrfs_fs *fs, struct zrfs_fh *fh, pid_t caller,
 static void delete_release(struct zrfs_fs *fs, struct zrfs_fh *fh,
 			   struct zrfs_change *ch)
 {
-	(void)fs;
 	pthread_mutex_lock(&fh->mu);
-	commit(fh, ch);
+	commit(fs, fh, ch);
 	pthread_mutex_unlock(&fh->mu);
 }
 

@@ -2,21 +2,61 @@
  * file_bytes.c - record and batch files as the daemon serves them (see
  * file_bytes.h): which records (the node's index, the sampler's batch) and
  * whether a name may be served at all; sizes and bytes come from the
- * common encoder (npy_file.h).  Everything here runs under the read locks
- * of the stores involved, so the record table cannot change between
- * computing a size and filling it, except the bounds check of a batch
- * name, which runs before any lock, allocation or table read.
+ * common encoder (npy_file.h).  Everything here reads through library
+ * views (ZR_VIEW_TRY: ZR_E_BUSY at once during a delete or compact, which
+ * the caller parks), so the record table cannot change between computing
+ * a size and filling it, except the bounds check of a batch name, which
+ * runs before any view, allocation or table read.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "file_bytes.h"
-#include "dataset.h"
+#include "batch_stream.h"
 #include "mixture.h"
 #include "shape_cache.h"
 #include "skips.h"
-#include "store_park.h"
+
+/* -- views ------------------------------------------------------------- */
+
+int zrfs_busy_to_park(int err)
+{
+	return err == ZR_E_BUSY ? ZRFS_E_PARK : err;
+}
+
+int zrfs_views_begin(struct zrfs_fstore *const *st, size_t n, zr_view **v)
+{
+	for (size_t i = 0; i < n; i++) {
+		int err = zr_view_begin(st[i]->zs, ZR_VIEW_TRY, &v[i]);
+
+		if (err) {
+			v[i] = NULL;
+			zrfs_views_end(v, i);
+			return zrfs_busy_to_park(err);
+		}
+	}
+	return 0;
+}
+
+void zrfs_views_end(zr_view **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		zr_view_end(v[i]);
+		v[i] = NULL;
+	}
+}
+
+int zrfs_st_probe(struct zrfs_fstore *st)
+{
+	zr_view *v;
+	int err = zrfs_views_begin(&st, 1, &v);
+
+	zr_view_end(err ? NULL : v);
+	return err;
+}
+
+/* -- records ----------------------------------------------------------- */
 
 /* Record idx's file: the encoder's RECORD form over the stream *s. */
 static int rec_plan(struct zrfs_fstore *st, zr_view *v, const uint64_t *idx,
@@ -26,7 +66,7 @@ static int rec_plan(struct zrfs_fstore *st, zr_view *v, const uint64_t *idx,
 	return zrfile_npy_plan(f, ZRFILE_RECORD, s, 1, idx, 1);
 }
 
-int zrfs_rec_size(struct zrfs_fstore *st, uint64_t idx, int form,
+int zrfs_rec_size(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 		 uint64_t *size)
 {
 	zrfile_source s;
@@ -34,24 +74,37 @@ int zrfs_rec_size(struct zrfs_fstore *st, uint64_t idx, int form,
 	zrfile_png img;
 	int err;
 
-	if (idx >= zr_store_length(st->zs))
+	if (idx >= zr_view_length(v))
 		return -ENOENT;
 	if (form == ZRFS_F_PNG) {
-		s = (zrfile_source){ .zs = st->zs };
+		s = (zrfile_source){ .zs = st->zs, .view = v };
 		err = zrfile_record_png_plan(&s, idx, &img);
 		*size = err ? 0 : zrfile_png_size(&img);
-		return err;
+		return zrfs_busy_to_park(err);
 	}
-	err = rec_plan(st, NULL, &idx, &s, &f);
+	err = rec_plan(st, v, &idx, &s, &f);
 	*size = f.total;
 	zrfile_npy_free(&f);
+	return zrfs_busy_to_park(err);
+}
+
+int zrfs_rec_version(struct zrfs_fstore *st, uint64_t idx, int form,
+		    uint64_t *size, uint64_t *epoch)
+{
+	zr_view *v;
+	int err = zrfs_views_begin(&st, 1, &v);
+
+	if (err)
+		return err;
+	err = zrfs_rec_size(st, v, idx, form, size);
+	*epoch = zr_view_epoch(v);
+	zr_view_end(v);
 	return err;
 }
 
-int zrfs_rec_current(const struct zrfs_fstore *st, const struct zrfs_node *n)
+int zrfs_rec_same(const struct zrfs_node *n, uint64_t epoch)
 {
-	return zrfs_dlog_unchanged(&st->dlog, n->idx, n->ver[0]) &&
-	       n->idx < zr_store_length(st->zs);
+	return !zr_store_index_changed(n->st->zs, n->ver[0], epoch, n->idx);
 }
 
 static int png_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx,
@@ -63,7 +116,8 @@ static int png_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx,
 
 	if (!err && zrfile_png_size(&img) != size)
 		err = -ESTALE;
-	return err ? err : zrfile_record_png_fill(&s, idx, &img, buf);
+	return zrfs_busy_to_park(err ? err :
+				 zrfile_record_png_fill(&s, idx, &img, buf));
 }
 
 int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
@@ -81,7 +135,7 @@ int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 	if (!err)
 		err = zrfile_npy_fill(&f, buf);
 	zrfile_npy_free(&f);
-	return err;
+	return zrfs_busy_to_park(err);
 }
 
 /* -- batches ------------------------------------------------------------ */
@@ -114,7 +168,7 @@ static int form_of(const struct zrfs_node *n)
 }
 
 /* The encoder's streams of the node's stores (a dataset's by name),
- * read through views if given. */
+ * read through their views. */
 static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p,
 			zr_view *const *views)
 {
@@ -127,30 +181,9 @@ static int node_streams(const struct zrfs_node *n, struct zrfs_plan *p,
 	for (size_t i = 0; i < p->nst; i++) {
 		p->streams[i].zs = st[i]->zs;
 		p->streams[i].name = n->ds ? n->ds->names[i] : NULL;
-		p->streams[i].view = views ? views[i] : NULL;
+		p->streams[i].view = views[i];
 	}
 	return 0;
-}
-
-/* The batch of step: positions start + step*W*B + rank*B ... of the
- * stream with granule g, 0 for W*B (zrecord.h, "Streams"; start 0 and
- * granule W*B give zr_sampler_batch's). */
-static int draw(const zr_sampler *cfg, const struct zrfs_opts *opts,
-		uint64_t start, uint64_t g, uint64_t step, uint64_t *out)
-{
-	uint64_t w = cfg->world > 1 ? cfg->world : 1;
-	zr_stream *st;
-	int err = zr_stream_new(cfg->mode, cfg->seed, cfg->length,
-				g ? g : w * cfg->batch_size, &st);
-
-	if (err)
-		return err;
-	err = zrfs_skip_apply(opts, st, NULL, NULL, 0, 1);
-	if (!err)
-		err = zr_stream_batch(st, start, step, cfg->rank, cfg->world,
-				      cfg->batch_size, NULL, out);
-	zr_stream_free(st);
-	return err;
 }
 
 /* Checks the batch's sampler and, unless only its size is wanted and the
@@ -164,42 +197,37 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 		.rank = fs->opts.rank, .world = fs->opts.world,
 		.length = length,
 	};
+	zr_stream *st;
 	int err;
 
-	if (!length && p->streams[0].view) {
+	if (!length) {
 		/* a dataset draws over its shortest stream (see lookup.c) */
 		cfg.length = zr_view_length(p->streams[0].view);
 		for (size_t i = 1; i < p->nst; i++)
 			if (zr_view_length(p->streams[i].view) < cfg.length)
 				cfg.length = zr_view_length(p->streams[i].view);
-	} else if (!length && n->ds) {
-		cfg.length = zrfs_ds_length(n->ds);
-	} else if (!length) {
-		cfg.length = zr_store_length(n->st->zs);
 	}
 	p->length = cfg.length;
 	if (!cfg.length)
 		return -ENOENT; /* nothing to sample from yet */
-	/* With a granule, W * B may pass the length (a bigger world resumed);
-	 * the stream then needs only G <= N. */
-	if (fs->opts.granule)
-		cfg.mode = ZR_SAMPLER_IID;
-	err = zr_sampler_check(&cfg);
-	cfg.mode = n->mode;
-	if (!err && fs->opts.granule && cfg.mode == ZR_SAMPLER_CYCLIC &&
-	    fs->opts.granule > cfg.length)
-		err = -EINVAL;
+	/* checked even when only the size is wanted: a bad sampler fails
+	 * the lookup as the read would */
+	err = zrcommon_batch_stream(&cfg, fs->opts.granule, &st);
 	if (err)
 		return err;
+	err = zrfs_skip_apply(&fs->opts, st, NULL, NULL, 0, 1);
 	p->count = n->bsize;
-	if (size_only && !zrfile_npy_needs_records(form_of(n), p->streams,
-						    p->nst))
-		return 0;
-	p->idx = malloc(p->count * sizeof(*p->idx));
-	if (!p->idx)
-		return -ENOMEM;
-	return draw(&cfg, &fs->opts, fs->opts.start, fs->opts.granule, n->step,
-		    p->idx);
+	if (!err && (!size_only || zrfile_npy_needs_records(form_of(n),
+							     p->streams,
+							     p->nst))) {
+		p->idx = malloc(p->count * sizeof(*p->idx));
+		err = p->idx ? zr_stream_batch(st, fs->opts.start, n->step,
+					       cfg.rank, cfg.world,
+					       cfg.batch_size, NULL, p->idx)
+			     : -ENOMEM;
+	}
+	zr_stream_free(st);
+	return err;
 }
 
 /* Whether a packed or padded form holds the records' data. */
@@ -234,6 +262,21 @@ static int gather_flat(struct zrfs_fs *fs, struct zrfs_plan *p)
 				need, p->roff);
 }
 
+/* Which batch p of node n is, for the shape cache. */
+static struct zrfile_shape_key shape_key(const struct zrfs_node *n,
+					 const struct zrfs_plan *p)
+{
+	struct zrfile_shape_key k = {
+		.stores = n->mix ? (const void *)n->mix :
+			  n->ds ? (const void *)n->ds : (const void *)n->st,
+		.seed = n->seed, .step = n->step, .bsize = n->bsize,
+		.mode = (int)n->mode, .length = p->length, .epoch = p->epoch,
+		.count = p->count,
+	};
+
+	return k;
+}
+
 /* A packed or padded form, or a part of one: from what an earlier lookup
  * of the same batch kept (the records themselves if kept and the file
  * holds them, to be filled), else from the records gathered now, or their
@@ -241,11 +284,11 @@ static int gather_flat(struct zrfs_fs *fs, struct zrfs_plan *p)
 static int plan_flat(struct zrfs_fs *fs, const struct zrfs_node *n,
 		     struct zrfs_plan *p, int size_only, int form)
 {
-	struct zrfs_kept k;
+	struct zrfile_shape_key key = shape_key(n, p);
+	struct zrfile_kept k;
 	int err;
 
-	if (!zrfs_shapes_get(n, p->length, p->gen, p->count,
-			    !size_only && has_data(form), &k)) {
+	if (!zrfile_shapes_get(&key, !size_only && has_data(form), &k)) {
 		p->kept = 1;
 		p->recs = k.recs;
 		p->roff = k.off;
@@ -282,19 +325,34 @@ static int plan_file(struct zrfs_fs *fs, const struct zrfs_node *n,
 			       p->count);
 }
 
+uint64_t zrfs_views_epoch(zr_view *const *views, size_t k)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < k; i++)
+		sum += zr_view_epoch(views[i]);
+	return sum;
+}
+
 int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
 		  struct zrfs_plan *p, int size_only, uint64_t length,
-		  zr_view *const *views, uint64_t gen)
+		  zr_view *const *views)
 {
 	int err;
 
 	memset(p, 0, sizeof(*p));
 	p->node = n;
-	p->gen = gen;
 	if (n->mix)
 		err = zrfs_mix_draw(fs, n, p, length, views);
-	else if (!(err = node_streams(n, p, views)))
-		err = batch_indices(fs, n, p, size_only, length);
+	else
+		err = node_streams(n, p, views);
+	if (!err) {
+		struct zrfs_fstore *const *st;
+
+		p->epoch = zrfs_views_epoch(views, zrfs_batch_stores(n, &st));
+		if (!n->mix)
+			err = batch_indices(fs, n, p, size_only, length);
+	}
 	if (!err)
 		err = plan_file(fs, n, p, size_only);
 	p->total = p->file.total;
@@ -302,7 +360,7 @@ int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
 		err = -EFBIG;
 	if (err)
 		zrfs_plan_free(p);
-	return err;
+	return zrfs_busy_to_park(err);
 }
 
 /* What any batch of n's shape holds at least: its indices, and per record
@@ -329,17 +387,6 @@ static int batch_bound(struct zrfs_fs *fs, const struct zrfs_node *n)
 	if (n->form == ZRFS_F_NPZ && members > ZRFILE_NPZ_MEMBERS_MAX)
 		return -EFBIG;
 	return b > cap / least ? -EFBIG : 0;
-}
-
-uint64_t zrfs_batch_gen(const struct zrfs_node *n)
-{
-	struct zrfs_fstore *const *st;
-	size_t k = zrfs_batch_stores(n, &st);
-	uint64_t gen = 0;
-
-	for (size_t i = 0; i < k; i++)
-		gen += st[i]->gen;
-	return gen;
 }
 
 static void log_too_big(const struct zrfs_node *n, struct zrfs_fs *fs)
@@ -375,7 +422,8 @@ static void log_bad_form(const struct zrfs_node *n)
  * reads (shape_cache.h); nothing if it was planned from what was kept. */
 static void keep(const struct zrfs_node *n, struct zrfs_plan *p)
 {
-	struct zrfs_kept k = { 0 };
+	struct zrfile_shape_key key = shape_key(n, p);
+	struct zrfile_kept k = { 0 };
 
 	if (p->kept)
 		return;
@@ -386,7 +434,7 @@ static void keep(const struct zrfs_node *n, struct zrfs_plan *p)
 	k.off = p->roff;
 	p->recs = NULL;
 	p->roff = NULL;
-	zrfs_shapes_put(n, p->length, p->gen, p->count, &k);
+	zrfile_shapes_put(&key, &k);
 }
 
 int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
@@ -395,24 +443,29 @@ int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(n, &st);
 	struct zrfs_plan p;
+	zr_view **v = NULL;
 	int err = batch_bound(fs, n);
 
+	if (!err && !(v = calloc(k, sizeof(*v))))
+		err = -ENOMEM;
 	if (!err)
-		err = zrfs_st_rdlock_all(st, k);
+		err = zrfs_views_begin(st, k, v);
 	if (err) {
 		if (err == -EFBIG)
 			log_too_big(n, fs);
+		free(v);
 		return err;
 	}
-	err = zrfs_plan_make(fs, n, &p, 1, 0, NULL, zrfs_batch_gen(n));
+	err = zrfs_plan_make(fs, n, &p, 1, 0, v);
 	if (!err) {
 		*size = p.total;
 		ver[0] = p.length;
-		ver[1] = zrfs_batch_gen(n);
+		ver[1] = p.epoch;
 		keep(n, &p);
 	}
 	zrfs_plan_free(&p);
-	zrfs_st_unlock_all(st, k);
+	zrfs_views_end(v, k);
+	free(v);
 	if (err == -EFBIG)
 		log_too_big(n, fs);
 	if (err == -EINVAL && zrfile_npy_flat(form_of(n)))

@@ -12,27 +12,46 @@
 #include "npy_file.h"
 #include "record_png.h"
 
+/* The daemon's views: begun with ZR_VIEW_TRY, so that they never wait for
+ * a delete or compact but answer ZR_E_BUSY, which the request parks on
+ * (store_park.h). */
+/* ZR_E_BUSY as ZRFS_E_PARK; any other code as it is. */
+int zrfs_busy_to_park(int err);
+/* Begins the views of n stores (all or none): 0, ZRFS_E_PARK while one has
+ * a delete or compact running, or an error. */
+int zrfs_views_begin(struct zrfs_fstore *const *st, size_t n, zr_view **v);
+void zrfs_views_end(zr_view **v, size_t n);
+/* 0 when no delete or compact of st runs now (a library call that would
+ * wait for one then waits for none, unless one starts meanwhile), else
+ * ZRFS_E_PARK. */
+int zrfs_st_probe(struct zrfs_fstore *st);
+
 /* Size of record idx's file in form ZRFS_F_NPY (records/I.npy) or
  * ZRFS_F_PNG (records/I.png: ZR_E_DTYPE or ZR_E_SHAPE unless the record is
- * a uint8 image).  Caller holds st's read lock. */
-int zrfs_rec_size(struct zrfs_fstore *st, uint64_t idx, int form,
+ * a uint8 image), as view v of st shows it; -ENOENT past its length.
+ * Every function here gives ZRFS_E_PARK where its view met a running
+ * delete or compact (store_park.h). */
+int zrfs_rec_size(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 		 uint64_t *size);
-/* Whether record node n (looked up when the store's gen was n->ver[0])
- * still shows its index's bytes: no delete since changed the index (see
- * Contents in fs.h).  Caller holds st's read lock. */
-int zrfs_rec_current(const struct zrfs_fstore *st, const struct zrfs_node *n);
+/* At lookup: the size, through a view begun now, and that view's epoch
+ * (the node's version, see Contents in fs.h). */
+int zrfs_rec_version(struct zrfs_fstore *st, uint64_t idx, int form,
+		    uint64_t *size, uint64_t *epoch);
+/* Whether record node n (looked up at delete epoch n->ver[0]) shows at
+ * epoch the bytes it did: no delete between changed its index. */
+int zrfs_rec_same(const struct zrfs_node *n, uint64_t epoch);
 /* Fills buf (size bytes, from zrfs_rec_size) with record idx's file, as
- * view v shows it (NULL: the store now). */
+ * view v shows it. */
 int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 		 char *buf, uint64_t size);
 
 /* A batch file's layout: planned (zrfs_plan_make), then filled
- * (zrfs_plan_fill) under the same read locks. */
+ * (zrfs_plan_fill) through the same views. */
 struct zrfs_plan {
 	const struct zrfs_node *node;
 	uint64_t *idx;		/* this rank's batch indices         */
 	uint64_t length;	/* the records it samples from       */
-	uint64_t gen;		/* the stores' gen it is planned at  */
+	uint64_t epoch;		/* its views' (zrfs_views_epoch)     */
 	uint64_t count;
 	zrfile_source *streams; /* the node's stores, for the encoder */
 	size_t nst;
@@ -46,19 +65,18 @@ struct zrfs_plan {
 };
 
 /* Computes the batch's indices and layout (size_only: only what its size
- * needs), sampling from the first length records (0: all of them),
- * through views (one per store, zrfs_batch_stores order) begun when the
- * stores' gen was gen, or (views NULL) of the stores now.  -EFBIG over the
- * mount's max_batch_bytes.  Caller holds the read locks of the node's
- * stores (zrfs_st_rdlock_all). */
+ * needs), sampling from the first length records (0: all the views
+ * have), through views (one per store, zrfs_batch_stores order).  -EFBIG
+ * over the mount's max_batch_bytes. */
 int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
 		  struct zrfs_plan *p, int size_only, uint64_t length,
-		  zr_view *const *views, uint64_t gen);
-/* The sum of the node's stores' delete and compact counts: while it
- * holds, their first N records are what they were. */
-uint64_t zrfs_batch_gen(const struct zrfs_node *n);
+		  zr_view *const *views);
+/* The sum of k views' delete epochs: two sets of views of the same stores
+ * with the same sum show the same records at every index (epochs only
+ * grow), so the batch drawn from their first N records is the same. */
+uint64_t zrfs_views_epoch(zr_view *const *views, size_t k);
 /* At lookup: the size and version tag of batch node n (see Contents in
- * fs.h), after refusing with -EFBIG, before any lock, allocation or table
+ * fs.h), after refusing with -EFBIG, before any view, allocation or table
  * read, a batch that would exceed max_batch_bytes or the .npz member
  * limit whatever records it held. */
 int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,

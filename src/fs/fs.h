@@ -3,14 +3,24 @@
  * datasets, the namespace nodes and open-file handles.  Everything below the
  * FUSE layer is libzrecord's public API; these types only route requests.
  *
+ * Stores.  The daemon keeps no lock, generation or log of its own on a
+ * store: every read of a record table goes through a library view
+ * (zrecord.h, "views"), begun without waiting; while the daemon's own
+ * delete or compact runs, the library answers ZR_E_BUSY at once and the
+ * request is parked until that call returns (store_park.h).
+ *
  * Lock order (outermost first): an append or delete handle's mutex, a
- * store's rwlock (several stores: in ascending store id), a record
- * handle's mutex, then any one of the leaf mutexes (qmu, tables_mu,
- * the kept buffers' (big_buffers.h), an errors ring's).  No store
- * lock is held across a fuse_lowlevel_notify_* call.
+ * record or batch handle's mutex, then any one of the leaf mutexes
+ * (park.mu, tables_mu, the kept buffers' (big_buffers.h), an errors
+ * ring's, a mixture's kept lengths' (mixture.h)).  No lock is held
+ * across a fuse_lowlevel_notify_* call.
  *
  * Contents.  A record or batch node stands for one content: its size and
- * a version tag are fixed at lookup.  When the store changes what a name
+ * a version tag are fixed at lookup (a record's: the store's delete epoch
+ * of its lookup's view, zr_store_index_changed telling whether a delete
+ * since changed its index; a batch's: the length it draws from and the sum
+ * of its stores' epochs, which compacts leave, as they change no
+ * content).  When the store changes what a name
  * shows, a later lookup of the name makes a new node (a new inode), and the
  * old one lives on for the kernel's references: what rename(2) over a file
  * does.  An open handle serves one content from open to release, so no
@@ -34,9 +44,9 @@
 #include <time.h>
 
 #include "zrecord.h"
-#include "delete_log.h"
 #include "errors_log.h"
 #include "opts.h"
+#include "store_park.h"
 
 /* What a namespace node is; decides every operation on it. */
 enum zrfs_kind {
@@ -73,23 +83,7 @@ struct zrfs_fstore {
 	char *path;		/* relative to SRC, for messages          */
 	uint32_t id;		/* index in the mount's store array       */
 	fuse_ino_t records_ino; /* its records/ folder (for invalidation) */
-	/* Read: reading the record table to size or fill a file, stats,
-	 * starting an append session.  Write: delete and compact, which
-	 * change what a record name shows.  Taken through store_park.h, which
-	 * parks the requests that would wait for a writer (sync takes no lock
-	 * here: the library orders it against everything else). */
-	pthread_rwlock_t rw;
-	pthread_mutex_t qmu;	/* guards the three below                 */
-	unsigned writers;	/* deletes/compacts holding or awaiting rw */
-	struct zrfs_parked *parked; /* requests waiting for them           */
-	struct zrfs_parked *ready;  /* ... and free to run again           */
-	/* Changed under the write lock; read under the read lock. */
-	uint64_t gen;		/* deletes and compacts: batch contents   */
-	struct zrfs_dlog dlog;	/* what the recent deletes changed        */
 	struct zrfs_elog log;
-	/* An append handle has a library session open: deletes get EBUSY
-	 * at write(), before the library would refuse them at close. */
-	atomic_int appending;
 };
 
 /* A folder whose direct children include at least two stores. */
@@ -150,7 +144,16 @@ struct zrfs_fs {
 	/* Every open handle: a lazily unmounted mount may end without
 	 * releasing them, so shutdown frees what is left. */
 	struct zrfs_fh *fhs;
+	/* Requests that met a running delete or compact. */
+	struct zrfs_park_queue park;
 	struct zrfs_follower *follower; /* -o follow (follow.c) */
+};
+
+/* How far an open record or batch file's buffer is. */
+enum zrfs_fill_state {
+	ZRFS_FILL_NONE,		/* nothing in buf yet                     */
+	ZRFS_FILL_PLANNED,	/* batch: fill is set, its pieces coming  */
+	ZRFS_FILL_DONE,		/* buf holds the whole file               */
 };
 
 /* An open file: per-kind state.  The kernel's open holds one reference
@@ -167,21 +170,21 @@ struct zrfs_fh {
 	char *buf;		/* the file's bytes                        */
 	/* record: the store as it was at open, which the first fill reads
 	 * (under mu); batch: one view per store of the node (its
-	 * zrfs_batch_stores order) and the stores' gen at open; ended once
-	 * buf holds the file */
+	 * zrfs_batch_stores order); ended once buf holds the file */
 	zr_view *view;
 	zr_view **views;
-	uint64_t vgen;
 	size_t len, cap;
 	int cached;		/* buf came from zrcommon_bigbuf_get            */
 	int uncached;		/* record, batch: served past the page cache
 				 * (bytes newer than the node's, or
 				 * -o direct_batches) */
-	atomic_int filled;	/* record, batch: buf is complete          */
+	/* record, batch: how far buf is (enum zrfs_fill_state), written
+	 * under mu (release) and read without it (acquire), so that reads
+	 * of bytes already in take no lock */
+	atomic_int state;
 	/* batch: the pieces of buf a read may need, filled as reads reach
-	 * them (batch.c); set under mu, then planned (release). */
+	 * them (batch.c); set under mu before state is PLANNED. */
 	struct zrfs_fill *fill;
-	atomic_int planned;
 	/* what the kind keeps besides buf and view, freed with the handle */
 	void (*drop)(struct zrfs_fh *fh);
 	struct zrfile_npystream *ns;    /* append session (NULL between them) */

@@ -9,9 +9,8 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/handles.c src/fs/reply.c src/fs/u64.c src/fs/u64.h \
 	src/fs/file_bytes.c src/fs/file_bytes.h \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/text.c src/fs/append.c \
-	src/fs/delete.c src/fs/caller.c src/fs/shape_cache.c src/fs/shape_cache.h \
+	src/fs/delete.c src/fs/caller.c \
 	src/fs/errors_log.c src/fs/errors_log.h src/fs/store_park.c src/fs/store_park.h \
-	src/fs/delete_log.c src/fs/delete_log.h \
 	src/fs/follow.c src/fs/follow.h \
 	src/fs/dataset.c src/fs/dataset.h \
 	src/fs/mixture.c src/fs/mix_batch.c src/fs/mixture.h \

@@ -105,7 +105,7 @@ static struct zrfs_node *kfind(struct zrfs_fs *fs, const struct zrfs_node *tmpl)
 
 	for (; n; n = n->knext)
 		if (same_name(n, tmpl) && (tmpl->kind == ZRFS_K_RECORD ?
-					   zrfs_rec_current(n->st, n) :
+					   zrfs_rec_same(n, tmpl->ver[0]) :
 					   !memcmp(n->ver, tmpl->ver,
 						   sizeof(tmpl->ver))))
 			return n;
@@ -161,7 +161,7 @@ struct zrfs_node *zrfs_ns_get(struct zrfs_fs *fs, fuse_ino_t ino)
 /* Adds a kernel reference to the node with tmpl's name and content, made
  * (under a fresh inode) if there is none: a name whose content changed
  * gets a new inode, and the old one stays for the kernel's references.
- * Records: caller holds the store's read lock (see zrfs_rec_current). */
+ * Records: tmpl->ver[0] is its lookup view's epoch (zrfs_rec_same). */
 static int dyn_ref(struct zrfs_fs *fs, const struct zrfs_node *tmpl,
 		   struct zrfs_node **out)
 {
@@ -271,17 +271,12 @@ static int lookup_record(struct zrfs_fs *fs, struct zrfs_node *dir,
 	if (zrfs_parse_u64(name, stem, &t.idx) ||
 	    t.idx >= zr_store_length(dir->st->zs))
 		return -ENOENT;
-	err = zrfs_st_rdlock(dir->st);
-	if (err)
-		return err;
-	err = zrfs_rec_size(dir->st, t.idx, t.form, &t.size);
+	err = zrfs_rec_version(dir->st, t.idx, t.form, &t.size, &t.ver[0]);
 	/* only the records that are images have a .png */
 	if (err == ZR_E_DTYPE || err == ZR_E_SHAPE)
 		err = -ENOENT;
-	t.ver[0] = dir->st->gen;
 	if (!err)
 		err = dyn_ref(fs, &t, out);
-	zrfs_st_unlock(dir->st);
 	return err;
 }
 

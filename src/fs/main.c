@@ -130,7 +130,7 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 	ret = err < 0 ? 1 : 0;
 	fuse_remove_signal_handlers(fs->se);
 	zrfs_fh_free_all(fs);
-	zrfs_shapes_clear();
+	zrfile_shapes_clear();
 	/* Close (sync) before unmounting: once the mount is gone a new mount
 	 * of the same stores may start and must find them unlocked. */
 	if (zrfs_tree_free(fs))

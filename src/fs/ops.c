@@ -50,7 +50,7 @@ static int park(fuse_req_t req, const struct zrfs_parked *how,
 	p->req = req;
 	if (name)
 		memcpy(p->name, name, len);
-	if (zrfs_st_park(zrfs_st_busy(), p) == 0)
+	if (zrfs_park(&FS(req)->park, p) == 0)
 		return 1;
 	free(p);
 	return 0;
@@ -312,7 +312,7 @@ static void changed(struct zrfs_fs *fs, struct zrfs_change *ch)
 
 	if (!ch->st)
 		return;
-	for (p = zrfs_st_take_ready(ch->st); p; p = next) {
+	for (p = zrfs_park_take_ready(&fs->park); p; p = next) {
 		next = p->next;
 		/* only a lookup has a name; the others' name[] is empty */
 		run(fs, p->req, p, p->op == ZRFS_P_LOOKUP ? p->name : NULL);

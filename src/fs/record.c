@@ -18,7 +18,15 @@
 #include "u64.h"
 #include "store_park.h"
 
-/* Caller holds st's read (or write) lock and fh->mu. */
+static void log_failure(const struct zrfs_node *n, int err)
+{
+	zrfs_elog_add(&n->st->log, n->st->path, "records/%llu.%s: %s",
+		      (unsigned long long)n->idx,
+		      n->form == ZRFS_F_PNG ? "png" : "npy",
+		      *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
+}
+
+/* Caller holds fh->mu. */
 static int fill(struct zrfs_fh *fh)
 {
 	struct zrfs_node *n = fh->node;
@@ -37,10 +45,8 @@ static int fill(struct zrfs_fh *fh)
 	} else {
 		free(fh->buf);
 		fh->buf = NULL;
-		zrfs_elog_add(&n->st->log, n->st->path, "records/%llu.%s: %s",
-			     (unsigned long long)n->idx,
-			     n->form == ZRFS_F_PNG ? "png" : "npy",
-			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
+		if (err != ZRFS_E_PARK)
+			log_failure(n, err);
 	}
 	return err;
 }
@@ -50,12 +56,13 @@ static int record_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 	struct zrfs_node *n = fh->node;
 	struct zrfs_fstore *st = n->st;
 	uint64_t size;
-	int err = zrfs_st_rdlock(st);
+	/* What the handle serves, read at its first fill. */
+	int err = zrfs_views_begin(&st, 1, &fh->view);
 
 	(void)fs, (void)flags;
 	if (err)
 		return err;
-	err = zrfs_rec_size(st, n->idx, n->form, &size);
+	err = zrfs_rec_size(st, fh->view, n->idx, n->form, &size);
 	if (err == ZR_E_DTYPE || err == ZR_E_SHAPE)
 		err = -ENOENT; /* no longer an image: no .png */
 	/* The name shows other bytes now.  Of another size: the kernel must
@@ -63,42 +70,35 @@ static int record_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 	 * copied now and past the node's page cache (which has the old). */
 	if (err == -ENOENT || (!err && size != n->size))
 		err = -ESTALE;
-	else if (!err && !zrfs_rec_current(st, n))
+	else if (!err && !zrfs_rec_same(n, zr_view_epoch(fh->view)))
 		fh->uncached = 1;
 	fh->len = size;
-	/* What the handle serves, read at its first fill.  Never waits: the
-	 * library deletes and compacts only under st's write lock. */
-	if (!err)
-		err = zr_view_begin(st->zs, ZR_VIEW_WAIT, &fh->view);
 	if (!err && fh->uncached) {
 		pthread_mutex_lock(&fh->mu);
 		err = fill(fh);
 		pthread_mutex_unlock(&fh->mu);
-		atomic_store_explicit(&fh->filled, !err, memory_order_release);
+		atomic_store_explicit(&fh->state, err ? ZRFS_FILL_NONE :
+				      ZRFS_FILL_DONE, memory_order_release);
 	}
-	zrfs_st_unlock(st);
-	return err;
+	return err; /* the view ends with the handle */
 }
 
 static int record_read(fuse_req_t req, struct zrfs_fs *fs,
 		       struct zrfs_fh *fh, size_t size, off_t off)
 {
-	struct zrfs_fstore *st = fh->node->st;
 	int err;
 
 	(void)fs;
-	if (!atomic_load_explicit(&fh->filled, memory_order_acquire)) {
-		err = zrfs_st_rdlock(st);
-		if (err)
-			return err;
+	if (atomic_load_explicit(&fh->state, memory_order_acquire) !=
+	    ZRFS_FILL_DONE) {
 		pthread_mutex_lock(&fh->mu);
 		err = fill(fh);
 		pthread_mutex_unlock(&fh->mu);
-		zrfs_st_unlock(st);
 		if (err)
 			return err;
 		/* buf is complete: later reads need no lock */
-		atomic_store_explicit(&fh->filled, 1, memory_order_release);
+		atomic_store_explicit(&fh->state, ZRFS_FILL_DONE,
+				      memory_order_release);
 	}
 	zrfs_fh_reply(req, fh, size, off);
 	return 0;

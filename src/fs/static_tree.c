@@ -94,7 +94,6 @@ static int open_store(struct zrfs_fs *fs, const char *abs, const char *rel,
 	if (zr_store_lock_warning(st->zs))
 		fprintf(stderr, "zrecordfs: warning: %s\n",
 			zr_store_lock_warning(st->zs));
-	zrfs_st_lock_init(st);
 	zrfs_elog_init(&st->log);
 	/* A recovered journal (SQLite's hot-journal rule, even under -o ro):
 	 * the user learns what is left to do where they look. */
@@ -381,6 +380,7 @@ int zrfs_tree_free(struct zrfs_fs *fs)
 {
 	int first = 0;
 
+	zrfs_park_destroy(&fs->park);
 	for (size_t i = 0; i < fs->nstores; i++) {
 		struct zrfs_fstore *st = fs->stores[i];
 		int err = zr_store_close(st->zs);
@@ -390,8 +390,6 @@ int zrfs_tree_free(struct zrfs_fs *fs)
 				st->path, zr_strerror(err));
 			first = err;
 		}
-		zrfs_st_lock_destroy(st);
-		zrfs_dlog_free(&st->dlog);
 		zrfs_elog_destroy(&st->log);
 		free(st->path);
 		free(st);

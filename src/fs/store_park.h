@@ -1,24 +1,33 @@
 /*
- * store_park.h - a served store's lock (struct zrfs_fstore.rw), and parking
- * the requests that need it while a delete or compact holds it.
- *
- * A delete or compact holds the write lock for as long as it runs.  A
- * request that needs the read lock meanwhile (a lookup, getattr, open or
- * first read that reads the record table) is not left waiting in one of
- * the mount's threads -- enough of those would stall every other store --
- * but parked on the store and answered by the writer's thread once it is
- * done.
+ * store_park.h - parking the requests a store's delete or compact holds
+ * up.  The daemon keeps no lock of its own on a store: a request that
+ * reads the record table (a lookup, getattr, open or first read of a
+ * record or batch file, stats, an append open) goes through a library
+ * view begun without waiting (zr_view_begin, ZR_VIEW_TRY), and the library
+ * answers ZR_E_BUSY at once while a delete or compact runs.  Such a
+ * request is not left waiting in one of the mount's threads -- enough of
+ * those would stall every other store -- but parked on the mount and run
+ * again by the thread of the delete or compact once the library call
+ * returned, before that call's reply (ops.c, changed()).  Deletes and
+ * compacts are the daemon's own calls, so it knows when one runs: a
+ * request that finds none running when it parks is run again at once.
  */
 #ifndef ZRFS_STORE_PARK_H
 #define ZRFS_STORE_PARK_H
 
-#include "fs.h"
+#ifndef FUSE_USE_VERSION
+#define FUSE_USE_VERSION 312 /* as fs.h */
+#endif
+#include <fuse_lowlevel.h>
+#include <pthread.h>
 
-/* Returned (negative) when the read lock is held by a writer: the request
- * should be parked (zrfs_st_park) on zrfs_st_busy(). */
+/* Returned (negative) by a step that met a running delete or compact:
+ * the request should be parked (zrfs_park). */
 #define ZRFS_E_PARK (-EINPROGRESS)
 
-/* A request waiting for a store's writer: what ops.c needs to run it
+struct zrfs_fh;
+
+/* A request waiting for a delete or compact: what ops.c needs to run it
  * again. */
 struct zrfs_parked {
 	struct zrfs_parked *next;
@@ -32,27 +41,25 @@ struct zrfs_parked {
 	char name[];		/* lookup */
 };
 
-void zrfs_st_lock_init(struct zrfs_fstore *st);
-void zrfs_st_lock_destroy(struct zrfs_fstore *st);
-/* The read lock, or ZRFS_E_PARK at once when a writer holds or awaits it
- * (the store is then zrfs_st_busy()).  zrfs_st_rdlock_wait waits instead:
- * for the few callers that cannot park. */
-int zrfs_st_rdlock(struct zrfs_fstore *st);
-void zrfs_st_rdlock_wait(struct zrfs_fstore *st);
-void zrfs_st_unlock(struct zrfs_fstore *st);
-/* The read locks of n stores, in ascending order (all or none). */
-int zrfs_st_rdlock_all(struct zrfs_fstore *const *st, size_t n);
-void zrfs_st_unlock_all(struct zrfs_fstore *const *st, size_t n);
-/* The store whose writer made this thread's last zrfs_st_rdlock fail. */
-struct zrfs_fstore *zrfs_st_busy(void);
+/* The mount's parked requests (struct zrfs_fs.park); zeroed, it is
+ * empty (a zeroed mutex is PTHREAD_MUTEX_INITIALIZER on glibc). */
+struct zrfs_park_queue {
+	pthread_mutex_t mu;	/* guards the three below                 */
+	unsigned writers;	/* deletes and compacts running           */
+	struct zrfs_parked *parked; /* requests waiting for them           */
+	struct zrfs_parked *ready;  /* ... and free to run again           */
+};
 
-/* Writers: delete and compact.  After zrfs_st_wrunlock (and its reply),
- * the writer runs what zrfs_st_take_ready returns. */
-void zrfs_st_wrlock(struct zrfs_fstore *st);
-void zrfs_st_wrunlock(struct zrfs_fstore *st);
-/* Queues p on st until its writers are done: 0, or -EAGAIN when none is
- * left (run the request again now). */
-int zrfs_st_park(struct zrfs_fstore *st, struct zrfs_parked *p);
-struct zrfs_parked *zrfs_st_take_ready(struct zrfs_fstore *st);
+/* Around the daemon's own zr_store_delete and zr_store_compact: after
+ * zrfs_writer_end, the caller runs what zrfs_park_take_ready returns. */
+void zrfs_writer_begin(struct zrfs_park_queue *q);
+void zrfs_writer_end(struct zrfs_park_queue *q);
+/* Queues p until the running deletes and compacts return: 0, or -EAGAIN
+ * when none runs (run the request again now). */
+int zrfs_park(struct zrfs_park_queue *q, struct zrfs_parked *p);
+struct zrfs_parked *zrfs_park_take_ready(struct zrfs_park_queue *q);
+/* Frees what is parked at unmount: never answered, as the session that
+ * would take the answers is gone. */
+void zrfs_park_destroy(struct zrfs_park_queue *q);
 
 #endif

@@ -11,7 +11,7 @@
 #include "file_kinds.h"
 #include "mixture.h"
 #include "statsjson.h"
-#include "store_park.h"
+#include "file_bytes.h"
 
 static int stats_json(struct zrfs_fstore *st, char **out, size_t *len)
 {
@@ -19,11 +19,9 @@ static int stats_json(struct zrfs_fstore *st, char **out, size_t *len)
 	int err;
 
 	/* The library's stats would wait for a compact: park instead. */
-	err = zrfs_st_rdlock(st);
-	if (err)
-		return err;
-	err = zr_store_stats(st->zs, &s);
-	zrfs_st_unlock(st);
+	err = zrfs_st_probe(st);
+	if (!err)
+		err = zr_store_stats(st->zs, &s);
 	return err ? err : zrcommon_stats_json(st->zs, &s, out, len);
 }
 

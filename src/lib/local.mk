@@ -35,6 +35,7 @@ src_lib_libzrecord_core_la_SOURCES += src/lib/pool.c src/lib/pool.h \
 	src/lib/store_create.c src/lib/store_io.c src/lib/store_append.c \
 	src/lib/append.h src/lib/store_reserve.c \
 	src/lib/store_gather.c src/lib/store_maint.c src/lib/store_view.c \
+	src/lib/store_changes.c \
 	src/lib/dict.c \
 	src/lib/journal.c src/lib/journal.h src/lib/journal_fmt.h \
 	src/lib/journal_recover.c \

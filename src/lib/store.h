@@ -101,6 +101,7 @@ struct zr_store {
 	uint64_t epoch;
 	_Atomic(struct zr__dlog *) dlog; /* newest first */
 	uint64_t dlog_entries;    /* entries held, for the bound */
+	struct zr__changes *changes; /* store_changes.c (view_lock) */
 	pthread_mutex_t sync_lock; /* one sync at a time; after rw */
 	/* live_lock guards live and live_known, and is held by a commit
 	 * while it publishes length, so the sum can be kept up to date by
@@ -256,11 +257,23 @@ int zr__snap_loc_get(const zr_store *s, const struct zr__snap *sn,
 struct zr_view {
 	zr_store *s;
 	uint64_t len, epoch;
+	int try_only;		/* ZR_VIEW_TRY */
 	struct zr_view *newer, *older;
 };
 
 /* View v's snapshot (the caller holds rw shared). */
 void zr__view_snap(const zr_view *v, struct zr__snap *out);
+/* Takes rw shared for a call through v (NULL: an implicit view): 0, or
+ * ZR_E_BUSY at once for a ZR_VIEW_TRY view while a delete or compact
+ * holds or awaits it. */
+int zr__view_rdlock(zr_store *s, const zr_view *v);
+
+/* Which indices the last deletes changed (store_changes.c): add runs in
+ * zr__log_publish, after the epoch counted the delete (sorted descending,
+ * the length it left); free at close. */
+void zr__changes_add(zr_store *s, const uint64_t *sorted, size_t n,
+		     uint64_t length);
+void zr__changes_free(zr_store *s);
 
 /* Views and deletes (store_view.c), called by delete and compact under
  * the exclusive rw.  log_make records what deleting sorted[0..n)
@@ -272,7 +285,8 @@ void zr__view_snap(const zr_view *v, struct zr__snap *out);
  * begun before the newest delete lives.  views_free is close's. */
 int zr__log_make(zr_store *s, const uint64_t *sorted, size_t n, uint64_t len,
 		 struct zr__dlog **out);
-void zr__log_publish(zr_store *s, struct zr__dlog *log);
+void zr__log_publish(zr_store *s, struct zr__dlog *log,
+		      const uint64_t *sorted, size_t n);
 void zr__log_drop(struct zr__dlog *log);
 int zr__views_block(zr_store *s, const char *what);
 void zr__views_free(zr_store *s);

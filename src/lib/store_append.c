@@ -86,6 +86,11 @@ static int claim_session(zr_store *s)
 	return 0;
 }
 
+int zr_store_appending(const zr_store *s)
+{
+	return atomic_load(&s->appending);
+}
+
 int zr_append_begin(zr_store *s, zr_append **out)
 {
 	zr_append *a;

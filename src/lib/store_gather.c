@@ -244,7 +244,9 @@ static int gather(zr_store *s, const zr_view *v, const uint64_t *idx,
 	if (!idx || !dst)
 		return zr__fail(-EINVAL, "%s: gather: NULL idx or dst",
 				s->path);
-	pthread_rwlock_rdlock(&s->rw);
+	err = zr__view_rdlock(s, v);
+	if (err)
+		return err;
 	snap_take(s, v, &g.sn);
 	if (s->schema.ragged) {
 		g.offsets = offsets;
@@ -287,7 +289,9 @@ static int gather_size(zr_store *s, const zr_view *v, const uint64_t *idx,
 	if (count && !idx)
 		return zr__fail(-EINVAL, "%s: gather_size: NULL idx",
 				s->path);
-	pthread_rwlock_rdlock(&s->rw);
+	err = zr__view_rdlock(s, v);
+	if (err)
+		return err;
 	snap_take(s, v, &g.sn);
 	/* One guard for the call: the rwlock is taken and released out
 	 * here, so a fault's jump never leaves it held. */
@@ -365,7 +369,9 @@ static int ragged_shape(zr_store *s, const zr_view *v, uint64_t idx,
 	zr__clear();
 	if (!s->schema.ragged)
 		return zr__fail(-EINVAL, "%s: not a ragged store", s->path);
-	pthread_rwlock_rdlock(&s->rw);
+	err = zr__view_rdlock(s, v);
+	if (err)
+		return err;
 	snap_take(s, v, &sn);
 	err = read_head(s, &sn, idx, &n, dims);
 	pthread_rwlock_unlock(&s->rw);

@@ -185,7 +185,7 @@ static int delete_locked(zr_store *s, uint64_t *sorted, size_t n)
 	if (err && !roll_back(s))
 		zr__log_drop(log);
 	else
-		zr__log_publish(s, log);
+		zr__log_publish(s, log, sorted, n);
 	return err;
 }
 

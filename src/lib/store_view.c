@@ -97,7 +97,7 @@ int zr_view_begin(zr_store *s, unsigned flags, zr_view **out)
 	zr_view *v;
 
 	zr__clear();
-	if (!s || !out || (flags & ~(unsigned)ZR_VIEW_WAIT))
+	if (!s || !out || (flags & ~(unsigned)(ZR_VIEW_WAIT | ZR_VIEW_TRY)))
 		return zr__fail(-EINVAL, "zr_view_begin: bad arguments");
 	v = calloc(1, sizeof(*v));
 	if (!v)
@@ -111,6 +111,7 @@ int zr_view_begin(zr_store *s, unsigned flags, zr_view **out)
 				"ZR_VIEW_WAIT to wait for it)", s->path);
 	}
 	v->s = s;
+	v->try_only = !!(flags & ZR_VIEW_TRY);
 	v->len = zr__length(s);
 	v->epoch = s->epoch;
 	pthread_mutex_lock(&s->view_lock);
@@ -204,6 +205,18 @@ zr_store *zr_view_store(const zr_view *v)
 	return v->s;
 }
 
+int zr__view_rdlock(zr_store *s, const zr_view *v)
+{
+	if (!v || !v->try_only) {
+		pthread_rwlock_rdlock(&s->rw);
+		return 0;
+	}
+	if (pthread_rwlock_tryrdlock(&s->rw) == 0)
+		return 0;
+	return zr__fail(ZR_E_BUSY, "%s: a delete or compact is running; "
+			"retry once it is done (a ZR_VIEW_TRY view)", s->path);
+}
+
 int zr_view_loc(zr_view *v, uint64_t idx, zr_loc *out)
 {
 	zr_store *s = v->s;
@@ -212,7 +225,9 @@ int zr_view_loc(zr_view *v, uint64_t idx, zr_loc *out)
 	int err;
 
 	zr__clear();
-	pthread_rwlock_rdlock(&s->rw);
+	err = zr__view_rdlock(s, v);
+	if (err)
+		return err;
 	zr__view_snap(v, &sn);
 	err = zr__snap_loc_get(s, &sn, idx, &l);
 	pthread_rwlock_unlock(&s->rw);
@@ -279,10 +294,12 @@ int zr__log_make(zr_store *s, const uint64_t *sorted, size_t n, uint64_t len,
 	return 0;
 }
 
-void zr__log_publish(zr_store *s, struct zr__dlog *log)
+void zr__log_publish(zr_store *s, struct zr__dlog *log,
+		      const uint64_t *sorted, size_t n)
 {
 	pthread_mutex_lock(&s->view_lock);
 	s->epoch++;
+	zr__changes_add(s, sorted, n, zr__length(s));
 	/* The views it was made for may all have ended meanwhile. */
 	if (log && s->nviews) {
 		log->epoch = s->epoch;
@@ -319,6 +336,7 @@ int zr__views_block(zr_store *s, const char *what)
 
 void zr__views_free(zr_store *s)
 {
+	zr__changes_free(s);
 	zr__log_drop(atomic_load_explicit(&s->dlog, memory_order_relaxed));
 	atomic_store_explicit(&s->dlog, NULL, memory_order_relaxed);
 }

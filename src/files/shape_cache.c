@@ -1,11 +1,12 @@
 /*
- * shape_cache.c - what lookups of packed and padded batch names kept for the
- * reads and lookups that follow (see shape_cache.h): a handful of slots,
+ * shape_cache.c - what plans of packed and padded batch files kept for the
+ * plans of the same batch that follow (see shape_cache.h): a handful of slots,
  * replaced round-robin, under one mutex held while an entry is found and
  * its shapes copied (at most MAX_SHAPES bytes).  Kept records count
  * against one budget for all slots (MAX_RECS): past it, the oldest
  * slots' records go first; their shapes stay.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,10 +17,8 @@
 #define MAX_RECS (64u << 20)  /* all entries' records     */
 
 struct slot {
-	const void *stores;	/* n->ds or n->st: which records      */
-	uint64_t seed, step, bsize, length, gen, count;
-	int mode;	/* not the form: every form has the same records */
-	struct zrfs_kept k;
+	struct zrfile_shape_key key;
+	struct zrfile_kept k;
 };
 
 static struct {
@@ -29,29 +28,16 @@ static struct {
 	uint64_t recs;		/* bytes of records kept */
 } cache = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-static struct slot key(const struct zrfs_node *n, uint64_t length,
-		       uint64_t gen, uint64_t count)
-{
-	struct slot k = {
-		.stores = n->mix ? (const void *)n->mix :
-			  n->ds ? (const void *)n->ds : (const void *)n->st,
-		.seed = n->seed, .step = n->step, .bsize = n->bsize,
-		.length = length, .gen = gen, .count = count,
-		.mode = (int)n->mode,
-	};
-
-	return k;
-}
-
-static int same(const struct slot *a, const struct slot *b)
+static int same(const struct zrfile_shape_key *a,
+		const struct zrfile_shape_key *b)
 {
 	return a->stores == b->stores && a->seed == b->seed &&
 	       a->step == b->step && a->bsize == b->bsize &&
-	       a->length == b->length && a->gen == b->gen &&
+	       a->length == b->length && a->epoch == b->epoch &&
 	       a->count == b->count && a->mode == b->mode;
 }
 
-void zrfs_kept_free(struct zrfs_kept *k)
+void zrfile_kept_free(struct zrfile_kept *k)
 {
 	free(k->shapes);
 	free(k->recs);
@@ -61,21 +47,21 @@ void zrfs_kept_free(struct zrfs_kept *k)
 
 static uint64_t recs_bytes(const struct slot *s)
 {
-	return s->k.recs ? s->k.off[s->count] : 0;
+	return s->k.recs ? s->k.off[s->key.count] : 0;
 }
 
 /* The slot holding k's batch, or -1.  Caller holds cache.mu. */
-static int find(const struct slot *k)
+static int find(const struct zrfile_shape_key *k)
 {
 	for (int i = 0; i < SLOTS; i++)
-		if (cache.s[i].k.shapes && same(&cache.s[i], k))
+		if (cache.s[i].k.shapes && same(&cache.s[i].key, k))
 			return i;
 	return -1;
 }
 
 /* Empties slot i, giving what it held to *old (freed by the caller,
  * outside the mutex).  Caller holds cache.mu. */
-static void empty(int i, struct zrfs_kept *old)
+static void empty(int i, struct zrfile_kept *old)
 {
 	cache.recs -= recs_bytes(&cache.s[i]);
 	*old = cache.s[i].k;
@@ -98,11 +84,12 @@ static void make_room(uint64_t more, char *drop[SLOTS],
 	}
 }
 
-void zrfs_shapes_put(const struct zrfs_node *n, uint64_t length, uint64_t gen,
-		    uint64_t count, struct zrfs_kept *k)
+void zrfile_shapes_put(const struct zrfile_shape_key *key,
+		       struct zrfile_kept *k)
 {
-	struct slot s = key(n, length, gen, count);
-	struct zrfs_kept old = { 0 };
+	struct slot s = { .key = *key };
+	uint64_t count = key->count;
+	struct zrfile_kept old = { 0 };
 	char *drop[SLOTS] = { 0 };
 	uint64_t *dropoff[SLOTS] = { 0 };
 	uint64_t more;
@@ -110,7 +97,7 @@ void zrfs_shapes_put(const struct zrfs_node *n, uint64_t length, uint64_t gen,
 
 	if (!k->shapes || !count ||
 	    count * (k->rndim ? k->rndim : 1) > MAX_SHAPES / 8) {
-		zrfs_kept_free(k);
+		zrfile_kept_free(k);
 		return;
 	}
 	s.k = *k;
@@ -123,7 +110,7 @@ void zrfs_shapes_put(const struct zrfs_node *n, uint64_t length, uint64_t gen,
 		more = 0;
 	}
 	pthread_mutex_lock(&cache.mu);
-	i = find(&s);
+	i = find(&s.key);
 	if (i < 0) {
 		i = (int)cache.next;
 		cache.next = (cache.next + 1) % SLOTS;
@@ -133,25 +120,25 @@ void zrfs_shapes_put(const struct zrfs_node *n, uint64_t length, uint64_t gen,
 	cache.s[i] = s;
 	cache.recs += more;
 	pthread_mutex_unlock(&cache.mu);
-	zrfs_kept_free(&old);
+	zrfile_kept_free(&old);
 	for (size_t j = 0; j < SLOTS; j++) {
 		free(drop[j]);
 		free(dropoff[j]);
 	}
 }
 
-int zrfs_shapes_get(const struct zrfs_node *n, uint64_t length, uint64_t gen,
-		   uint64_t count, int recs, struct zrfs_kept *out)
+int zrfile_shapes_get(const struct zrfile_shape_key *key, int recs,
+		      struct zrfile_kept *out)
 {
-	struct slot s = key(n, length, gen, count);
+	uint64_t count = key->count;
 	size_t bytes;
 	int i;
 
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&cache.mu);
-	i = find(&s);
+	i = find(key);
 	if (i >= 0) {
-		struct zrfs_kept *k = &cache.s[i].k;
+		struct zrfile_kept *k = &cache.s[i].k;
 
 		out->rndim = k->rndim;
 		bytes = count * (k->rndim ? k->rndim : 1) * sizeof(*k->shapes);
@@ -170,11 +157,11 @@ int zrfs_shapes_get(const struct zrfs_node *n, uint64_t length, uint64_t gen,
 	return out->shapes ? 0 : -1;
 }
 
-void zrfs_shapes_clear(void)
+void zrfile_shapes_clear(void)
 {
 	pthread_mutex_lock(&cache.mu);
 	for (size_t i = 0; i < SLOTS; i++)
-		zrfs_kept_free(&cache.s[i].k);
+		zrfile_kept_free(&cache.s[i].k);
 	cache.recs = 0;
 	pthread_mutex_unlock(&cache.mu);
 }
