@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "batch_prefetch.h"
 #include "buf_cache.h"
 #include "file_kinds.h"
 #include "file_bytes.h"
@@ -207,6 +208,8 @@ static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 	fh->len = n->size;
 	fh->vgen = zrfs_batch_gen(n);
 	err = views_begin(fh, st, k);
+	if (!err && fh->vgen == n->ver[1] && zrfs_pf_take(fh))
+		views_end(fh); /* gathered ahead: no read gathers */
 	/* Unless a delete came since the lookup, the views show the node's
 	 * content, gathered at the reads that need it; else the batch is
 	 * drawn anew now. */
@@ -219,6 +222,8 @@ static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 		pthread_mutex_unlock(&fh->mu);
 	}
 	zrfs_st_unlock_all(st, k);
+	if (!err)
+		zrfs_pf_hint(fh);
 	if (err && err != -ESTALE)
 		log_failure(n, err);
 	return err;

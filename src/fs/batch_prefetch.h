@@ -1,0 +1,24 @@
+/*
+ * batch_prefetch.h - the daemon's side of the prefetcher (src/prefetch):
+ * which sequence a batch node belongs to, how a step of it is gathered
+ * ahead, and the three calls batch.c and main.c make.  See zrecordfs(8),
+ * "Prefetch".
+ */
+#ifndef ZRFS_BATCH_PREFETCH_H
+#define ZRFS_BATCH_PREFETCH_H
+
+#include "fs.h"
+
+/* Starts the prefetcher unless -o prefetch=0 (a failure to start is
+ * reported and the mount serves without it). */
+void zrfs_pf_start(struct zrfs_fs *fs);
+/* Stops it and frees what it holds; reports what it did on stderr. */
+void zrfs_pf_stop(void);
+/* At a batch open whose views show the node's own content (fh->vgen ==
+ * node->ver[1]): 1 when fh->buf now holds the node's bytes, gathered
+ * ahead, else 0.  Caller holds the node's stores' read locks. */
+int zrfs_pf_take(struct zrfs_fh *fh);
+/* After a batch open succeeded, outside the store locks. */
+void zrfs_pf_hint(const struct zrfs_fh *fh);
+
+#endif
