@@ -421,6 +421,8 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_START:
 	case KEY_GRANULE:
 	case KEY_MAXBATCH:
+	case KEY_PREFETCH:
+	case KEY_PFMEM:
 		return own_option(c, arg, key);
 	default:
 		return pass_through(c, arg);
