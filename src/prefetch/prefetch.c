@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -297,6 +298,7 @@ static void *run(void *arg)
 int zrpf_new(const struct zrpf_conf *conf, zrpf **out)
 {
 	struct zrpf *pf;
+	sigset_t all, old;
 	int err;
 
 	if (!conf->depth || conf->depth > ZRPF_DEPTH_MAX || !conf->budget ||
@@ -308,7 +310,12 @@ int zrpf_new(const struct zrpf_conf *conf, zrpf **out)
 	pf->c = *conf;
 	pthread_mutex_init(&pf->mu, NULL);
 	pthread_cond_init(&pf->cv, NULL);
+	/* Signals are the caller's threads' business (a FUSE session's
+	 * handler must run on a thread its loop waits in). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = pthread_create(&pf->th, NULL, run, pf);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		pthread_cond_destroy(&pf->cv);
 		pthread_mutex_destroy(&pf->mu);
