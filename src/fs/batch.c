@@ -193,7 +193,7 @@ static void drop(struct zrfs_fh *fh)
 	views_end(fh);
 }
 
-static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
+static int open_node(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
 	const struct zrfs_node *n = fh->node;
 	struct zrfs_fstore *const *st;
@@ -229,8 +229,8 @@ static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 	return err;
 }
 
-static int batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
-		      size_t size, off_t off)
+static int read_node(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
+		     size_t size, off_t off)
 {
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(fh->node, &st);
@@ -254,6 +254,28 @@ static int batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 	}
 	zrfs_fh_reply(req, fh, size, off);
 	return 0;
+}
+
+/* The prefetch pauses while a batch is opened or read (batch_prefetch.h). */
+static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
+{
+	int err;
+
+	zrfs_pf_busy(1);
+	err = open_node(fs, fh, flags);
+	zrfs_pf_busy(-1);
+	return err;
+}
+
+static int batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
+		      size_t size, off_t off)
+{
+	int err;
+
+	zrfs_pf_busy(1);
+	err = read_node(req, fs, fh, size, off);
+	zrfs_pf_busy(-1);
+	return err;
 }
 
 /* A batch name's entry expires at once: the node's bytes never change,

@@ -16,6 +16,8 @@
  *
  * The gather never waits for a delete or compact: a store lock a writer
  * holds or awaits ends it (ZRFS_E_PARK), as does the prefetcher's stop.
+ * Nor does it run beside a batch open or read (zrfs_pf_busy): it pauses
+ * before its next piece until they are done.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,7 +30,7 @@
 
 #define ZRFS_PF_DS (1ull << 32) /* in zrpf_seq.form: src is a dataset */
 
-static zrpf *pf;
+static zrpf *pf; /* set before the session's threads start */
 
 static void seq_of(const struct zrfs_node *n, struct zrpf_seq *s)
 {
@@ -103,14 +105,16 @@ static int plan_at(struct zrfs_fs *fs, const struct zrfs_node *n,
 /* One piece at a time, so that a delete or compact waits for one piece
  * at most, and a stop is seen between pieces. */
 static int fill(const struct zrfs_node *n, const struct zrfs_plan *p,
-		const atomic_int *stop, struct zrpf_batch *b)
+		zrpf *pf, struct zrpf_batch *b)
 {
 	struct zrfs_pieces pc;
 	int err = 0;
 
 	zrfs_plan_pieces(p, &pc);
 	for (size_t k = 0; !err && k < pc.n; k++) {
-		err = atomic_load(stop) ? -ECANCELED : lock_at(n, b->ver[1]);
+		err = zrpf_go(pf);
+		if (!err)
+			err = lock_at(n, b->ver[1]);
 		if (err)
 			break;
 		err = zrfs_plan_fill_piece(p, &pc, b->buf, k);
@@ -120,7 +124,7 @@ static int fill(const struct zrfs_node *n, const struct zrfs_plan *p,
 }
 
 static int gather(void *ctx, const struct zrpf_seq *s, uint64_t step,
-		  const atomic_int *stop, struct zrpf_batch *b)
+		  zrpf *pf, struct zrpf_batch *b)
 {
 	struct zrfs_fs *fs = ctx;
 	struct zrfs_node n;
@@ -128,12 +132,14 @@ static int gather(void *ctx, const struct zrpf_seq *s, uint64_t step,
 	int err;
 
 	node_of(s, step, &n);
-	err = zrfs_batch_version(fs, &n, &b->size, b->ver);
+	err = zrpf_go(pf);
+	if (!err)
+		err = zrfs_batch_version(fs, &n, &b->size, b->ver);
 	if (!err)
 		err = plan_at(fs, &n, &p, b);
 	if (err)
 		return err;
-	err = fill(&n, &p, stop, b);
+	err = fill(&n, &p, pf, b);
 	zrfs_plan_free(&p);
 	if (err)
 		zrfs_buf_put(b->buf, b->cap);
@@ -196,6 +202,11 @@ int zrfs_pf_take(struct zrfs_fh *fh)
 	fh->cached = 1;
 	atomic_store_explicit(&fh->filled, 1, memory_order_release);
 	return 1;
+}
+
+void zrfs_pf_busy(int delta)
+{
+	zrpf_busy(pf, delta);
 }
 
 void zrfs_pf_hint(const struct zrfs_fh *fh)

@@ -18,6 +18,9 @@ void zrfs_pf_stop(void);
  * node->ver[1]): 1 when fh->buf now holds the node's bytes, gathered
  * ahead, else 0.  Caller holds the node's stores' read locks. */
 int zrfs_pf_take(struct zrfs_fh *fh);
+/* A batch open or read starts (+1) or ends (-1): the prefetch pauses
+ * meanwhile.  Any thread. */
+void zrfs_pf_busy(int delta);
 /* After a batch open succeeded, outside the store locks. */
 void zrfs_pf_hint(const struct zrfs_fh *fh);
 

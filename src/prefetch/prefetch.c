@@ -70,14 +70,22 @@ struct zrpf {
 	struct job job;
 	struct zrpf_counts n;
 	struct seq seqs[ZRPF_SEQS];
+	/* zrpf_busy's, outside mu */
+	atomic_int fg;		/* foreground requests running            */
+	_Atomic uint64_t fg_end; /* when the last one ended (now_ns)      */
 };
 
-static uint64_t now_ms(void)
+static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ms(void)
+{
+	return now_ns() / 1000000;
 }
 
 uint64_t zrpf_default_budget(void)
@@ -287,7 +295,7 @@ static void *run(void *arg)
 		step = pf->job.step;
 		pthread_mutex_unlock(&pf->mu);
 		memset(&b, 0, sizeof(b));
-		err = pf->c.gather(pf->c.ctx, &key, step, &pf->job.stop, &b);
+		err = pf->c.gather(pf->c.ctx, &key, step, pf, &b);
 		pthread_mutex_lock(&pf->mu);
 		job_done(pf, err, &b);
 	}
@@ -405,4 +413,28 @@ int zrpf_take(zrpf *pf, const struct zrpf_seq *s, uint64_t step,
 		atomic_store(&pf->job.stop, 1);
 	pthread_mutex_unlock(&pf->mu);
 	return got;
+}
+
+void zrpf_busy(zrpf *pf, int delta)
+{
+	if (!pf)
+		return;
+	/* the end time first: whoever sees fg drop to 0 sees it too */
+	if (delta < 0)
+		atomic_store(&pf->fg_end, now_ns());
+	atomic_fetch_add(&pf->fg, delta);
+}
+
+int zrpf_go(zrpf *pf)
+{
+	const struct timespec nap = { .tv_nsec = 500000 };
+
+	for (;;) {
+		if (atomic_load(&pf->job.stop))
+			return -ECANCELED;
+		if (!atomic_load(&pf->fg) &&
+		    now_ns() - atomic_load(&pf->fg_end) >= ZRPF_QUIET_NS)
+			return 0;
+		nanosleep(&nap, NULL);
+	}
 }

@@ -35,6 +35,9 @@
 #define ZRPF_SEQS 16
 #define ZRPF_DEPTH_MAX 16
 #define ZRPF_IDLE_MS 30000u
+#define ZRPF_QUIET_NS 2000000u
+
+typedef struct zrpf zrpf;
 
 /* What a sequence is: two sequences are one when every field is equal. */
 struct zrpf_seq {
@@ -55,11 +58,10 @@ struct zrpf_conf {
 	uint64_t budget;	/* bytes of buffers at most              */
 	void *ctx;
 	/* Makes step of s into *out: 0, or a negative errno (nothing is
-	 * kept).  It should give up early, freeing what it made, once
-	 * *stop is set (a take found the step still being gathered, or the
-	 * prefetcher is stopping). */
+	 * kept).  It calls zrpf_go(pf) before each piece of work (about
+	 * 1 MiB), and gives up, freeing what it made, when that fails. */
 	int (*gather)(void *ctx, const struct zrpf_seq *s, uint64_t step,
-		      const atomic_int *stop, struct zrpf_batch *out);
+		      zrpf *pf, struct zrpf_batch *out);
 	void (*release)(void *ctx, char *buf, size_t cap);
 };
 
@@ -69,8 +71,6 @@ struct zrpf_counts {
 	uint64_t served;	/* of those, taken by an open            */
 	uint64_t dropped;	/* gathered, never taken                 */
 };
-
-typedef struct zrpf zrpf;
 
 /* The default budget: 1/16 of RAM or 1 GiB, whichever is smaller. */
 uint64_t zrpf_default_budget(void);
@@ -93,5 +93,15 @@ void zrpf_hint(zrpf *pf, const struct zrpf_seq *s, uint64_t step,
  * than wait for a low-priority thread. */
 int zrpf_take(zrpf *pf, const struct zrpf_seq *s, uint64_t step,
 	      const uint64_t ver[2], uint64_t size, struct zrpf_batch *out);
+
+/* A foreground request starts (+1) or ends (-1): while any runs, and
+ * for ZRPF_QUIET_NS after the last one ended, the prefetch waits before
+ * its next piece, so that its gathers (and the library pool's lanes they
+ * take) never compete with a request for the CPU.  Any thread; cheap. */
+void zrpf_busy(zrpf *pf, int delta);
+/* In the gather callback, before each piece: 0 once the foreground is
+ * quiet, -ECANCELED if the step is no longer wanted (taken by an open
+ * that would not wait, dropped, or the prefetcher stopping). */
+int zrpf_go(zrpf *pf);
 
 #endif
