@@ -198,7 +198,7 @@ static int open_node(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 	const struct zrfs_node *n = fh->node;
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(n, &st);
-	int err = zrfs_st_rdlock_all(st, k);
+	int err = zrfs_st_rdlock_all(st, k), ahead;
 
 	(void)flags;
 	if (err)
@@ -208,7 +208,8 @@ static int open_node(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 	fh->len = n->size;
 	fh->vgen = zrfs_batch_gen(n);
 	err = views_begin(fh, st, k);
-	if (!err && fh->vgen == n->ver[1] && zrfs_pf_take(fh))
+	ahead = !err && fh->vgen == n->ver[1] && zrfs_pf_take(fh);
+	if (ahead)
 		views_end(fh); /* gathered ahead: no read gathers */
 	/* Unless a delete came since the lookup, the views show the node's
 	 * content, gathered at the reads that need it; else the batch is
@@ -222,6 +223,8 @@ static int open_node(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 		pthread_mutex_unlock(&fh->mu);
 	}
 	zrfs_st_unlock_all(st, k);
+	if (ahead)
+		zrfs_pf_store(fs, fh);
 	if (!err)
 		zrfs_pf_hint(fh);
 	if (err && err != -ESTALE)

@@ -204,6 +204,19 @@ int zrfs_pf_take(struct zrfs_fh *fh)
 	return 1;
 }
 
+void zrfs_pf_store(struct zrfs_fs *fs, const struct zrfs_fh *fh)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(fh->len);
+
+	if (fh->uncached || fs->opts.direct_batches)
+		return;
+	bv.buf[0].mem = fh->buf;
+	/* An open holds no page of the file (a READ would: never from
+	 * there), so the kernel can take these at once.  A failure leaves
+	 * the reads to the buffer, as without. */
+	(void)fuse_lowlevel_notify_store(fs->se, fh->node->ino, 0, &bv, 0);
+}
+
 void zrfs_pf_busy(int delta)
 {
 	zrpf_busy(pf, delta);

@@ -18,6 +18,12 @@ void zrfs_pf_stop(void);
  * node->ver[1]): 1 when fh->buf now holds the node's bytes, gathered
  * ahead, else 0.  Caller holds the node's stores' read locks. */
 int zrfs_pf_take(struct zrfs_fh *fh);
+/* After zrfs_pf_take gave fh its bytes, outside the store locks and
+ * before the open's reply: hands them to the kernel's page cache of the
+ * node (fuse_lowlevel_notify_store), which the open's keep_cache keeps,
+ * so the reads that follow need no round trip to the daemon.  Nothing
+ * for a handle served past the page cache. */
+void zrfs_pf_store(struct zrfs_fs *fs, const struct zrfs_fh *fh);
 /* A batch open or read starts (+1) or ends (-1): the prefetch pauses
  * meanwhile.  Any thread. */
 void zrfs_pf_busy(int delta);

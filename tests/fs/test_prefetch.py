@@ -157,9 +157,10 @@ def vm(pid, field):
 
 def test_memory_budget_holds_with_many_abandoned_sequences(src, mount):
     """40 sequences are armed (two consecutive steps each) and abandoned:
-    without a budget each would hold 4 steps ahead (16 tracked: 96 MiB);
-    the daemon's peak stays within the budget, the buffer cache's 4 and
-    a margin."""
+    without a budget each would hold 4 steps ahead (16 tracked: 96 MiB;
+    measured: 103 MiB over the baseline with prefetch_mem=1G); the
+    daemon's peak stays within the budget, the buffer cache's 4, the
+    open handles' and a margin."""
     batch = 32 * 3 * 128 * 128
     rows = np.random.default_rng(1).integers(0, 255, (256, 3, 128, 128),
                                              dtype=np.uint8)
@@ -179,7 +180,10 @@ def test_memory_budget_holds_with_many_abandoned_sequences(src, mount):
     peak = vm(pid, "VmHWM")
     gathered, _ = stop_served(m)
     assert gathered >= 8, m.stderr     # the budget was used, and refilled
-    assert peak - base <= budget + 6 * batch + (24 << 20), \
+    # TSan keeps shadow memory of about 4 bytes per byte the daemon
+    # touches: the same bound, scaled
+    shadow = 5 if os.environ.get("ZR_TSAN") == "1" else 1
+    assert peak - base <= shadow * (budget + 6 * batch + (24 << 20)), \
         (peak - base, budget)
 
 
