@@ -602,25 +602,35 @@ class Reader(Worker):
         seed, step = name[:-len(suffix)].split("-")
         for t in range(int(step), int(step) + int(self.rng.integers(3, 9))):
             path = os.path.join(head, "%s-%d%s" % (seed, t, suffix))
-            try:
-                f = self.open_batch(store, path, lambda p: OpenFile(
-                    p, self.rng, self.counts))
-            except OSError as e:
-                if e.errno != errno.EINVAL or suffix != ".packed.npz":
-                    raise
-                self.counts["packed_einval"] += 1
+            if not self.read_batch_file(store, path, b, suffix):
                 return
-            if f is None:
-                return
-            with f:
-                data = f.read_whole()
-                if suffix == ".packed.npz":
-                    self.check_packed_npz(store, data, b, path)
-                else:
-                    self.check_batch(store, data, b, path)
-                f.recheck(data)
             self.counts["sequence_steps"] += 1
             time.sleep(float(self.rng.random()) * 0.02)
+
+    def read_batch_file(self, store, path, b, suffix):
+        """Opens, reads and checks one batch file by its suffix; False
+        when there was none to read (a packed form refused with EINVAL,
+        or ESTALE twice)."""
+        try:
+            f = self.open_batch(store, path, lambda p: OpenFile(
+                p, self.rng, self.counts))
+        except OSError as e:
+            if e.errno != errno.EINVAL or not suffix.startswith(".packed"):
+                raise
+            self.counts["packed_einval"] += 1
+            return False
+        if f is None:
+            return False
+        with f:
+            data = f.read_whole()
+            if suffix == ".packed.npz":
+                self.check_packed_npz(store, data, b, path)
+            elif suffix == ".packed.npy":
+                self.check_packed(store, parse_npy(data, path), b, path)
+            else:
+                self.check_batch(store, data, b, path)
+            f.recheck(data)
+        return True
 
     def batch_packed(self):
         """A ragged batch's .packed.npz, or its data part .packed.npy
@@ -628,26 +638,9 @@ class Reader(Worker):
         size).  Batches whose records differ in ndim have no packed form
         (EINVAL); most of the small B drawn here have one."""
         store = STORES[-1]
-        npz = self.rng.random() < 0.5
-        path, b = self.batch_name(store, ".packed.npz" if npz else
-                                  ".packed.npy")
-        try:
-            f = self.open_batch(store, path, lambda p: OpenFile(
-                p, self.rng, self.counts))
-        except OSError as e:
-            if e.errno != errno.EINVAL:
-                raise
-            self.counts["packed_einval"] += 1
-            return
-        if f is None:
-            return
-        with f:
-            data = f.read_whole()
-            if npz:
-                self.check_packed_npz(store, data, b, path)
-            else:
-                self.check_packed(store, parse_npy(data, path), b, path)
-            f.recheck(data)
+        suffix = ".packed.npz" if self.rng.random() < 0.5 else ".packed.npy"
+        path, b = self.batch_name(store, suffix)
+        self.read_batch_file(store, path, b, suffix)
 
     def check_packed(self, store, flat, b, path, offsets=None):
         """b records back to back in flat, at offsets when given."""
