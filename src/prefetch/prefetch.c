@@ -355,6 +355,13 @@ void zrpf_free(zrpf *pf, struct zrpf_counts *counts)
 	free(pf);
 }
 
+void zrpf_count(zrpf *pf, struct zrpf_counts *out)
+{
+	pthread_mutex_lock(&pf->mu);
+	*out = pf->n;
+	pthread_mutex_unlock(&pf->mu);
+}
+
 void zrpf_hint(zrpf *pf, const struct zrpf_seq *s, uint64_t step,
 	       uint64_t gen, uint64_t size)
 {
@@ -407,6 +414,10 @@ int zrpf_take(zrpf *pf, const struct zrpf_seq *s, uint64_t step,
 		pf->used -= sl->b.cap;
 		pf->n.served++;
 		got = 1;
+		/* what the open's hint will say: the window moves on now, so
+		 * the thread does not gather this step again meanwhile */
+		q->last = step;
+		drop_upto(pf, q, step);
 	}
 	if (!got && q && pf->job.active && &pf->seqs[pf->job.si] == q &&
 	    pf->job.step == step)

@@ -80,6 +80,8 @@ int zrpf_new(const struct zrpf_conf *conf, zrpf **out);
 /* Stops the thread (a running gather is told to stop, and waited for)
  * and releases every buffer.  NULL is a no-op. */
 void zrpf_free(zrpf *pf, struct zrpf_counts *counts);
+/* What it did so far (the same as zrpf_free reports). */
+void zrpf_count(zrpf *pf, struct zrpf_counts *out);
 /* Step of s was opened, and s's content generation is gen now (entries
  * of another generation are dropped).  The second of two consecutive
  * steps arms s: steps step+1 .. step+depth are gathered ahead.  size is
