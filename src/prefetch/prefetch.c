@@ -3,14 +3,17 @@
  * with the steps gathered ahead of its last read one, and the one thread
  * that gathers them.
  *
- * One thread, at a lower priority (nice +ZRPF_NICE), gathers one step at
- * a time: a waiting read always has a thread of its own (the session's),
- * and the scheduler runs it first.  The library's worker pool takes one
- * batch at a time and a batch that finds it held runs on its caller's
- * thread alone instead of waiting (zrecord.h, "Worker pool"), so a
- * foreground gather never waits behind a prefetch either; the caller's
- * gather should go in pieces so that it holds the pool and its locks for
- * one piece at a time, and give up when told to stop.
+ * One thread gathers one step at a time, and never beside a foreground
+ * request: the caller's gather asks zrpf_go before each piece (about
+ * 1 MiB), which waits while any request the caller marked with
+ * zrpf_busy runs and for ZRPF_QUIET_NS after.  That matters more than
+ * the thread's own priority (nice +ZRPF_NICE, so that it yields to the
+ * session's threads between those points): the library's worker pool
+ * runs one batch at a time at normal priority, and a foreground batch
+ * that found the pool held by a prefetch would run on its caller's
+ * thread alone (it never waits for it: zrecord.h, "Worker pool").  A
+ * take of a step still being gathered stops that gather: the open
+ * gathers it itself rather than wait for a thread that yields to it.
  *
  * pf->mu guards everything in struct zrpf but the callbacks' work; it is
  * never held while a callback runs.
