@@ -27,8 +27,9 @@ same rounds, where every step is read cold), the stall share
 (waits / (waits + compute)), the producer's throughput over the
 trainer's consumption (mount: C / cold read; a loader: its own batches
 per second draining without compute, times C), and for the mounts the
-daemon's CPU per step and peak RSS (VmHWM); for the loaders their
-process's CPU per step and peak RSS (torch: with its workers).
+daemon's CPU per step and peak RSS (VmHWM since it mounted: one mount
+serves every round and workload); for the loaders their process's CPU per
+step and peak RSS (torch: its largest worker added).
 Each setup uses its own seed, so nothing it reads is in a cache the
 previous one filled; setups run in interleaved rounds (--rounds) and the
 waits of all rounds are pooled.
@@ -144,7 +145,7 @@ def batch_path(mnt, store, b, suffix, seed, step):
                         "%d-%d%s" % (seed, step, suffix))
 
 
-def cold_read(mnt, wl, seed, n=7):
+def cold_read(mnt, wl, seed, n=15):
     store, b, suffix = WORKLOADS[wl]
     times = []
     for k in range(n):
