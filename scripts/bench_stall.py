@@ -18,15 +18,15 @@ to holding it (every byte read).  For each workload it reads:
 Workloads: dense zstd images (B=128 of 3x128x128 uint8), the same dense
 raw, and ragged zstd tokens read as .packed.npz (int32, 16..512 long).
 
-C is 1.5x the cold read of a batch: the median time to read an
-unpredictable step through the prefetch-off mount, measured first.  Per
+C is 1.5x (--compute) the cold read of a batch: the median time to read
+an unpredictable step through the prefetch-off mount, measured first.  Per
 setup it reports the median and p95 wait per step (the first two steps,
 which arm the prefetch and fill the loaders, are left out), the median
 over the cold read ("x cold": the prefetch-off mount's median wait in the
 same rounds, where every step is read cold), the stall share
 (waits / (waits + compute)), the producer's throughput over the
-trainer's consumption (mount: C / cold read; a loader: its own batches
-per second draining without compute, times C), and for the mounts the
+trainer's consumption (mount: C over the rounds' cold read; a loader:
+its own batches per second draining without compute, times C), and for the mounts the
 daemon's CPU per step and peak RSS (VmHWM since it mounted: one mount
 serves every round and workload); for the loaders their process's CPU per
 step and peak RSS (torch: its largest worker added).
@@ -41,7 +41,7 @@ the cold read, stall share <= 5%, and a stall share below torch's best.
 Not a test: numbers depend on the box and its load, printed with them.
 
   top_builddir=BUILD /usr/bin/python3 scripts/bench_stall.py [--steps N]
-      [--rounds R] [--dir D]
+      [--rounds R] [--compute X] [--only WORD] [--dir D]
 """
 import argparse
 import os
@@ -290,6 +290,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--compute", type=float, default=1.5,
+                    help="the trainer's step, in cold reads (default 1.5)")
     ap.add_argument("--dir", default=None)
     ap.add_argument("--only", default=None,
                     help="run only the workloads whose name has this word")
@@ -316,7 +318,7 @@ def main():
         for wl in WORKLOADS:
             cold_read(off.mnt, wl, 999)       # the pool and caches warm
             cold[wl] = cold_read(off.mnt, wl, 998)
-            compute[wl] = 1.5 * cold[wl]
+            compute[wl] = args.compute * cold[wl]
         for rnd in range(args.rounds):
             for wl in WORKLOADS:
                 setups = [("mount, prefetch off", "m", off),
@@ -333,7 +335,7 @@ def main():
                     if kind == "m":
                         waits, cpu, rss = run_mount(arg, wl, seed,
                                                     args.steps, c)
-                        rate = c / cold[wl]
+                        rate = 0.0  # from the rounds' cold reads
                     elif kind == "x":
                         waits, cpu, rss, rate = run_loader(
                             lambda: loaderx_iter(src, wl, seed),
@@ -379,6 +381,8 @@ def main():
             stall = float(waits.sum() / (waits.sum() + compute[wl] *
                                          len(waits)))
             rate = statistics.median(r["rate"])
+            if name.startswith("mount"):
+                rate = compute[wl] / cold_med  # the daemon's own pace
             verdict = ""
             if name in ("mount, prefetch on", "loaderx DataLoader"):
                 ok = med <= 0.1 * cold_med and stall <= 0.05 and (
