@@ -22,8 +22,10 @@
  * ZRPF_IDLE_MS is dropped; a step read out of order (random access, a
  * restart) arms nothing and drops what its sequence had.
  *
- * Threads: every call may come from any thread.  The callbacks run on
- * the prefetch thread only, without this layer's lock held.
+ * Threads: every call may come from any thread.  gather runs on the
+ * prefetch thread only, without this layer's lock held; release runs on
+ * any thread, with that lock held (a leaf lock: release must not call
+ * back into this layer).
  */
 #ifndef ZRPF_PREFETCH_H
 #define ZRPF_PREFETCH_H
