@@ -18,6 +18,10 @@
  * holds or awaits ends it (ZRFS_E_PARK), as does the prefetcher's stop.
  * Nor does it run beside a batch open or read (zrfs_pf_busy): it pauses
  * before its next piece until they are done.
+ *
+ * Locks: the prefetcher's own lock is a leaf of fs.h's order, taken
+ * inside the store locks (take) or outside them (hint); only the buffer
+ * cache's lock is taken inside it (release).
  */
 #include <errno.h>
 #include <stdio.h>
