@@ -38,3 +38,7 @@ EXTRA_DIST += scripts/cluster-demo.sh scripts/bench_cluster.py
 
 # `zrecord import` against the loop a user writes and the decode ceiling.
 EXTRA_DIST += scripts/bench_import.py
+
+# The time a trainer waits for its batches: the mount with and without
+# prefetch, loaderx and torch DataLoaders (issue 23).
+EXTRA_DIST += scripts/bench_stall.py

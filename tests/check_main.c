@@ -20,6 +20,7 @@ int main(void)
 		suite_store_follow,
 		suite_ragged_pack,
 		suite_store_view,
+		suite_prefetch,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

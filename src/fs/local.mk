@@ -13,11 +13,13 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/errors_log.c src/fs/errors_log.h src/fs/store_park.c src/fs/store_park.h \
 	src/fs/mount_lock.c src/fs/mount_lock.h \
 	src/fs/follow.c src/fs/follow.h src/fs/utab.c src/fs/utab.h \
-	src/fs/buf_cache.c src/fs/buf_cache.h src/fs/dataset.c src/fs/dataset.h
+	src/fs/buf_cache.c src/fs/buf_cache.h src/fs/dataset.c src/fs/dataset.h \
+	src/fs/batch_prefetch.c src/fs/batch_prefetch.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
-	-I$(top_srcdir)/src/files
+	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/prefetch
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 src_fs_zrecordfs_LDADD = src/lib/libzrecord.la src/files/libzrfiles.la \
+	src/prefetch/libzrpf.la \
 	src/common/libzrcommon.la \
 	$(FUSE_LIBS)
 
@@ -62,5 +64,5 @@ EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_shell.py tests/fs/test_encoder.py tests/fs/test_png.py \
 	tests/fs/test_ragged_forms.py \
 	tests/fs/test_batch_cache.py tests/fs/test_follow.py \
-	tests/fs/test_batch_pieces.py
+	tests/fs/test_batch_pieces.py tests/fs/test_prefetch.py
 TESTS += tests/fs.test

@@ -22,6 +22,8 @@ enum {
 	KEY_START,
 	KEY_GRANULE,
 	KEY_MAXBATCH,
+	KEY_PREFETCH,
+	KEY_PFMEM,
 	KEY_RO,
 	KEY_DIRECT,
 	KEY_FOLLOW,
@@ -74,6 +76,8 @@ static const struct fuse_opt spec[] = {
 	FUSE_OPT_KEY("start=", KEY_START),
 	FUSE_OPT_KEY("granule=", KEY_GRANULE),
 	FUSE_OPT_KEY("max_batch_bytes=", KEY_MAXBATCH),
+	FUSE_OPT_KEY("prefetch=", KEY_PREFETCH),
+	FUSE_OPT_KEY("prefetch_mem=", KEY_PFMEM),
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("direct_batches", KEY_DIRECT),
 	FUSE_OPT_KEY("follow", KEY_FOLLOW),
@@ -114,6 +118,13 @@ static void usage(const char *prog)
 	       "is EFBIG at lookup\n"
 	       "                           (default: 1G or 1/8 of RAM, "
 	       "whichever is smaller)\n"
+	       "    -o prefetch=D          after two consecutive steps of a "
+	       "batch sequence,\n"
+	       "                           gather the next D ahead (default "
+	       "2; 0: off)\n"
+	       "    -o prefetch_mem=N[K|M|G]\n"
+	       "                           their memory at most (default: 1G "
+	       "or 1/16 of RAM)\n"
 	       "    -o direct_batches      batch files bypass the page cache "
 	       "(direct_io):\n"
 	       "                           faster single reads, no mmap\n"
@@ -202,6 +213,11 @@ static const char *valid_values(int key)
 		return "rank=R takes 0 to 4294967294, below world";
 	case KEY_WORLD:
 		return "world=W takes 1 to 4294967295";
+	case KEY_PREFETCH:
+		return "prefetch=D takes 0 (off) to 16";
+	case KEY_PFMEM:
+		return "prefetch_mem=N takes a byte count of 4096 or more, "
+		       "with an optional K, M or G: 64M, 2G";
 	default:
 		return "max_batch_bytes=N takes a byte count of 4096 or more, "
 		       "with an optional K, M or G: 4K, 64M, 2G";
@@ -250,6 +266,16 @@ static int own_option(struct parse_ctx *c, const char *arg, int key)
 		break;
 	case KEY_MAXBATCH:
 		if (parse_size(val, &c->o->max_batch) == 0)
+			return 0;
+		break;
+	case KEY_PREFETCH:
+		if (parse_u64(val, 0, 16, &v) == 0) {
+			c->o->prefetch = (unsigned)v;
+			return 0;
+		}
+		break;
+	case KEY_PFMEM:
+		if (parse_size(val, &c->o->prefetch_mem) == 0)
 			return 0;
 		break;
 	}
@@ -395,6 +421,8 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_START:
 	case KEY_GRANULE:
 	case KEY_MAXBATCH:
+	case KEY_PREFETCH:
+	case KEY_PFMEM:
 		return own_option(c, arg, key);
 	default:
 		return pass_through(c, arg);
@@ -514,6 +542,7 @@ int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)
 	o->bsize = 256;
 	o->world = 1;
 	o->max_batch = zrfile_npy_default_max();
+	o->prefetch = 2;
 	o->args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	if (fuse_opt_parse(&o->args, &c, spec, opt_proc) || c.bad)
 		return -1;
