@@ -11,7 +11,8 @@
  * about 1 MiB of rows, any other form whole), so that later pieces are
  * gathered while the kernel takes the first ones; the kernel keeps the
  * pages (keep_cache), so later opens of the node read no bytes from here
- * and mmap works.  Reads of pieces already in need no lock.  Every piece
+ * and mmap works; the open of a step gathered ahead takes its bytes
+ * instead (batch_prefetch.h).  Reads of pieces already in need no lock.  Every piece
  * is gathered through the library views the handle began at open, one per
  * store, so a delete since changes none of them (a gather that meets a
  * running delete or compact parks the read: store_park.h).  An open

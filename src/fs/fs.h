@@ -11,8 +11,10 @@
  *
  * Lock order (outermost first): an append or delete handle's mutex, a
  * record or batch handle's mutex, then any one of the leaf mutexes
- * (park.mu, dyn_mu, fh_mu, the buffer cache's, an errors ring's).  No lock
- * is held across a fuse_lowlevel_notify_* call.
+ * (park.mu, dyn_mu, fh_mu, the buffer cache's, an errors ring's, the
+ * prefetcher's: batch_prefetch.c takes it with no other lock held, and
+ * only the buffer cache's inside it).  No lock is held across a
+ * fuse_lowlevel_notify_* call.
  *
  * Contents.  A record or batch node stands for one content: its size and
  * a version tag are fixed at lookup (a record's: the store's delete epoch

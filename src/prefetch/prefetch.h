@@ -12,7 +12,7 @@
  * An entry is handed over only to a take that names the same sequence,
  * step, version and size, so a caller that puts everything that decides a
  * file's bytes into the version (the daemon: the sampled length and the
- * stores' delete/compact generation) can never be served a stale or
+ * sum of the stores' delete epochs) can never be served a stale or
  * different byte; a delete needs no cancel call for correctness, and the
  * hint's generation drops what it made stale.
  *

@@ -3,9 +3,9 @@ reads steps t, t+1, ... of one sequence is served the next steps from
 memory the daemon gathered while it computed.  What it serves is byte for
 byte what `zrecord batch` writes (dense zstd and raw, ragged packed and
 padded forms and their parts, a dataset's @batch); a delete or compact
-between two steps leaves no stale byte; many sequences started and
-abandoned stay within -o prefetch_mem; random access and -o prefetch=0
-gather nothing ahead.  The daemon's unmount line says how many batches
+between two steps leaves no stale byte, and a compact keeps what was
+gathered; many sequences started and abandoned stay within
+-o prefetch_mem; random access and -o prefetch=0 gather nothing ahead.  The daemon's unmount line says how many batches
 it gathered ahead and served: that is how these tests know the
 prefetched path was the one taken."""
 import os
@@ -144,6 +144,26 @@ def test_delete_and_compact_between_steps_leave_no_stale_byte(src, mount):
         else:
             write(m.path("s", "compact"), "1\n")
     check_step(m, "8-%d" % t, items)
+    assert stop_served(m)[1] >= 1, m.stderr
+
+
+def test_a_compact_keeps_the_steps_gathered_ahead(src, mount):
+    """A compact moves records but changes no file's content (the stores'
+    delete epochs, the batch's version, stay): the steps gathered ahead
+    before it are served after it, and are the store's batches."""
+    items = list(range(120))
+    make_store(os.path.join(src, "s"), "<i4", shape=(64, 64), codec="zstd",
+               rows=rows_of(items))
+    m = mount(src, "batch_size=24", "prefetch=3")
+    gone = [5, 60, 61]
+    write(m.path("s", "delete"), " ".join(map(str, gone)) + "\n")
+    items = expected_after_delete(items, gone)
+    for t in range(2):      # arms the sequence: steps 2..4 are gathered
+        check_step(m, "3-%d" % t, items)
+    time.sleep(4 * COMPUTE)
+    write(m.path("s", "compact"), "1\n")
+    for t in range(2, 5):
+        check_step(m, "3-%d" % t, items)
     assert stop_served(m)[1] >= 1, m.stderr
 
 
