@@ -43,3 +43,7 @@ noinst_PROGRAMS += scripts/bench_import_floor
 scripts_bench_import_floor_SOURCES = scripts/bench_import_floor.c
 scripts_bench_import_floor_CFLAGS = $(AM_CFLAGS) $(IMPORT_CFLAGS)
 scripts_bench_import_floor_LDADD = $(IMPORT_LIBS)
+
+# The time a trainer waits for its batches: the mount with and without
+# prefetch, loaderx and torch DataLoaders (issue 23).
+EXTRA_DIST += scripts/bench_stall.py

@@ -13,13 +13,16 @@ tests_check_zrecord_SOURCES = tests/check_main.c tests/check_suites.h \
 	tests/check_store_guard.c tests/check_store_follow.c \
 	tests/check_ragged_pack.c tests/check_store_view.c \
 	tests/check_store_reserve.c \
+	tests/check_prefetch.c \
 	tests/check_util.c tests/check_util.h \
 	tests/rmtree.c tests/rmtree.h
 tests_check_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/lib \
-	-I$(top_srcdir)/src/common -I$(top_srcdir)/src/files
+	-I$(top_srcdir)/src/common -I$(top_srcdir)/src/files \
+	-I$(top_srcdir)/src/prefetch
 tests_check_zrecord_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZSTD_CFLAGS) \
 	$(MSGPACK_CFLAGS)
 tests_check_zrecord_LDADD = src/files/libzrfiles.la src/common/libzrcommon.la \
+	src/prefetch/libzrpf.la \
 	src/lib/libzrecord_core.la $(CHECK_LIBS)
 TESTS += tests/check_zrecord
 EXTRA_DIST += tests/fixtures/npy_headers.py tests/fixtures/npy_check_load.py \

@@ -11,7 +11,8 @@
  * about 1 MiB of rows, any other form whole), so that later pieces are
  * gathered while the kernel takes the first ones; the kernel keeps the
  * pages (keep_cache), so later opens of the node read no bytes from here
- * and mmap works.  Reads of pieces already in need no lock.  Every piece
+ * and mmap works; the open of a step gathered ahead takes its bytes
+ * instead (batch_prefetch.h).  Reads of pieces already in need no lock.  Every piece
  * is gathered through the library views the handle began at open, one per
  * store, so a delete since changes none of them (a gather that meets a
  * running delete or compact parks the read: store_park.h).  An open
@@ -23,6 +24,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "batch_prefetch.h"
 #include "big_buffers.h"
 #include "file_kinds.h"
 #include "file_bytes.h"
@@ -192,11 +194,12 @@ static void drop(struct zrfs_fh *fh)
 	views_end(fh);
 }
 
-static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
+static int open_node(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
 	const struct zrfs_node *n = fh->node;
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(n, &st);
+	uint64_t epoch;
 	int err;
 
 	(void)flags;
@@ -204,10 +207,14 @@ static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 	fh->uncached = fs->opts.direct_batches;
 	fh->len = n->size;
 	err = views_begin(fh, st, k);
+	epoch = err ? 0 : zrfs_views_epoch(fh->views, k);
 	/* Unless a delete came since the lookup, the views show the node's
-	 * content, gathered at the reads that need it; else the batch is
-	 * drawn anew now. */
-	if (!err && zrfs_views_epoch(fh->views, k) != n->ver[1]) {
+	 * content: gathered ahead, or at the reads that need it; else the
+	 * batch is drawn anew now. */
+	if (!err && epoch == n->ver[1] && zrfs_pf_take(fh)) {
+		views_end(fh); /* no read gathers */
+		zrfs_pf_store(fs, fh);
+	} else if (!err && epoch != n->ver[1]) {
 		fh->uncached = 1;
 		pthread_mutex_lock(&fh->mu);
 		err = plan(fs, fh, 0);
@@ -215,13 +222,15 @@ static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 			err = fill_pieces(fh, 0, fh->fill->pc.n - 1);
 		pthread_mutex_unlock(&fh->mu);
 	}
+	if (!err)
+		zrfs_pf_hint(fh, epoch);
 	if (err && err != -ESTALE && err != ZRFS_E_PARK)
 		log_failure(n, err);
 	return err;
 }
 
-static int batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
-		      size_t size, off_t off)
+static int read_node(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
+		     size_t size, off_t off)
 {
 	uint64_t end = (uint64_t)off + size;
 	int err;
@@ -239,6 +248,28 @@ static int batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 	}
 	zrfs_fh_reply(req, fh, size, off);
 	return 0;
+}
+
+/* The prefetch pauses while a batch is opened or read (batch_prefetch.h). */
+static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
+{
+	int err;
+
+	zrfs_pf_busy(1);
+	err = open_node(fs, fh, flags);
+	zrfs_pf_busy(-1);
+	return err;
+}
+
+static int batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
+		      size_t size, off_t off)
+{
+	int err;
+
+	zrfs_pf_busy(1);
+	err = read_node(req, fs, fh, size, off);
+	zrfs_pf_busy(-1);
+	return err;
 }
 
 /* A batch name's entry expires at once: the node's bytes never change,

@@ -12,8 +12,10 @@
  * Lock order (outermost first): an append or delete handle's mutex, a
  * record or batch handle's mutex, then any one of the leaf mutexes
  * (park.mu, tables_mu, the kept buffers' (big_buffers.h), an errors
- * ring's, a mixture's kept lengths' (mixture.h)).  No lock is held
- * across a fuse_lowlevel_notify_* call.
+ * ring's, a mixture's kept lengths' (mixture.h), the prefetcher's:
+ * batch_prefetch.c takes it with no other lock held, and only the kept
+ * buffers' inside it).  No lock is held across a fuse_lowlevel_notify_*
+ * call.
  *
  * Contents.  A record or batch node stands for one content: its size and
  * a version tag are fixed at lookup (a record's: the store's delete epoch

@@ -14,12 +14,15 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/follow.c src/fs/follow.h \
 	src/fs/dataset.c src/fs/dataset.h \
 	src/fs/mixture.c src/fs/mix_batch.c src/fs/mixture.h \
-	src/fs/skips.c src/fs/skips.h
+	src/fs/skips.c src/fs/skips.h \
+	src/fs/batch_prefetch.c src/fs/batch_prefetch.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
-	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/mount
+	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/mount \
+	-I$(top_srcdir)/src/prefetch
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
 src_fs_zrecordfs_LDADD = src/lib/libzrecord.la src/files/libzrfiles.la \
-	src/mount/libzrmount.la src/common/libzrcommon.la \
+	src/prefetch/libzrpf.la src/mount/libzrmount.la \
+	src/common/libzrcommon.la \
 	$(FUSE_LIBS)
 
 dist_noinst_SCRIPTS += tests/fs.test scripts/bench_fs
@@ -35,5 +38,6 @@ EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_shell.py tests/fs/test_encoder.py tests/fs/test_png.py \
 	tests/fs/test_ragged_forms.py \
 	tests/fs/test_batch_cache.py tests/fs/test_follow.py \
-	tests/fs/test_batch_pieces.py tests/fs/test_mixture.py
+	tests/fs/test_batch_pieces.py tests/fs/test_mixture.py \
+	tests/fs/test_prefetch.py
 TESTS += tests/fs.test

@@ -86,6 +86,16 @@ static const struct opt table[] = {
 	  "(default: 1G or 1/8 of RAM, whichever is smaller)",
 	  .takes = "max_batch_bytes=N takes a byte count of 4096 or more, "
 	  "with an optional K, M or G: 4K, 64M, 2G" },
+	{ .name = "prefetch=", .kind = NUM, .lo = 0, .hi = 16,
+	  FIELD(prefetch), .arg = "prefetch=D",
+	  .help = "after two consecutive steps of a batch sequence,\n"
+	  "gather the next D ahead (default 2; 0: off)",
+	  .takes = "prefetch=D takes 0 (off) to 16" },
+	{ .name = "prefetch_mem=", .kind = SIZE, .lo = 4096,
+	  FIELD(prefetch_mem), .arg = "prefetch_mem=N[K|M|G]",
+	  .help = "their memory at most (default: 1G or 1/16 of RAM)",
+	  .takes = "prefetch_mem=N takes a byte count of 4096 or more, "
+	  "with an optional K, M or G: 64M, 2G" },
 	{ .name = "direct_batches", .kind = FLAG, FIELD(direct_batches),
 	  .arg = "direct_batches", .help = "batch files bypass the page "
 	  "cache (direct_io):\nfaster single reads, no mmap" },
@@ -476,6 +486,7 @@ int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)
 	o->bsize = 256;
 	o->world = 1;
 	o->max_batch = zrfile_npy_default_max();
+	o->prefetch = 2;
 	o->args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	if (fuse_opt_parse(&o->args, &c, none, opt_proc) || c.bad)
 		return -1;

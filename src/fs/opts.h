@@ -22,6 +22,8 @@ struct zrfs_opts {
 	unsigned max_idle_threads;
 	unsigned max_threads;	/* -o max_threads: the session's threads  */
 	uint64_t max_batch;	/* -o max_batch_bytes: one batch file     */
+	unsigned prefetch;	/* -o prefetch: steps gathered ahead, 0: off */
+	uint64_t prefetch_mem;	/* -o prefetch_mem: their bytes, 0: default */
 	int direct_batches;	/* -o direct_batches: past the page cache */
 	unsigned follow_ms;	/* -o follow: refresh interval, 0: off    */
 	zr_sampler_mode mode;	/* default sampler of batch/ files        */

@@ -13,7 +13,8 @@ It creates three stores -- "tiny" (raw, 64-byte rows, thousands of records:
 tiny files, so opens and closes are many), "blk" (zstd, 4 KiB rows) and
 "rag" (zstd, ragged) -- mounts them read-write, and runs K worker processes
 for N seconds.  Readers open record and batch files, read them in random
-pieces with pauses in between, map them, stat, fstat, lseek, list folders
+pieces with pauses in between, read batch sequences step after step (what
+the daemon gathers ahead), map them, stat, fstat, lseek, list folders
 and np.load; writers append through `append`, delete through `delete`
 (holding a record file open across the delete), sync and compact.
 
@@ -436,7 +437,7 @@ class Reader(Worker):
            ("record_stat", 8),
            ("batch_fd", 16), ("batch_indices", 3), ("listdir", 4),
            ("text_files", 3), ("record_mmap", 1), ("batch_mmap", 2),
-           ("batch_packed", 4)]
+           ("batch_packed", 4), ("batch_sequence", 4)]
 
     def record_path(self, store):
         # A little past the known end: those opens must give ENOENT.
@@ -587,32 +588,59 @@ class Reader(Worker):
         for k, a in enumerate(members):
             store.check_record(a, self.owners, "%s[%d]" % (path, k))
 
+    def batch_sequence(self):
+        """A trainer: steps t, t+1, ... of one sequence in turn, with a
+        pause between them, so the daemon gathers the next ones ahead
+        (-o prefetch) while writers append, delete and compact; each
+        step must pass the same model check as a random batch."""
+        store = self.pick_store()
+        suffix = ".npz" if store.ragged else ".npy"
+        if store.ragged and self.rng.random() < 0.5:
+            suffix = ".packed.npz"
+        path, b = self.batch_name(store, suffix)
+        head, name = os.path.split(path)
+        seed, step = name[:-len(suffix)].split("-")
+        for t in range(int(step), int(step) + int(self.rng.integers(3, 9))):
+            path = os.path.join(head, "%s-%d%s" % (seed, t, suffix))
+            if not self.read_batch_file(store, path, b, suffix):
+                return
+            self.counts["sequence_steps"] += 1
+            time.sleep(float(self.rng.random()) * 0.02)
+
+    def read_batch_file(self, store, path, b, suffix):
+        """Opens, reads and checks one batch file by its suffix; False
+        when there was none to read (a packed form refused with EINVAL,
+        or ESTALE twice)."""
+        try:
+            f = self.open_batch(store, path, lambda p: OpenFile(
+                p, self.rng, self.counts))
+        except OSError as e:
+            if e.errno != errno.EINVAL or not suffix.startswith(".packed"):
+                raise
+            self.counts["packed_einval"] += 1
+            return False
+        if f is None:
+            return False
+        with f:
+            data = f.read_whole()
+            if suffix == ".packed.npz":
+                self.check_packed_npz(store, data, b, path)
+            elif suffix == ".packed.npy":
+                self.check_packed(store, parse_npy(data, path), b, path)
+            else:
+                self.check_batch(store, data, b, path)
+            f.recheck(data)
+        return True
+
     def batch_packed(self):
         """A ragged batch's .packed.npz, or its data part .packed.npy
         alone: every record whole, in turn (each record's id says its
         size).  Batches whose records differ in ndim have no packed form
         (EINVAL); most of the small B drawn here have one."""
         store = STORES[-1]
-        npz = self.rng.random() < 0.5
-        path, b = self.batch_name(store, ".packed.npz" if npz else
-                                  ".packed.npy")
-        try:
-            f = self.open_batch(store, path, lambda p: OpenFile(
-                p, self.rng, self.counts))
-        except OSError as e:
-            if e.errno != errno.EINVAL:
-                raise
-            self.counts["packed_einval"] += 1
-            return
-        if f is None:
-            return
-        with f:
-            data = f.read_whole()
-            if npz:
-                self.check_packed_npz(store, data, b, path)
-            else:
-                self.check_packed(store, parse_npy(data, path), b, path)
-            f.recheck(data)
+        suffix = ".packed.npz" if self.rng.random() < 0.5 else ".packed.npy"
+        path, b = self.batch_name(store, suffix)
+        self.read_batch_file(store, path, b, suffix)
 
     def check_packed(self, store, flat, b, path, offsets=None):
         """b records back to back in flat, at offsets when given."""
@@ -938,6 +966,12 @@ class Daemon:
             lines = [ln for ln in f if not noise.search(ln)]
         return "".join(lines[-n:])
 
+    def prefetch_line(self):
+        """What the daemon said at unmount it gathered ahead."""
+        with open(self.log, errors="replace") as f:
+            lines = [ln.strip() for ln in f if "prefetch:" in ln]
+        return lines[-1] if lines else "prefetch: nothing gathered ahead"
+
     def sanitizer_report(self):
         with open(self.log, errors="replace") as f:
             text = f.read()
@@ -1135,6 +1169,7 @@ def main():
             rc = daemon.stop()
         v.check("unmount clean, daemon exit 0", rc == 0, "status %s" % rc)
         v.check("no sanitizer report", not daemon.sanitizer_report())
+        print("stress: " + daemon.prefetch_line())
         if not all(ok for _, ok in v.results):
             print("zrecordfs log (tail):\n" + daemon.tail())
         check_disk(v, args.zrecord, src, want, results, owners, tmp)
