@@ -256,8 +256,10 @@ void zrfs_pf_hint(const struct zrfs_fh *fh, uint64_t epoch)
 {
 	struct zrpf_seq s;
 
-	/* an index file costs nothing to read */
-	if (!pf || fh->node->form == ZRFS_F_IDX)
+	/* an index file costs nothing to read; a mixture's batch is drawn
+	 * at the source lengths its own lookup kept (mix_batch.c), which a
+	 * step gathered ahead has no lookup to give */
+	if (!pf || fh->node->form == ZRFS_F_IDX || fh->node->mix)
 		return;
 	seq_of(fh->node, &s);
 	zrpf_hint(pf, &s, fh->node->step, epoch, fh->node->size);
