@@ -14,7 +14,7 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/follow.c src/fs/follow.h \
 	src/fs/dataset.c src/fs/dataset.h \
 	src/fs/mixture.c src/fs/mix_batch.c src/fs/mixture.h \
-	src/fs/skips.c src/fs/skips.h
+	src/fs/batch_schedule.c src/fs/batch_schedule.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/mount
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
