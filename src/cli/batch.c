@@ -43,8 +43,8 @@ static int form_named(const char *name)
 static int schedule(batch_args *a, int kind, const char *val)
 {
 	char msg[160];
-	int bad = kind < 0 ? zrcommon_schedule_lengths(&a->sched, val, msg,
-						       sizeof(msg))
+	int bad = kind < 0 ? zrcommon_schedule_lengths(&a->sched, val, ',',
+						       msg, sizeof(msg))
 			   : zrcommon_schedule_add(&a->sched, kind, val, msg,
 						   sizeof(msg));
 

@@ -99,15 +99,17 @@ int zrcommon_schedule_add(zrcommon_schedule *s, int kind, const char *val,
 }
 
 int zrcommon_schedule_lengths(zrcommon_schedule *s, const char *val,
-			      char *msg, size_t cap)
+			      char sep, char *msg, size_t cap)
 {
 	uint64_t *v = malloc(ZRCOMMON_MAX_LENGTHS * sizeof(*v));
-	int n = v ? numbers(val, ',', v, ZRCOMMON_MAX_LENGTHS) : -1;
+	int n = v ? numbers(val, sep, v, ZRCOMMON_MAX_LENGTHS) : -1;
+	char want[64];
 
 	if (n < 0) {
 		free(v);
-		return bad(msg, cap, val, "N or N,N,... (one per source, at "
-			   "most 1024)");
+		snprintf(want, sizeof(want), "N or N%cN%c... (one per source, "
+			 "at most 1024)", sep, sep);
+		return bad(msg, cap, val, want);
 	}
 	free(s->len);
 	s->len = v;

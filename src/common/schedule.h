@@ -39,9 +39,10 @@ typedef struct zrcommon_schedule {
  * 0, or -1 with msg saying what the value must be. */
 int zrcommon_schedule_add(zrcommon_schedule *s, int kind, const char *val,
 			  char *msg, size_t cap);
-/* Sets the lengths at position 0 from "N[,N...]"; 0 or -1 with msg. */
+/* Sets the lengths at position 0 from "N[,N...]" (sep ','; a mount's -o
+ * takes ':', as ',' separates its options); 0 or -1 with msg. */
 int zrcommon_schedule_lengths(zrcommon_schedule *s, const char *val,
-			      char *msg, size_t cap);
+			      char sep, char *msg, size_t cap);
 void zrcommon_schedule_free(zrcommon_schedule *s);
 
 /* The k sources' lengths at position 0: s's, else have (their records

@@ -13,7 +13,8 @@ int zrfs_sched_option(struct zrfs_opts *o, int which, const char *val)
 	if (which == ZRCOMMON_SKIP || which == ZRCOMMON_GROW)
 		return zrcommon_schedule_add(&o->sched, which, val, msg,
 					     sizeof(msg));
-	return zrcommon_schedule_lengths(&o->sched, val, msg, sizeof(msg));
+	return zrcommon_schedule_lengths(&o->sched, val, ':', msg,
+					 sizeof(msg));
 }
 
 static int not_served(const struct zrfs_node *n, const char *why)

@@ -87,10 +87,10 @@ static const struct opt table[] = {
 	  "(repeatable)",
 	  .takes = "grow=P:N or grow=P:K:N takes decimals, K below 1024, "
 	  "at most 65536 entries" },
-	{ .name = "length=", .kind = SCHED, .lo = 2, .arg = "length=N[,N...]",
+	{ .name = "length=", .kind = SCHED, .lo = 2, .arg = "length=N[:N...]",
 	  .help = "the stream's lengths at position 0, one per source\n"
 	  "(default: the lengths at each lookup)",
-	  .takes = "length=N[,N...] takes up to 1024 decimals, one per "
+	  .takes = "length=N[:N...] takes up to 1024 decimals, one per "
 	  "source" },
 	{ .name = "max_batch_bytes=", .kind = SIZE, .lo = 4096,
 	  FIELD(max_batch), .arg = "max_batch_bytes=N[K|M|G]",
