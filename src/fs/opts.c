@@ -83,7 +83,7 @@ static const struct opt table[] = {
 	  .takes = "skip=A:B takes positions A < B, at most 65536 entries" },
 	{ .name = "grow=", .kind = SCHED, .lo = ZRCOMMON_GROW,
 	  .arg = "grow=P[:K]:N", .help = "the store (source K of a mixture) "
-	  "has N records\nfrom its first cycle boundary at or after P "
+	  "has N records\nfrom its first cycle boundary at or after P\n"
 	  "(repeatable)",
 	  .takes = "grow=P:N or grow=P:K:N takes decimals, K below 1024, "
 	  "at most 65536 entries" },
