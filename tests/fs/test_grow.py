@@ -94,7 +94,6 @@ def test_batch_past_the_store_is_enoent_until_it_grows(src, mount, tmp_path):
     with open(m.path("a", "errors")) as f:
         text = f.read()
     assert "has 20 records, fewer than the 30" in text, text
-    zrecord("batch", a, *ARGS, "--step", 6, *flags, check=False)
     r = zrecord("batch", a, *ARGS, "--step", 6, *flags, check=False)
     assert r.returncode == 1 and b"fewer than the 30" in r.stderr
     npy = tmp_path / "more.npy"
@@ -104,3 +103,11 @@ def test_batch_past_the_store_is_enoent_until_it_grows(src, mount, tmp_path):
              what="the follower to serve the grown batch")
     assert read(late) == cli(a, tmp_path, 6, *flags)
     assert early == cli(a, tmp_path, 2, *flags)
+
+
+def test_grow_below_the_length_without_a_base_is_einval(src, mount):
+    make_store(os.path.join(src, "a"), "<i4", shape=(2, 3), rows=rows(N1))
+    m = mount(src, "ro", "batch_size=8", "grow=%d:%d" % (P, N0))
+    with pytest.raises(OSError) as e:
+        read(m.path("a", "batch", "5-0.npy"))
+    assert e.value.errno == errno.EINVAL
