@@ -22,6 +22,7 @@ int main(void)
 		suite_ragged_pack,
 		suite_store_view,
 		suite_store_reserve,
+		suite_schedule,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

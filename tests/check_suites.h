@@ -28,5 +28,6 @@ Suite *suite_store_follow(void);
 Suite *suite_ragged_pack(void);
 Suite *suite_store_view(void);
 Suite *suite_store_reserve(void);
+Suite *suite_schedule(void);
 
 #endif

@@ -199,8 +199,9 @@ int zrcommon_schedule_check(const zrcommon_schedule *s, const zr_stream *st,
 		if (need <= have[src])
 			continue;
 		snprintf(msg, cap, "source %u has %llu records, fewer than "
-			 "the %llu its schedule gives it by position %llu "
-			 "(the batch's last)", (unsigned)src,
+			 "the %llu its length and growth give it by position "
+			 "%llu (the batch's last): the batch is there once "
+			 "the store holds them", (unsigned)src,
 			 (unsigned long long)have[src],
 			 (unsigned long long)need, (unsigned long long)last);
 		return -ENOENT;
