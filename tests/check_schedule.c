@@ -126,8 +126,15 @@ START_TEST(test_batch_needs_the_grown_length)
 	have = 30;
 	ck_assert_int_eq(zrcommon_schedule_check(&s, st, 0, 5, 0, 1, 8, &base,
 						 &have, msg, sizeof(msg)), 0);
+	/* -o length's count must match the sources */
+	ck_assert_int_eq(zrcommon_schedule_lengths(&s, "12", ',', msg,
+						   sizeof(msg)), 0);
 	ck_assert_int_eq(zrcommon_schedule_base(&s, 2, &have, &base, msg,
+						sizeof(msg)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg, "want one per source (2)"));
+	ck_assert_int_eq(zrcommon_schedule_base(&s, 1, &have, &base, msg,
 						sizeof(msg)), 0);
+	ck_assert_uint_eq(base, 12);
 	zr_stream_free(st);
 	zrcommon_schedule_free(&s);
 }
