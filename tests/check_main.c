@@ -23,6 +23,7 @@ int main(void)
 		suite_store_view,
 		suite_store_reserve,
 		suite_prefetch,
+		suite_schedule,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

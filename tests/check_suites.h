@@ -29,5 +29,6 @@ Suite *suite_ragged_pack(void);
 Suite *suite_store_view(void);
 Suite *suite_store_reserve(void);
 Suite *suite_prefetch(void);
+Suite *suite_schedule(void);
 
 #endif

@@ -39,94 +39,43 @@ static int form_named(const char *name)
 	return zrfile_npy_ragged_form(name, strlen(name));
 }
 
-/* "A:B" (n == 2) or "A:B:C" (n == 3) into v. */
-static int numbers(const char *opt, const char *val, int n, uint64_t *v)
+/* --skip, --grow (kind) and --length (kind -1) into a's schedule. */
+static int schedule(batch_args *a, int kind, const char *val)
 {
-	char buf[96], *save = NULL, *tok;
-	int i = 0;
+	char msg[160];
+	int bad = kind < 0 ? zrcommon_schedule_lengths(&a->sched, val, ',',
+						       msg, sizeof(msg))
+			   : zrcommon_schedule_add(&a->sched, kind, val, msg,
+						   sizeof(msg));
 
-	if (strlen(val) >= sizeof(buf))
-		goto bad;
-	strcpy(buf, val);
-	for (tok = strtok_r(buf, ":", &save); tok && i < n;
-	     tok = strtok_r(NULL, ":", &save))
-		if (zr_cli_parse_u64(tok, &v[i++]) < 0)
-			goto bad;
-	if (i == n && !tok)
-		return -1;
-bad:
-	return zr_cli_usage(&zr_cli_batch, "bad %s '%s': want %s", opt, val,
-			    n == 2 ? "FROM:UNTIL" : "POSITION:LENGTH or "
-			    "POSITION:SOURCE:LENGTH");
-}
-
-static int entry(batch_args *a, int kind, const char *val)
-{
-	zr_cli_entry *e = &a->ent[a->nent];
-	uint64_t v[3];
-	int rc;
-
-	if (a->nent == ZR_CLI_MAX_ENTRIES)
-		return zr_cli_usage(&zr_cli_batch, "more than %d --skip and "
-				    "--grow", ZR_CLI_MAX_ENTRIES);
-	memset(e, 0, sizeof(*e));
-	e->kind = kind;
-	if (kind == ZR_CLI_SKIP) {
-		rc = numbers("--skip", val, 2, v);
-		e->at = v[0];
-		e->until = v[1];
-	} else if (strchr(val, ':') != strrchr(val, ':')) {
-		rc = numbers("--grow", val, 3, v);
-		e->at = v[0];
-		e->source = v[1];
-		e->length = v[2];
-	} else {
-		rc = numbers("--grow", val, 2, v);
-		e->at = v[0];
-		e->length = v[1];
-	}
-	a->nent += rc < 0;
-	return rc;
-}
-
-/* --length N[,N...] */
-static int lengths(batch_args *a, const char *val)
-{
-	char buf[16384], *save = NULL, *tok;
-
-	if (strlen(val) >= sizeof(buf))
-		return zr_cli_usage(&zr_cli_batch, "--length: too long");
-	strcpy(buf, val);
-	a->nlen = 0;
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save))
-		if (a->nlen == ZR_CLI_MAX_LENGTHS ||
-		    zr_cli_parse_u64(tok, &a->len[a->nlen++]) < 0)
-			return zr_cli_usage(&zr_cli_batch, "bad --length '%s': "
-					    "want N or N,N,... (one per "
-					    "source)", val);
+	if (bad)
+		return zr_cli_usage(&zr_cli_batch, "bad %s %s", kind < 0 ?
+				    "--length" : kind == ZRCOMMON_SKIP ?
+				    "--skip" : "--grow", msg);
 	return -1;
 }
 
 int zr_cli_batch_length(const batch_args *a, size_t k, size_t sources,
 			uint64_t n, uint64_t *out)
 {
-	if (!a->nlen) {
+	const zrcommon_schedule *s = &a->sched;
+
+	if (!s->nlen) {
 		*out = n;
 		return ZR_CLI_OK;
 	}
-	if (a->nlen != sources)
+	if (s->nlen != sources)
 		return zr_cli_usage(&zr_cli_batch, "--length gives %zu lengths, "
-				    "want one per source (%zu)", a->nlen,
+				    "want one per source (%zu)", s->nlen,
 				    sources);
-	if (a->len[k] > n) {
+	if (s->len[k] > n) {
 		fprintf(stderr, "zrecord: %s: batch: --length %llu of source "
 			"%zu is above its %llu records\n", a->store,
-			(unsigned long long)a->len[k], k,
+			(unsigned long long)s->len[k], k,
 			(unsigned long long)n);
 		return ZR_CLI_FAIL;
 	}
-	*out = a->len[k];
+	*out = s->len[k];
 	return ZR_CLI_OK;
 }
 
@@ -173,13 +122,13 @@ static int option(batch_args *a, int c)
 					  "at least 1");
 		break;
 	case 'L':
-		rc = lengths(a, optarg);
+		rc = schedule(a, -1, optarg);
 		break;
 	case 'S':
-		rc = entry(a, ZR_CLI_SKIP, optarg);
+		rc = schedule(a, ZRCOMMON_SKIP, optarg);
 		break;
 	case 'g':
-		rc = entry(a, ZR_CLI_GROW, optarg);
+		rc = schedule(a, ZRCOMMON_GROW, optarg);
 		break;
 	case 'o':
 		a->out = optarg;
@@ -256,48 +205,26 @@ static int form_of(const batch_args *a, zr_store *s)
 	return a->form;
 }
 
-typedef struct ordered {
-	const zr_cli_entry *e;
-	size_t i;
-} ordered;
-
-static int cmp_entry(const void *x, const void *y)
+int zr_cli_batch_schedule(const batch_args *a, const uint64_t *from,
+			  const uint64_t *weights, size_t n, uint32_t k,
+			  zr_stream *st)
 {
-	const ordered *a = x, *b = y;
+	int rc = zrcommon_schedule_apply(&a->sched, st, from, weights, n, k);
 
-	if (a->e->at != b->e->at)
-		return a->e->at < b->e->at ? -1 : 1;
-	return a->i < b->i ? -1 : a->i > b->i; /* stable: as given */
+	return rc < 0 ? zr_cli_lib_error(a->store, "batch", rc) : ZR_CLI_OK;
 }
 
-static int apply(zr_stream *st, const zr_cli_entry *e)
+int zr_cli_batch_check(const batch_args *a, const zr_stream *st,
+		       const uint64_t *base, const uint64_t *have)
 {
-	if (e->kind == ZR_CLI_SKIP)
-		return zr_stream_skip(st, e->at, e->until);
-	if (e->kind == ZR_CLI_WEIGHTS)
-		return zr_stream_weights(st, e->at, e->w);
-	if (e->source > UINT32_MAX)
-		return zr_stream_grow(st, e->at, UINT32_MAX, e->length);
-	return zr_stream_grow(st, e->at, (uint32_t)e->source, e->length);
-}
+	char msg[256];
+	int rc = zrcommon_schedule_check(&a->sched, st, a->start, a->step,
+					 a->cfg.rank, a->cfg.world,
+					 a->cfg.batch_size, base, have, msg,
+					 sizeof(msg));
 
-int zr_cli_batch_schedule(const batch_args *a, const zr_cli_entry *extra,
-			  size_t nextra, zr_stream *st)
-{
-	size_t n = a->nent + nextra;
-	ordered *all = malloc((n ? n : 1) * sizeof(*all));
-	int rc = 0;
-
-	if (!all)
-		return zr_cli_error(a->store, "batch", -ENOMEM, NULL);
-	for (size_t i = 0; i < n; i++) {
-		all[i].e = i < nextra ? &extra[i] : &a->ent[i - nextra];
-		all[i].i = i;
-	}
-	qsort(all, n, sizeof(*all), cmp_entry);
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = apply(st, all[i].e);
-	free(all);
+	if (rc == -ENOENT)
+		return zr_cli_error(a->store, "batch", rc, msg);
 	return rc < 0 ? zr_cli_lib_error(a->store, "batch", rc) : ZR_CLI_OK;
 }
 
@@ -312,7 +239,7 @@ static int plain_stream(const batch_args *a, uint64_t length, zr_stream **st)
 	rc = zrcommon_batch_stream(&cfg, a->granule, st);
 	if (rc < 0)
 		return zr_cli_lib_error(a->store, "batch", rc);
-	rc = zr_cli_batch_schedule(a, NULL, 0, *st);
+	rc = zr_cli_batch_schedule(a, NULL, NULL, 0, 1, *st);
 	if (rc != ZR_CLI_OK)
 		zr_stream_free(*st);
 	return rc;
@@ -321,18 +248,22 @@ static int plain_stream(const batch_args *a, uint64_t length, zr_stream **st)
 static int draw(const batch_args *a, zr_store *s)
 {
 	uint64_t *idx = NULL, b = a->cfg.batch_size, n;
+	uint64_t have = zr_store_length(s);
 	zr_stream *st;
 	int rc, form = form_of(a, s);
 
 	if (form < 0)
 		return zr_cli_usage(&zr_cli_batch, "--form: '%s' is a dense "
 				    "store (its batch is one .npy)", a->store);
-	rc = zr_cli_batch_length(a, 0, 1, zr_store_length(s), &n);
+	rc = zr_cli_batch_length(a, 0, 1, have, &n);
 	if (rc == ZR_CLI_OK)
 		rc = plain_stream(a, n, &st);
 	if (rc != ZR_CLI_OK)
 		return rc;
-	if (b > SIZE_MAX / sizeof(*idx))
+	rc = zr_cli_batch_check(a, st, &n, &have);
+	if (rc != ZR_CLI_OK)
+		;
+	else if (b > SIZE_MAX / sizeof(*idx))
 		rc = zr_cli_error(a->store, "batch", ZR_E_TOOBIG, NULL);
 	else if (!(idx = malloc(b * sizeof(*idx))))
 		rc = zr_cli_error(a->store, "batch", -ENOMEM, NULL);
@@ -361,15 +292,19 @@ static int run(int argc, char **argv)
 	int rc;
 
 	rc = parse_args(argc, argv, &a);
-	if (rc >= 0)
+	if (rc >= 0) {
+		zrcommon_schedule_free(&a.sched);
 		return rc;
-	if (is_mix(a.store))
-		return zr_cli_batch_mix(&a);
-	rc = zr_cli_open(a.store, ZR_OPEN_RDONLY, "batch", &s);
-	if (rc != ZR_CLI_OK)
-		return rc;
-	rc = draw(&a, s);
-	return zr_cli_close(s, a.store, "batch", rc);
+	}
+	if (is_mix(a.store)) {
+		rc = zr_cli_batch_mix(&a);
+	} else if ((rc = zr_cli_open(a.store, ZR_OPEN_RDONLY, "batch", &s)) ==
+		   ZR_CLI_OK) {
+		rc = draw(&a, s);
+		rc = zr_cli_close(s, a.store, "batch", rc);
+	}
+	zrcommon_schedule_free(&a.sched);
+	return rc;
 }
 
 const zr_cli_cmd zr_cli_batch = {

@@ -7,19 +7,7 @@
 #define ZR_CLI_BATCH_H
 
 #include "cli.h"
-
-#define ZR_CLI_MAX_ENTRIES 256
-#define ZR_CLI_MAX_LENGTHS 1024
-
-enum { ZR_CLI_SKIP, ZR_CLI_GROW, ZR_CLI_WEIGHTS };
-
-/* One schedule entry at position at: SKIP [at, until), GROW source to
- * length, WEIGHTS (the w of a mixture file's change). */
-typedef struct zr_cli_entry {
-	int kind;
-	uint64_t at, until, source, length;
-	const uint64_t *w;
-} zr_cli_entry;
+#include "schedule.h"
 
 typedef struct batch_args {
 	const char *store, *out;
@@ -27,10 +15,8 @@ typedef struct batch_args {
 	uint64_t step, start, granule;
 	int have_seed, have_step, indices;
 	int form; /* --form: an enum zrfile_npy_form, or -1 */
-	size_t nent;
-	zr_cli_entry ent[ZR_CLI_MAX_ENTRIES];
-	size_t nlen; /* --length: each source's length at position 0 */
-	uint64_t len[ZR_CLI_MAX_LENGTHS];
+	/* --length, --skip, --grow (schedule.h) */
+	zrcommon_schedule sched;
 } batch_args;
 
 /* The length source k of sources starts with: --length's (one per
@@ -39,10 +25,17 @@ typedef struct batch_args {
 int zr_cli_batch_length(const batch_args *a, size_t k, size_t sources,
 			uint64_t n, uint64_t *out);
 
-/* Applies a's entries and extra[0..nextra) to st in position order;
- * reports a failure itself (ZR_CLI_ codes). */
-int zr_cli_batch_schedule(const batch_args *a, const zr_cli_entry *extra,
-			  size_t nextra, zr_stream *st);
+/* Applies a's schedule to st, merged with a mixture file's weight
+ * changes from[0..n) (weights[i * k ...]), as a mount does
+ * (schedule.h); reports a failure itself (ZR_CLI_ codes). */
+int zr_cli_batch_schedule(const batch_args *a, const uint64_t *from,
+			  const uint64_t *weights, size_t n, uint32_t k,
+			  zr_stream *st);
+/* Whether the batch finds its records in sources holding have[k] (k
+ * values) when the stream began at base (schedule.h); reports a failure
+ * itself (ZR_CLI_ codes). */
+int zr_cli_batch_check(const batch_args *a, const zr_stream *st,
+		       const uint64_t *base, const uint64_t *have);
 /* `zrecord batch MIX.mix.json ...` */
 int zr_cli_batch_mix(const batch_args *a);
 

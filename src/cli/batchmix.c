@@ -33,8 +33,7 @@ typedef struct mix {
 	const batch_args *a;
 	zr_mixfile file;
 	source *src;
-	uint64_t *len;
-	zr_cli_entry *ent;
+	uint64_t *len, *have; /* at position 0; each source's records */
 } mix;
 
 /* Source path p relative to the mixture file's folder. */
@@ -132,7 +131,8 @@ static int open_sources(mix *m)
 
 	m->src = calloc(m->file.k, sizeof(*m->src));
 	m->len = calloc(m->file.k, sizeof(*m->len));
-	if (!m->src || !m->len)
+	m->have = calloc(m->file.k, sizeof(*m->have));
+	if (!m->src || !m->len || !m->have)
 		return zr_cli_error(path, "batch", -ENOMEM, NULL);
 	for (uint32_t i = 0; i < m->file.k; i++) {
 		uint64_t n = 0;
@@ -142,6 +142,7 @@ static int open_sources(mix *m)
 			return zr_cli_error(path, "batch", -ENAMETOOLONG,
 					    m->file.path[i]);
 		rc = open_source(m, i, src, &n);
+		m->have[i] = n;
 		if (rc == ZR_CLI_OK)
 			rc = zr_cli_batch_length(m->a, i, m->file.k, n,
 						 &m->len[i]);
@@ -177,16 +178,10 @@ static int build(mix *m, zr_stream **st)
 
 	if (rc < 0)
 		return zr_cli_lib_error(path, "batch", rc);
-	m->ent = calloc(m->file.nsched + 1, sizeof(*m->ent));
-	if (!m->ent)
-		rc = zr_cli_error(path, "batch", -ENOMEM, NULL);
-	for (uint32_t i = 0; !rc && i < m->file.nsched; i++) {
-		m->ent[i].kind = ZR_CLI_WEIGHTS;
-		m->ent[i].at = m->file.from[i];
-		m->ent[i].w = m->file.weights + (size_t)i * m->file.k;
-	}
-	if (!rc)
-		rc = zr_cli_batch_schedule(m->a, m->ent, m->file.nsched, *st);
+	rc = zr_cli_batch_schedule(m->a, m->file.from, m->file.weights,
+				   m->file.nsched, m->file.k, *st);
+	if (rc == ZR_CLI_OK)
+		rc = zr_cli_batch_check(m->a, *st, m->len, m->have);
 	if (rc != ZR_CLI_OK) {
 		zr_stream_free(*st);
 		*st = NULL;
@@ -312,7 +307,7 @@ int zr_cli_batch_mix(const batch_args *a)
 		rc = draw(&m);
 	rc = close_sources(&m, rc);
 	free(m.len);
-	free(m.ent);
+	free(m.have);
 	zr_mixfile_free(&m.file);
 	return rc;
 }

@@ -1,7 +1,7 @@
 # src/common/local.mk - helpers shared by the zrecord command, the zrecordfs
 # daemon and its umount helper: the stats report, the mixture file
 # reader, waiting for a lock, naming a lock's holder, large buffers kept
-# for reuse, a batch's stream.  Not part of libzrecord's public API.  The file forms (.npy, .npz, PNG, the append
+# for reuse, a batch's stream and its schedule.  Not part of libzrecord's public API.  The file forms (.npy, .npz, PNG, the append
 # stream) are in src/files.
 noinst_LTLIBRARIES += src/common/libzrcommon.la
 src_common_libzrcommon_la_SOURCES = \
@@ -10,4 +10,5 @@ src_common_libzrcommon_la_SOURCES = \
 	src/common/retry.c src/common/retry.h \
 	src/common/lock_holder.c src/common/lock_holder.h \
 	src/common/big_buffers.c src/common/big_buffers.h \
-	src/common/batch_stream.c src/common/batch_stream.h
+	src/common/batch_stream.c src/common/batch_stream.h \
+	src/common/schedule.c src/common/schedule.h

@@ -16,7 +16,7 @@
 #include "batch_stream.h"
 #include "mixture.h"
 #include "shape_cache.h"
-#include "skips.h"
+#include "batch_schedule.h"
 
 /* -- views ------------------------------------------------------------- */
 
@@ -197,16 +197,18 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 		.rank = fs->opts.rank, .world = fs->opts.world,
 		.length = length,
 	};
+	/* a dataset draws over its shortest stream (see lookup.c) */
+	uint64_t have = zr_view_length(p->streams[0].view), base;
 	zr_stream *st;
 	int err;
 
-	if (!length) {
-		/* a dataset draws over its shortest stream (see lookup.c) */
-		cfg.length = zr_view_length(p->streams[0].view);
-		for (size_t i = 1; i < p->nst; i++)
-			if (zr_view_length(p->streams[i].view) < cfg.length)
-				cfg.length = zr_view_length(p->streams[i].view);
-	}
+	for (size_t i = 1; i < p->nst; i++)
+		if (zr_view_length(p->streams[i].view) < have)
+			have = zr_view_length(p->streams[i].view);
+	err = zrfs_sched_base(fs, n, 1, &have, &base);
+	if (err)
+		return err;
+	cfg.length = length ? length : base;
 	p->length = cfg.length;
 	if (!cfg.length)
 		return -ENOENT; /* nothing to sample from yet */
@@ -215,7 +217,7 @@ static int batch_indices(struct zrfs_fs *fs, const struct zrfs_node *n,
 	err = zrcommon_batch_stream(&cfg, fs->opts.granule, &st);
 	if (err)
 		return err;
-	err = zrfs_skip_apply(&fs->opts, st, NULL, NULL, 0, 1);
+	err = zrfs_sched_apply(fs, n, st, NULL, NULL, 0, &cfg.length, &have);
 	p->count = n->bsize;
 	if (!err && (!size_only || zrfile_npy_needs_records(form_of(n),
 							     p->streams,

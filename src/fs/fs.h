@@ -20,8 +20,9 @@
  * Contents.  A record or batch node stands for one content: its size and
  * a version tag are fixed at lookup (a record's: the store's delete epoch
  * of its lookup's view, zr_store_index_changed telling whether a delete
- * since changed its index; a batch's: the length it draws from and the sum
- * of its stores' epochs, which compacts leave, as they change no
+ * since changed its index; a batch's: the length it draws from (with -o length, that
+ * option's, so the content no longer depends on the store's length) and
+ * the sum of its stores' epochs, which compacts leave, as they change no
  * content).  When the store changes what a name
  * shows, a later lookup of the name makes a new node (a new inode), and the
  * old one lives on for the kernel's references: what rename(2) over a file

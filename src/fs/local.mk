@@ -14,7 +14,7 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/follow.c src/fs/follow.h \
 	src/fs/dataset.c src/fs/dataset.h \
 	src/fs/mixture.c src/fs/mix_batch.c src/fs/mixture.h \
-	src/fs/skips.c src/fs/skips.h \
+	src/fs/batch_schedule.c src/fs/batch_schedule.h \
 	src/fs/batch_prefetch.c src/fs/batch_prefetch.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/mount \
@@ -39,5 +39,5 @@ EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_ragged_forms.py \
 	tests/fs/test_batch_cache.py tests/fs/test_follow.py \
 	tests/fs/test_batch_pieces.py tests/fs/test_mixture.py \
-	tests/fs/test_prefetch.py
+	tests/fs/test_prefetch.py tests/fs/test_grow.py
 TESTS += tests/fs.test

@@ -13,7 +13,7 @@
 
 #include "mixture.h"
 #include "npy_mix.h"
-#include "skips.h"
+#include "batch_schedule.h"
 
 size_t zrfs_mix_stores(const struct zrfs_mix *m,
 		      struct zrfs_fstore *const **out)
@@ -128,14 +128,18 @@ static int draw(struct zrfs_fs *fs, const struct zrfs_node *n,
 	const struct zrfs_mix *m = n->mix;
 	uint64_t *idx = malloc(n->bsize * sizeof(*idx));
 	uint32_t *src = malloc(n->bsize * sizeof(*src));
+	uint64_t *base = malloc(m->k * sizeof(*base));
 	zr_stream *st = NULL;
-	int err = idx && src ? zr_stream_new_mixture(n->seed, m->k, len,
-						     m->file.weight, &st)
-			     : -ENOMEM;
+	int err = idx && src && base ? zrfs_sched_base(fs, n, m->k, len, base)
+				     : -ENOMEM;
 
 	if (!err)
-		err = zrfs_skip_apply(&fs->opts, st, m->file.from,
-				      m->file.weights, m->file.nsched, m->k);
+		err = zr_stream_new_mixture(n->seed, m->k, base,
+					    m->file.weight, &st);
+	if (!err)
+		err = zrfs_sched_apply(fs, n, st, m->file.from,
+				       m->file.weights, m->file.nsched, base,
+				       len);
 	if (!err)
 		err = zr_stream_batch(st, fs->opts.start, n->step,
 				      fs->opts.rank, fs->opts.world, n->bsize,
@@ -143,6 +147,7 @@ static int draw(struct zrfs_fs *fs, const struct zrfs_node *n,
 	if (!err)
 		err = zrfile_mix_keys(src, idx, n->bsize, key);
 	zr_stream_free(st);
+	free(base);
 	free(idx);
 	free(src);
 	return err;

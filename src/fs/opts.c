@@ -15,8 +15,8 @@
 
 #include "mountinfo.h"
 #include "npy_file.h"
+#include "batch_schedule.h"
 #include "opts.h"
-#include "skips.h"
 
 enum kind {
 	NUM,		/* a decimal in [lo, hi], into field              */
@@ -25,7 +25,7 @@ enum kind {
 	THREADS,	/* a decimal in [lo, hi], into ZR_THREADS         */
 	FLAG,		/* field = 1                                      */
 	FOLLOW,		/* [=SECONDS]: ro, and refresh every SECONDS      */
-	SKIP,		/* A:B, repeatable: into o->skip (skips.h)         */
+	SCHED,		/* skip= or grow= (lo: which), length=: o->sched    */
 	PASS,		/* libfuse's or the kernel's: handed on           */
 	REFUSED,	/* libfuse's, but not for zrecordfs               */
 };
@@ -77,9 +77,21 @@ static const struct opt table[] = {
 	  FIELD(granule), .arg = "granule=G",
 	  .help = "the stream's cycle multiple (default W*B): keep\nthe "
 	  "first run's W*B when W or B change" },
-	{ .name = "skip=", .kind = SKIP, .arg = "skip=A:B",
+	{ .name = "skip=", .kind = SCHED, .lo = ZRCOMMON_SKIP,
+	  .arg = "skip=A:B",
 	  .help = "positions A..B-1 are not served (repeatable)",
-	  .takes = "skip=A:B takes positions A < B, at most 65536 ranges" },
+	  .takes = "skip=A:B takes positions A < B, at most 65536 entries" },
+	{ .name = "grow=", .kind = SCHED, .lo = ZRCOMMON_GROW,
+	  .arg = "grow=P[:K]:N", .help = "the store (source K of a mixture) "
+	  "has N records\nfrom its first cycle boundary at or after P\n"
+	  "(repeatable)",
+	  .takes = "grow=P:N or grow=P:K:N takes decimals, K below 1024, "
+	  "at most 65536 entries" },
+	{ .name = "length=", .kind = SCHED, .lo = 2, .arg = "length=N[:N...]",
+	  .help = "the stream's lengths at position 0, one per source\n"
+	  "(default: the lengths at each lookup)",
+	  .takes = "length=N[:N...] takes up to 1024 decimals, one per "
+	  "source" },
 	{ .name = "max_batch_bytes=", .kind = SIZE, .lo = 4096,
 	  FIELD(max_batch), .arg = "max_batch_bytes=N[K|M|G]",
 	  .help = "largest batch file; a larger one is EFBIG at lookup\n"
@@ -300,8 +312,8 @@ static int take(struct parse_ctx *c, const struct opt *t, const char *arg,
 	case FLAG:
 		store(o, t, 1);
 		return 0;
-	case SKIP:
-		return zrfs_skip_add(o, val) ? -1 : 0;
+	case SCHED:
+		return zrfs_sched_option(o, (int)t->lo, val);
 	default: /* FOLLOW */
 		o->follow_ms = 1000;
 		if (val && parse_seconds(val, &o->follow_ms))
@@ -508,7 +520,7 @@ void zrfs_opts_free(struct zrfs_opts *o)
 {
 	free(o->src);
 	free(o->mountpoint);
-	free(o->skip);
+	zrcommon_schedule_free(&o->sched);
 	fuse_opt_free_args(&o->args);
 	o->src = o->mountpoint = NULL;
 }

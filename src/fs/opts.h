@@ -9,6 +9,7 @@
 #include <fuse_lowlevel.h>
 #include <stdint.h>
 
+#include "schedule.h"
 #include "zrecord.h"
 
 struct zrfs_opts {
@@ -31,8 +32,7 @@ struct zrfs_opts {
 	uint32_t rank, world;
 	uint64_t start;		/* -o start: the run's first position     */
 	uint64_t granule;	/* -o granule: cycle multiple, 0: W * B   */
-	uint64_t *skip;		/* -o skip=A:B: [A, B) pairs (skips.h)   */
-	size_t nskip;
+	zrcommon_schedule sched; /* -o length=, skip=, grow= (schedule.h) */
 	struct fuse_args args;	/* what libfuse's session parses          */
 };
 

@@ -64,6 +64,14 @@ def test_mount_point_missing(dense_store, src, tmp_path):
      "18446744073709551615)"),
     ("granule=0", "(granule=G takes 1 to 18446744073709551615)"),
     ("follow=0", "(follow=SECONDS takes 0.01 to 3600)"),
+    ("grow=40", "bad option 'grow=40' (grow=P:N or grow=P:K:N takes "
+     "decimals, K below 1024"),
+    ("grow=1:2:3:4", "(grow=P:N or grow=P:K:N takes"),
+    ("grow=4:1024:9", "(grow=P:N or grow=P:K:N takes"),
+    ("length=x", "bad option 'length=x' (length=N[:N...] takes up to 1024 "
+     "decimals, one per source)"),
+    ("length=5::6", "(length=N[:N...] takes"),
+    ("skip=9:3", "(skip=A:B takes positions A < B"),
     ("ro,rw", "-o rw contradicts -o ro: give one of them"),
     ("rw,ro", "-o rw contradicts -o ro"),
     ("follow,rw", "-o rw contradicts -o follow"),
