@@ -12,7 +12,7 @@
  * Lock order (outermost first): an append or delete handle's mutex, a
  * record or batch handle's mutex, then any one of the leaf mutexes
  * (park.mu, tables_mu, the kept buffers' (big_buffers.h), an errors
- * ring's, a mixture's kept lengths' (mixture.h)).  No lock is held
+ * ring's).  No lock is held
  * across a fuse_lowlevel_notify_* call.
  *
  * Contents.  A record or batch node stands for one content: its size and
@@ -20,7 +20,8 @@
  * of its lookup's view, zr_store_index_changed telling whether a delete
  * since changed its index; a batch's: the length it draws from and the sum
  * of its stores' epochs, which compacts leave, as they change no
- * content).  When the store changes what a name
+ * content; a mixture's: the sum of its sources' lengths, which the node
+ * keeps one by one to draw at).  When the store changes what a name
  * shows, a later lookup of the name makes a new node (a new inode), and the
  * old one lives on for the kernel's references: what rename(2) over a file
  * does.  An open handle serves one content from open to release, so no
@@ -116,6 +117,8 @@ struct zrfs_node {
 	/* record and batch files: fixed at lookup (see Contents) */
 	uint64_t size;		/* file bytes                     */
 	uint64_t ver[2];	/* what the content was made from */
+	uint64_t *lens;		/* mixture batch: each source's length
+				 * at lookup (owned, freed with the node) */
 	uint64_t nlookup;	/* dynamic nodes: kernel references */
 	struct zrfs_node *next;	/* dynamic table chain (by ino)   */
 	struct zrfs_node *knext; /* dynamic table chain (by name)  */

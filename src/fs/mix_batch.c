@@ -5,7 +5,7 @@
  * for each sample, and the batch is read through the encoder's mixture
  * streams (src/files/npy_mix.h) and the handle's views, the bytes
  * `zrecord batch MIX` writes.  The batch is drawn at the source lengths
- * its lookup saw, kept by number so the node's version tag can name them.
+ * its lookup saw, which the node keeps (fs.h, lens).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,39 +48,6 @@ int zrfs_mix_bound(struct zrfs_fs *fs, const struct zrfs_node *n)
 	if (n->form == ZRFS_F_NPZ && members > ZRFILE_NPZ_MEMBERS_MAX)
 		return -EFBIG;
 	return b > fs->opts.max_batch / least ? -EFBIG : 0;
-}
-
-/* The number of the lengths len (k values) among those kept. */
-static uint64_t snap_put(struct zrfs_mix *m, const uint64_t *len)
-{
-	size_t bytes = m->k * sizeof(*len);
-	uint64_t id;
-
-	pthread_mutex_lock(&m->mu);
-	if (!m->snap)
-		m->snap = malloc(ZRFS_MIX_SNAPS * bytes);
-	id = m->snap ? m->nsnap : 0;
-	if (m->snap && (!id || memcmp(m->snap + (id - 1) % ZRFS_MIX_SNAPS *
-				      m->k, len, bytes))) {
-		id = ++m->nsnap;
-		memcpy(m->snap + (id - 1) % ZRFS_MIX_SNAPS * m->k, len, bytes);
-	}
-	pthread_mutex_unlock(&m->mu);
-	return id;
-}
-
-static int snap_get(struct zrfs_mix *m, uint64_t id, uint64_t *len)
-{
-	int err = 0;
-
-	pthread_mutex_lock(&m->mu);
-	if (!id || id > m->nsnap || m->nsnap - id >= ZRFS_MIX_SNAPS)
-		err = -ESTALE; /* the kernel looks the name up again */
-	else
-		memcpy(len, m->snap + (id - 1) % ZRFS_MIX_SNAPS * m->k,
-		       m->k * sizeof(*len));
-	pthread_mutex_unlock(&m->mu);
-	return err;
 }
 
 /* Each source's length now, as views show it (a dataset source's
@@ -148,27 +115,43 @@ static int draw(struct zrfs_fs *fs, const struct zrfs_node *n,
 	return err;
 }
 
+/* The lengths n draws at into *len: its lookup's (length: its ver[0]),
+ * or now's (kept in p->lens for a lookup's node). */
+static int lengths_of(const struct zrfs_node *n, struct zrfs_plan *p,
+		      uint64_t length, zr_view *const *views,
+		      const uint64_t **len)
+{
+	const struct zrfs_mix *m = n->mix;
+	uint64_t sum = 0;
+
+	if (length && n->lens) {
+		*len = n->lens;
+		p->length = n->ver[0];
+		return 0;
+	}
+	if (!(p->lens = calloc(m->k, sizeof(*p->lens))))
+		return -ENOMEM;
+	lengths_now(m, views, p->lens);
+	for (uint32_t s = 0; s < m->k; s++)
+		sum += p->lens[s];
+	*len = p->lens;
+	p->length = sum;
+	return length && length != sum ? -ESTALE : 0;
+}
+
 int zrfs_mix_draw(struct zrfs_fs *fs, const struct zrfs_node *n,
 		  struct zrfs_plan *p, uint64_t length,
 		  zr_view *const *views)
 {
-	struct zrfs_mix *m = n->mix;
-	uint64_t *len = calloc(m->k, sizeof(*len));
-	int err = len ? streams(m, n, p, views) : -ENOMEM;
+	const uint64_t *len;
+	int err = streams(n->mix, n, p, views);
 
-	if (!err && length) {
-		err = snap_get(m, length, len);
-		p->length = length;
-	} else if (!err) {
-		lengths_now(m, views, len);
-		p->length = snap_put(m, len);
-		err = p->length ? 0 : -ENOMEM;
-	}
+	if (!err)
+		err = lengths_of(n, p, length, views, &len);
 	p->count = n->bsize;
 	if (!err && !(p->idx = malloc(p->count * sizeof(*p->idx))))
 		err = -ENOMEM;
 	if (!err)
 		err = draw(fs, n, len, p->idx);
-	free(len);
 	return err;
 }

@@ -30,7 +30,6 @@ struct zrfs_mix *zrfs_mix_new(const char *abs, const char *rel)
 		return NULL;
 	}
 	zrfs_elog_init(&m->log);
-	pthread_mutex_init(&m->mu, NULL);
 	if (zr_mixfile_read(abs, &m->file, msg, sizeof(msg)))
 		zrfs_elog_add(&m->log, m->path, "not served: %s", msg);
 	else
@@ -44,12 +43,10 @@ void zrfs_mix_free(struct zrfs_mix *m)
 		return;
 	zr_mixfile_free(&m->file);
 	zrfs_elog_destroy(&m->log);
-	pthread_mutex_destroy(&m->mu);
 	free(m->grid);
 	free(m->slot);
 	free(m->names);
 	free(m->st);
-	free(m->snap);
 	free(m->path);
 	free(m);
 }
