@@ -10,10 +10,11 @@
  * request is parked until that call returns (store_park.h).
  *
  * Lock order (outermost first): an append or delete handle's mutex, a
- * record or batch handle's mutex, then any one of the leaf mutexes
- * (park.mu, tables_mu, the kept buffers' (big_buffers.h), an errors
- * ring's).  No lock is held
- * across a fuse_lowlevel_notify_* call.
+ * record or batch handle's mutex, then any one of the leaf mutexes:
+ * tables_mu, the kept buffers' (big_buffers.h), or zrfs_leaf_lock's
+ * (errors_log.h: the errors rings and the park queue).  A leaf mutex is
+ * never held while another lock is taken, and no lock is held across a
+ * fuse_lowlevel_notify_* call.
  *
  * Contents.  A record or batch node stands for one content: its size and
  * a version tag are fixed at lookup (a record's: the store's delete epoch

@@ -29,7 +29,6 @@ struct zrfs_mix *zrfs_mix_new(const char *abs, const char *rel)
 		free(m);
 		return NULL;
 	}
-	zrfs_elog_init(&m->log);
 	if (zr_mixfile_read(abs, &m->file, msg, sizeof(msg)))
 		zrfs_elog_add(&m->log, m->path, "not served: %s", msg);
 	else
@@ -42,7 +41,6 @@ void zrfs_mix_free(struct zrfs_mix *m)
 	if (!m)
 		return;
 	zr_mixfile_free(&m->file);
-	zrfs_elog_destroy(&m->log);
 	free(m->grid);
 	free(m->slot);
 	free(m->names);
