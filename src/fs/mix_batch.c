@@ -93,25 +93,18 @@ static int draw(struct zrfs_fs *fs, const struct zrfs_node *n,
 		const uint64_t *len, uint64_t *key)
 {
 	const struct zrfs_mix *m = n->mix;
-	uint64_t *idx = malloc(n->bsize * sizeof(*idx));
-	uint32_t *src = malloc(n->bsize * sizeof(*src));
 	zr_stream *st = NULL;
-	int err = idx && src ? zr_stream_new_mixture(n->seed, m->k, len,
-						     m->file.weight, &st)
-			     : -ENOMEM;
+	int err = zr_stream_new_mixture(n->seed, m->k, len, m->file.weight,
+					&st);
 
 	if (!err)
 		err = zrfs_skip_apply(&fs->opts, st, m->file.from,
 				      m->file.weights, m->file.nsched, m->k);
 	if (!err)
-		err = zr_stream_batch(st, fs->opts.start, n->step,
-				      fs->opts.rank, fs->opts.world, n->bsize,
-				      src, idx);
-	if (!err)
-		err = zrfile_mix_keys(src, idx, n->bsize, key);
+		err = zrfile_mix_batch(st, fs->opts.start, n->step,
+				       fs->opts.rank, fs->opts.world, n->bsize,
+				       key);
 	zr_stream_free(st);
-	free(idx);
-	free(src);
 	return err;
 }
 
