@@ -66,25 +66,35 @@ static void lengths_now(const struct zrfs_mix *m, zr_view *const *views,
 		}
 }
 
+int zrfs_mix_streams(const struct zrfs_mix *m, uint32_t nf,
+		     zr_view *const *views, zrfile_source **out, char *msg,
+		     size_t cap)
+{
+	zrfile_source *grid;
+
+	*out = zrfile_mix_alloc(m->k, nf, &grid);
+	if (!*out)
+		return -ENOMEM;
+	for (size_t c = 0; c < (size_t)m->k * nf; c++)
+		grid[c] = (zrfile_source){
+			.zs = m->grid[c]->zs, .name = m->names[c / m->k],
+			.view = views ? views[m->slot[c]] : NULL };
+	return zrfile_mix_check(*out, m->k, nf, msg, cap);
+}
+
 /* The encoder's streams of the node's fields (INDICES: of field 0 only,
  * which takes any sources), through the handle's views. */
 static int streams(const struct zrfs_mix *m, const struct zrfs_node *n,
 		   struct zrfs_plan *p, zr_view *const *views)
 {
 	uint32_t nf = n->form == ZRFS_F_IDX ? 1 : m->nf;
-	zrfile_source *grid;
 	char msg[256];
-	int err;
+	int err = zrfs_mix_streams(m, nf, views, &p->streams, msg,
+				   sizeof(msg));
 
-	p->streams = zrfile_mix_alloc(m->k, nf, &grid);
 	if (!p->streams)
 		return -ENOMEM;
 	p->nst = nf;
-	for (size_t c = 0; c < (size_t)m->k * nf; c++)
-		grid[c] = (zrfile_source){
-			.zs = m->grid[c]->zs, .name = m->names[c / m->k],
-			.view = views ? views[m->slot[c]] : NULL };
-	err = zrfile_mix_check(p->streams, m->k, nf, msg, sizeof(msg));
 	return n->form == ZRFS_F_IDX ? 0 : err;
 }
 

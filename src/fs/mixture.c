@@ -205,7 +205,7 @@ static int unique_stores(struct zrfs_mix *m)
  * the same fields, of one schema each. */
 static int check_records(struct zrfs_mix *m, const size_t *nf)
 {
-	zrfile_source *grid, *streams;
+	zrfile_source *streams;
 	char msg[256];
 	int err;
 
@@ -218,13 +218,9 @@ static int check_records(struct zrfs_mix *m, const size_t *nf)
 				      nf[s], m->nf);
 			return 0;
 		}
-	streams = zrfile_mix_alloc(m->k, m->nf, &grid);
+	err = zrfs_mix_streams(m, m->nf, NULL, &streams, msg, sizeof(msg));
 	if (!streams)
 		return 0;
-	for (size_t c = 0; c < (size_t)m->k * m->nf; c++)
-		grid[c] = (zrfile_source){ .zs = m->grid[c]->zs,
-					   .name = m->names[c / m->k] };
-	err = zrfile_mix_check(streams, m->k, m->nf, msg, sizeof(msg));
 	if (err)
 		zrfs_elog_add(&m->log, m->path, "batch files of records not "
 			      "served: %s", msg);

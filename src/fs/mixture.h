@@ -48,6 +48,12 @@ struct zrfs_mix *zrfs_mix_new(const char *abs, const char *rel);
 int zrfs_mix_resolve(struct zrfs_fs *fs, struct zrfs_mix *m);
 void zrfs_mix_free(struct zrfs_mix *m);
 
+/* The encoder's streams of m's first nf fields into *out (free() it;
+ * NULL: -ENOMEM), read through views (zrfs_mix_stores order; NULL: none):
+ * zrfile_mix_check's verdict, msg saying why not. */
+int zrfs_mix_streams(const struct zrfs_mix *m, uint32_t nf,
+		     zr_view *const *views, zrfile_source **out, char *msg,
+		     size_t cap);
 /* The stores a mixture reads, in ascending id order, each once. */
 size_t zrfs_mix_stores(const struct zrfs_mix *m,
 		      struct zrfs_fstore *const **out);
