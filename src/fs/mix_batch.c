@@ -50,20 +50,19 @@ int zrfs_mix_bound(struct zrfs_fs *fs, const struct zrfs_node *n)
 	return b > fs->opts.max_batch / least ? -EFBIG : 0;
 }
 
-/* Each source's length now, as views show it (a dataset source's
- * shortest store's). */
-static void lengths_now(const struct zrfs_mix *m, zr_view *const *views,
-			uint64_t *len)
+uint64_t zrfs_mix_length(const struct zrfs_mix *m, uint32_t s,
+			 zr_view *const *views)
 {
-	for (uint32_t s = 0; s < m->k; s++)
-		for (uint32_t f = 0; f < m->nf; f++) {
-			size_t c = (size_t)f * m->k + s;
-			uint64_t l = views ? zr_view_length(views[m->slot[c]])
-					   : zr_store_length(m->grid[c]->zs);
+	uint64_t n = UINT64_MAX;
 
-			if (!f || l < len[s])
-				len[s] = l;
-		}
+	for (uint32_t f = 0; f < m->nf; f++) {
+		size_t c = (size_t)f * m->k + s;
+		uint64_t l = views ? zr_view_length(views[m->slot[c]])
+				   : zr_store_length(m->grid[c]->zs);
+
+		n = l < n ? l : n;
+	}
+	return n;
 }
 
 int zrfs_mix_streams(const struct zrfs_mix *m, uint32_t nf,
@@ -134,9 +133,10 @@ static int lengths_of(const struct zrfs_node *n, struct zrfs_plan *p,
 	}
 	if (!(p->lens = calloc(m->k, sizeof(*p->lens))))
 		return -ENOMEM;
-	lengths_now(m, views, p->lens);
-	for (uint32_t s = 0; s < m->k; s++)
+	for (uint32_t s = 0; s < m->k; s++) {
+		p->lens[s] = zrfs_mix_length(m, s, views);
 		sum += p->lens[s];
+	}
 	*len = p->lens;
 	p->length = sum;
 	return length && length != sum ? -ESTALE : 0;

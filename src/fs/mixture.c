@@ -306,23 +306,10 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* A source's records: its shortest store's (a dataset draws over it). */
-static uint64_t source_length(const struct zrfs_mix *m, uint32_t s)
-{
-	uint64_t n = zr_store_length(m->grid[s]->zs);
-
-	for (uint32_t f = 1; f < m->nf; f++) {
-		uint64_t l = zr_store_length(m->grid[f * m->k + s]->zs);
-
-		n = l < n ? l : n;
-	}
-	return n;
-}
-
 static void source_json(FILE *f, const struct zrfs_mix *m, uint32_t s,
 			uint64_t sum)
 {
-	uint64_t w = m->file.weight[s], n = source_length(m, s);
+	uint64_t w = m->file.weight[s], n = zrfs_mix_length(m, s, NULL);
 
 	fprintf(f, "%s\n  {\"source\": %u, \"path\": ", s ? "," : "", s);
 	json_str(f, m->file.path[s]);

@@ -54,6 +54,10 @@ void zrfs_mix_free(struct zrfs_mix *m);
 int zrfs_mix_streams(const struct zrfs_mix *m, uint32_t nf,
 		     zr_view *const *views, zrfile_source **out, char *msg,
 		     size_t cap);
+/* Source s's records, as views show them (zrfs_mix_stores order; NULL:
+ * the stores now): its shortest store's, which a dataset draws over. */
+uint64_t zrfs_mix_length(const struct zrfs_mix *m, uint32_t s,
+			 zr_view *const *views);
 /* The stores a mixture reads, in ascending id order, each once. */
 size_t zrfs_mix_stores(const struct zrfs_mix *m,
 		      struct zrfs_fstore *const **out);
