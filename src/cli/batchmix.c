@@ -241,17 +241,13 @@ static int form_of(const mix *m, const zrfile_source *st, int *form)
 	return ZR_CLI_OK;
 }
 
-static int write_batch(const mix *m, const uint32_t *src,
-		       const uint64_t *idx, uint64_t *key)
+static int write_batch(const mix *m, const uint64_t *key)
 {
 	zrfile_source *st = NULL;
 	int form, rc = streams_of(m, &st);
 
 	if (rc == ZR_CLI_OK)
 		rc = form_of(m, st, &form);
-	if (rc == ZR_CLI_OK && zrfile_mix_keys(src, idx, m->a->cfg.batch_size,
-					       key))
-		rc = zr_cli_error(m->a->store, "batch", ZR_E_TOOBIG, NULL);
 	if (rc == ZR_CLI_OK)
 		rc = zr_cli_write_streams(st, m->a->indices ? 1 :
 					  m->src[0].nf, form, key,
@@ -264,27 +260,22 @@ static int write_batch(const mix *m, const uint32_t *src,
 static int draw(mix *m)
 {
 	const batch_args *a = m->a;
-	uint64_t b = a->cfg.batch_size, *idx = NULL, *key = NULL;
-	uint32_t *src = NULL;
+	uint64_t b = a->cfg.batch_size, *key = NULL;
 	zr_stream *st = NULL;
 	int rc = build(m, &st);
 
 	if (rc != ZR_CLI_OK)
 		return rc;
-	if (b > SIZE_MAX / sizeof(*idx))
+	if (b > SIZE_MAX / sizeof(*key))
 		rc = zr_cli_error(a->store, "batch", ZR_E_TOOBIG, NULL);
-	else if (!(idx = malloc(b * sizeof(*idx))) ||
-		 !(key = malloc(b * sizeof(*key))) ||
-		 !(src = malloc(b * sizeof(*src))))
+	else if (!(key = malloc(b * sizeof(*key))))
 		rc = zr_cli_error(a->store, "batch", -ENOMEM, NULL);
-	else if ((rc = zr_stream_batch(st, a->start, a->step, a->cfg.rank,
-				       a->cfg.world, b, src, idx)) < 0)
+	else if ((rc = zrfile_mix_batch(st, a->start, a->step, a->cfg.rank,
+					a->cfg.world, b, key)) < 0)
 		rc = zr_cli_lib_error(a->store, "batch", rc);
 	else
-		rc = write_batch(m, src, idx, key);
-	free(idx);
+		rc = write_batch(m, key);
 	free(key);
-	free(src);
 	zr_stream_free(st);
 	return rc;
 }

@@ -290,3 +290,17 @@ int zrfile_mix_keys(const uint32_t *src, const uint64_t *idx, size_t n,
 	}
 	return 0;
 }
+
+int zrfile_mix_batch(const zr_stream *st, uint64_t start, uint64_t step,
+		     uint32_t rank, uint32_t world, uint64_t n, uint64_t *key)
+{
+	uint32_t *src = malloc((n ? n : 1) * sizeof(*src));
+	int err = src ? zr_stream_batch(st, start, step, rank, world, n, src,
+					key) : -ENOMEM;
+
+	/* the indices drawn into key become keys in place */
+	if (err >= 0)
+		err = zrfile_mix_keys(src, key, n, key) ? ZR_E_TOOBIG : 0;
+	free(src);
+	return err;
+}

@@ -47,5 +47,11 @@ int zrfile_mix_form(const zrfile_source *streams, uint32_t nf, int *flat);
  * -EINVAL for an index past 2^54. */
 int zrfile_mix_keys(const uint32_t *src, const uint64_t *idx, size_t n,
 		    uint64_t *key);
+/* The keys of the batch of n samples mixture stream st draws
+ * (zr_stream_batch's start, step, rank, world) into key: what `zrecord
+ * batch MIX` and a mount's NAME.mix/batch/ files both hold.  0,
+ * ZR_E_TOOBIG for an index past 2^54, -ENOMEM, or the stream's error. */
+int zrfile_mix_batch(const zr_stream *st, uint64_t start, uint64_t step,
+		     uint32_t rank, uint32_t world, uint64_t n, uint64_t *key);
 
 #endif

@@ -1,8 +1,10 @@
 /*
  * errors_log.c - a store's ring of recent failure lines (the STORE/errors file)
- * and the daemon's own log sink.
+ * and the daemon's own log sink; the daemon's leaf mutex lives here as the
+ * rings are its first users.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,24 +14,24 @@
 
 #include "errors_log.h"
 
+static pthread_mutex_t leaf_mu = PTHREAD_MUTEX_INITIALIZER;
 static int use_syslog;
+
+void zrfs_leaf_lock(void)
+{
+	pthread_mutex_lock(&leaf_mu);
+}
+
+void zrfs_leaf_unlock(void)
+{
+	pthread_mutex_unlock(&leaf_mu);
+}
 
 void zrfs_elog_use_syslog(int on)
 {
 	use_syslog = on;
 	if (on)
 		openlog("zrecordfs", LOG_PID, LOG_DAEMON);
-}
-
-void zrfs_elog_init(struct zrfs_elog *l)
-{
-	memset(l, 0, sizeof(*l));
-	pthread_mutex_init(&l->mu, NULL);
-}
-
-void zrfs_elog_destroy(struct zrfs_elog *l)
-{
-	pthread_mutex_destroy(&l->mu);
 }
 
 void zrfs_elog_add(struct zrfs_elog *l, const char *store, const char *fmt, ...)
@@ -54,12 +56,12 @@ void zrfs_elog_add(struct zrfs_elog *l, const char *store, const char *fmt, ...)
 		return;
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	pthread_mutex_lock(&l->mu);
+	zrfs_leaf_lock();
 	snprintf(l->line[l->next], ZRFS_ELOG_LINE, "%s %s\n", stamp, msg);
 	l->next = (l->next + 1) % ZRFS_ELOG_LINES;
 	if (l->count < ZRFS_ELOG_LINES)
 		l->count++;
-	pthread_mutex_unlock(&l->mu);
+	zrfs_leaf_unlock();
 }
 
 int zrfs_elog_text(struct zrfs_elog *l, char **out, size_t *len)
@@ -69,7 +71,7 @@ int zrfs_elog_text(struct zrfs_elog *l, char **out, size_t *len)
 
 	if (!buf)
 		return -ENOMEM;
-	pthread_mutex_lock(&l->mu);
+	zrfs_leaf_lock();
 	for (unsigned i = 0; i < l->count; i++) {
 		unsigned k = (l->next + ZRFS_ELOG_LINES - l->count + i) %
 			     ZRFS_ELOG_LINES;
@@ -78,7 +80,7 @@ int zrfs_elog_text(struct zrfs_elog *l, char **out, size_t *len)
 		memcpy(buf + n, l->line[k], m);
 		n += m;
 	}
-	pthread_mutex_unlock(&l->mu);
+	zrfs_leaf_unlock();
 	buf[n] = '\0';
 	*out = buf;
 	*len = n;

@@ -12,20 +12,24 @@
 #ifndef ZRFS_ERRORS_LOG_H
 #define ZRFS_ERRORS_LOG_H
 
-#include <pthread.h>
 #include <stddef.h>
 
 #define ZRFS_ELOG_LINES 32
 #define ZRFS_ELOG_LINE 320
 
+/* The daemon's one leaf mutex for what is rarely touched: every errors
+ * ring and the mount's park queue (store_park.h).  Each holds it for a
+ * few copies, never across a call out of its file, so no other lock is
+ * ever taken inside it and the two never nest. */
+void zrfs_leaf_lock(void);
+void zrfs_leaf_unlock(void);
+
+/* Zeroed, it is empty. */
 struct zrfs_elog {
-	pthread_mutex_t mu;	/* guards the ring below */
-	char line[ZRFS_ELOG_LINES][ZRFS_ELOG_LINE];
+	char line[ZRFS_ELOG_LINES][ZRFS_ELOG_LINE]; /* zrfs_leaf_lock */
 	unsigned next, count;
 };
 
-void zrfs_elog_init(struct zrfs_elog *l);
-void zrfs_elog_destroy(struct zrfs_elog *l);
 /* Formats one line "STORE: ...", keeps it in l (NULL: log only) and logs
  * it. */
 void zrfs_elog_add(struct zrfs_elog *l, const char *store, const char *fmt, ...)

@@ -439,8 +439,9 @@ static void keep(const struct zrfs_node *n, struct zrfs_plan *p)
 	zrfile_shapes_put(&key, &k);
 }
 
-int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
-		      uint64_t *size, uint64_t ver[2])
+/* zrfs_batch_version, and into *lens (unless NULL) a mixture's lengths. */
+static int version(struct zrfs_fs *fs, const struct zrfs_node *n,
+		   uint64_t *size, uint64_t ver[2], uint64_t **lens)
 {
 	struct zrfs_fstore *const *st;
 	size_t k = zrfs_batch_stores(n, &st);
@@ -464,6 +465,10 @@ int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
 		ver[0] = p.length;
 		ver[1] = p.epoch;
 		keep(n, &p);
+		if (lens) {
+			*lens = p.lens;
+			p.lens = NULL;
+		}
 	}
 	zrfs_plan_free(&p);
 	zrfs_views_end(v, k);
@@ -475,6 +480,17 @@ int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
 	return err;
 }
 
+int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
+		      uint64_t *size, uint64_t ver[2])
+{
+	return version(fs, n, size, ver, NULL);
+}
+
+int zrfs_batch_lookup(struct zrfs_fs *fs, struct zrfs_node *t)
+{
+	return version(fs, t, &t->size, t->ver, &t->lens);
+}
+
 void zrfs_plan_free(struct zrfs_plan *p)
 {
 	zrfile_npy_free(&p->file);
@@ -482,6 +498,7 @@ void zrfs_plan_free(struct zrfs_plan *p)
 	free(p->roff);
 	free(p->idx);
 	free(p->streams);
+	free(p->lens);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -57,6 +57,8 @@ struct zrfs_plan {
 	size_t nst;
 	zrfile_npy file;	/* the layout, and what fills it     */
 	uint64_t total;		/* bytes of the file                 */
+	uint64_t *lens;		/* a mixture's source lengths drawn
+				 * at, unless the node's (mixture.h) */
 	/* a packed or padded form: what its lookup kept (shape_cache.h), or
 	 * what this plan read for a lookup to keep */
 	int kept;		/* planned from what was kept        */
@@ -81,6 +83,9 @@ uint64_t zrfs_views_epoch(zr_view *const *views, size_t k);
  * limit whatever records it held. */
 int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
 		      uint64_t *size, uint64_t ver[2]);
+/* zrfs_batch_version into t's size and ver, and of a mixture's batch
+ * the source lengths it draws at into t->lens (the caller's to free). */
+int zrfs_batch_lookup(struct zrfs_fs *fs, struct zrfs_node *t);
 /* Gathers the batch into buf (p->total bytes). */
 int zrfs_plan_fill(const struct zrfs_plan *p, char *buf);
 void zrfs_plan_free(struct zrfs_plan *p);

@@ -10,20 +10,23 @@
  * request is parked until that call returns (store_park.h).
  *
  * Lock order (outermost first): an append or delete handle's mutex, a
- * record or batch handle's mutex, then any one of the leaf mutexes
- * (park.mu, tables_mu, the kept buffers' (big_buffers.h), an errors
- * ring's, a mixture's kept lengths' (mixture.h), the prefetcher's:
- * batch_prefetch.c takes it with no other lock held, and only the kept
- * buffers' inside it).  No lock is held across a fuse_lowlevel_notify_*
- * call.
+ * record or batch handle's mutex, then any one of the leaf mutexes:
+ * tables_mu, the kept buffers' (big_buffers.h), zrfs_leaf_lock's
+ * (errors_log.h: the errors rings and the park queue), or the
+ * prefetcher's (batch_prefetch.c: taken with no other lock held).  A leaf
+ * mutex is never held while another lock is taken, but for the kept
+ * buffers' inside the prefetcher's; no lock is held across a
+ * fuse_lowlevel_notify_* call.
  *
  * Contents.  A record or batch node stands for one content: its size and
  * a version tag are fixed at lookup (a record's: the store's delete epoch
  * of its lookup's view, zr_store_index_changed telling whether a delete
- * since changed its index; a batch's: the length it draws from (with -o length, that
- * option's, so the content no longer depends on the store's length) and
- * the sum of its stores' epochs, which compacts leave, as they change no
- * content).  When the store changes what a name
+ * since changed its index; a batch's: the length it draws from (with -o
+ * length, that option's, so the content no longer depends on the store's
+ * length) and the sum of its stores' epochs, which compacts leave, as
+ * they change no content; a mixture's: the sum of its sources' lengths,
+ * which the node keeps one by one to draw at).  When the store changes
+ * what a name
  * shows, a later lookup of the name makes a new node (a new inode), and the
  * old one lives on for the kernel's references: what rename(2) over a file
  * does.  An open handle serves one content from open to release, so no
@@ -119,6 +122,8 @@ struct zrfs_node {
 	/* record and batch files: fixed at lookup (see Contents) */
 	uint64_t size;		/* file bytes                     */
 	uint64_t ver[2];	/* what the content was made from */
+	uint64_t *lens;		/* mixture batch: each source's length
+				 * at lookup (owned, freed with the node) */
 	uint64_t nlookup;	/* dynamic nodes: kernel references */
 	struct zrfs_node *next;	/* dynamic table chain (by ino)   */
 	struct zrfs_node *knext; /* dynamic table chain (by name)  */

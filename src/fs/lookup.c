@@ -47,6 +47,7 @@ void zrfs_ns_free(struct zrfs_fs *fs)
 
 		for (; n; n = next) {
 			next = n->next;
+			free(n->lens);
 			free(n);
 		}
 	}
@@ -218,6 +219,7 @@ void zrfs_ns_forget(struct zrfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
 			*p = n->next;
 			*kslot(fs, n) = n->knext;
 			fs->ndyn--;
+			free(n->lens);
 			free(n);
 		}
 	}
@@ -358,8 +360,12 @@ static int lookup_batch(struct zrfs_fs *fs, struct zrfs_node *dir,
 	if (err)
 		return err;
 	t.kind = ZRFS_K_BATCH;
-	err = zrfs_batch_version(fs, &t, &t.size, t.ver);
-	return err ? err : dyn_ref(fs, &t, out);
+	err = zrfs_batch_lookup(fs, &t);
+	if (!err)
+		err = dyn_ref(fs, &t, out);
+	if (err || (*out)->lens != t.lens)
+		free(t.lens); /* a node of this content had its own */
+	return err;
 }
 
 static int lookup_static(struct zrfs_node *dir, const char *name,

@@ -5,7 +5,7 @@
  * for each sample, and the batch is read through the encoder's mixture
  * streams (src/files/npy_mix.h) and the handle's views, the bytes
  * `zrecord batch MIX` writes.  The batch is drawn at the source lengths
- * its lookup saw, kept by number so the node's version tag can name them.
+ * its lookup saw, which the node keeps (fs.h, lens).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,53 +50,35 @@ int zrfs_mix_bound(struct zrfs_fs *fs, const struct zrfs_node *n)
 	return b > fs->opts.max_batch / least ? -EFBIG : 0;
 }
 
-/* The number of the lengths len (k values) among those kept. */
-static uint64_t snap_put(struct zrfs_mix *m, const uint64_t *len)
+uint64_t zrfs_mix_length(const struct zrfs_mix *m, uint32_t s,
+			 zr_view *const *views)
 {
-	size_t bytes = m->k * sizeof(*len);
-	uint64_t id;
+	uint64_t n = UINT64_MAX;
 
-	pthread_mutex_lock(&m->mu);
-	if (!m->snap)
-		m->snap = malloc(ZRFS_MIX_SNAPS * bytes);
-	id = m->snap ? m->nsnap : 0;
-	if (m->snap && (!id || memcmp(m->snap + (id - 1) % ZRFS_MIX_SNAPS *
-				      m->k, len, bytes))) {
-		id = ++m->nsnap;
-		memcpy(m->snap + (id - 1) % ZRFS_MIX_SNAPS * m->k, len, bytes);
+	for (uint32_t f = 0; f < m->nf; f++) {
+		size_t c = (size_t)f * m->k + s;
+		uint64_t l = views ? zr_view_length(views[m->slot[c]])
+				   : zr_store_length(m->grid[c]->zs);
+
+		n = l < n ? l : n;
 	}
-	pthread_mutex_unlock(&m->mu);
-	return id;
+	return n;
 }
 
-static int snap_get(struct zrfs_mix *m, uint64_t id, uint64_t *len)
+int zrfs_mix_streams(const struct zrfs_mix *m, uint32_t nf,
+		     zr_view *const *views, zrfile_source **out, char *msg,
+		     size_t cap)
 {
-	int err = 0;
+	zrfile_source *grid;
 
-	pthread_mutex_lock(&m->mu);
-	if (!id || id > m->nsnap || m->nsnap - id >= ZRFS_MIX_SNAPS)
-		err = -ESTALE; /* the kernel looks the name up again */
-	else
-		memcpy(len, m->snap + (id - 1) % ZRFS_MIX_SNAPS * m->k,
-		       m->k * sizeof(*len));
-	pthread_mutex_unlock(&m->mu);
-	return err;
-}
-
-/* Each source's length now, as views show it (a dataset source's
- * shortest store's). */
-static void lengths_now(const struct zrfs_mix *m, zr_view *const *views,
-			uint64_t *len)
-{
-	for (uint32_t s = 0; s < m->k; s++)
-		for (uint32_t f = 0; f < m->nf; f++) {
-			size_t c = (size_t)f * m->k + s;
-			uint64_t l = views ? zr_view_length(views[m->slot[c]])
-					   : zr_store_length(m->grid[c]->zs);
-
-			if (!f || l < len[s])
-				len[s] = l;
-		}
+	*out = zrfile_mix_alloc(m->k, nf, &grid);
+	if (!*out)
+		return -ENOMEM;
+	for (size_t c = 0; c < (size_t)m->k * nf; c++)
+		grid[c] = (zrfile_source){
+			.zs = m->grid[c]->zs, .name = m->names[c / m->k],
+			.view = views ? views[m->slot[c]] : NULL };
+	return zrfile_mix_check(*out, m->k, nf, msg, cap);
 }
 
 /* The encoder's streams of the node's fields (INDICES: of field 0 only,
@@ -105,19 +87,13 @@ static int streams(const struct zrfs_mix *m, const struct zrfs_node *n,
 		   struct zrfs_plan *p, zr_view *const *views)
 {
 	uint32_t nf = n->form == ZRFS_F_IDX ? 1 : m->nf;
-	zrfile_source *grid;
 	char msg[256];
-	int err;
+	int err = zrfs_mix_streams(m, nf, views, &p->streams, msg,
+				   sizeof(msg));
 
-	p->streams = zrfile_mix_alloc(m->k, nf, &grid);
 	if (!p->streams)
 		return -ENOMEM;
 	p->nst = nf;
-	for (size_t c = 0; c < (size_t)m->k * nf; c++)
-		grid[c] = (zrfile_source){
-			.zs = m->grid[c]->zs, .name = m->names[c / m->k],
-			.view = views ? views[m->slot[c]] : NULL };
-	err = zrfile_mix_check(p->streams, m->k, nf, msg, sizeof(msg));
 	return n->form == ZRFS_F_IDX ? 0 : err;
 }
 
@@ -126,12 +102,9 @@ static int draw(struct zrfs_fs *fs, const struct zrfs_node *n,
 		const uint64_t *len, uint64_t *key)
 {
 	const struct zrfs_mix *m = n->mix;
-	uint64_t *idx = malloc(n->bsize * sizeof(*idx));
-	uint32_t *src = malloc(n->bsize * sizeof(*src));
 	uint64_t *base = malloc(m->k * sizeof(*base));
 	zr_stream *st = NULL;
-	int err = idx && src && base ? zrfs_sched_base(fs, n, m->k, len, base)
-				     : -ENOMEM;
+	int err = base ? zrfs_sched_base(fs, n, m->k, len, base) : -ENOMEM;
 
 	if (!err)
 		err = zr_stream_new_mixture(n->seed, m->k, base,
@@ -141,39 +114,52 @@ static int draw(struct zrfs_fs *fs, const struct zrfs_node *n,
 				       m->file.weights, m->file.nsched, base,
 				       len);
 	if (!err)
-		err = zr_stream_batch(st, fs->opts.start, n->step,
-				      fs->opts.rank, fs->opts.world, n->bsize,
-				      src, idx);
-	if (!err)
-		err = zrfile_mix_keys(src, idx, n->bsize, key);
+		err = zrfile_mix_batch(st, fs->opts.start, n->step,
+				       fs->opts.rank, fs->opts.world, n->bsize,
+				       key);
 	zr_stream_free(st);
 	free(base);
-	free(idx);
-	free(src);
 	return err;
+}
+
+/* The lengths n draws at into *len: its lookup's (length: its ver[0]),
+ * or now's (kept in p->lens for a lookup's node). */
+static int lengths_of(const struct zrfs_node *n, struct zrfs_plan *p,
+		      uint64_t length, zr_view *const *views,
+		      const uint64_t **len)
+{
+	const struct zrfs_mix *m = n->mix;
+	uint64_t sum = 0;
+
+	if (length && n->lens) {
+		*len = n->lens;
+		p->length = n->ver[0];
+		return 0;
+	}
+	if (!(p->lens = calloc(m->k, sizeof(*p->lens))))
+		return -ENOMEM;
+	for (uint32_t s = 0; s < m->k; s++) {
+		p->lens[s] = zrfs_mix_length(m, s, views);
+		sum += p->lens[s];
+	}
+	*len = p->lens;
+	p->length = sum;
+	return length && length != sum ? -ESTALE : 0;
 }
 
 int zrfs_mix_draw(struct zrfs_fs *fs, const struct zrfs_node *n,
 		  struct zrfs_plan *p, uint64_t length,
 		  zr_view *const *views)
 {
-	struct zrfs_mix *m = n->mix;
-	uint64_t *len = calloc(m->k, sizeof(*len));
-	int err = len ? streams(m, n, p, views) : -ENOMEM;
+	const uint64_t *len;
+	int err = streams(n->mix, n, p, views);
 
-	if (!err && length) {
-		err = snap_get(m, length, len);
-		p->length = length;
-	} else if (!err) {
-		lengths_now(m, views, len);
-		p->length = snap_put(m, len);
-		err = p->length ? 0 : -ENOMEM;
-	}
+	if (!err)
+		err = lengths_of(n, p, length, views, &len);
 	p->count = n->bsize;
 	if (!err && !(p->idx = malloc(p->count * sizeof(*p->idx))))
 		err = -ENOMEM;
 	if (!err)
 		err = draw(fs, n, len, p->idx);
-	free(len);
 	return err;
 }

@@ -29,8 +29,6 @@ struct zrfs_mix *zrfs_mix_new(const char *abs, const char *rel)
 		free(m);
 		return NULL;
 	}
-	zrfs_elog_init(&m->log);
-	pthread_mutex_init(&m->mu, NULL);
 	if (zr_mixfile_read(abs, &m->file, msg, sizeof(msg)))
 		zrfs_elog_add(&m->log, m->path, "not served: %s", msg);
 	else
@@ -43,13 +41,10 @@ void zrfs_mix_free(struct zrfs_mix *m)
 	if (!m)
 		return;
 	zr_mixfile_free(&m->file);
-	zrfs_elog_destroy(&m->log);
-	pthread_mutex_destroy(&m->mu);
 	free(m->grid);
 	free(m->slot);
 	free(m->names);
 	free(m->st);
-	free(m->snap);
 	free(m->path);
 	free(m);
 }
@@ -210,7 +205,7 @@ static int unique_stores(struct zrfs_mix *m)
  * the same fields, of one schema each. */
 static int check_records(struct zrfs_mix *m, const size_t *nf)
 {
-	zrfile_source *grid, *streams;
+	zrfile_source *streams;
 	char msg[256];
 	int err;
 
@@ -223,13 +218,9 @@ static int check_records(struct zrfs_mix *m, const size_t *nf)
 				      nf[s], m->nf);
 			return 0;
 		}
-	streams = zrfile_mix_alloc(m->k, m->nf, &grid);
+	err = zrfs_mix_streams(m, m->nf, NULL, &streams, msg, sizeof(msg));
 	if (!streams)
 		return 0;
-	for (size_t c = 0; c < (size_t)m->k * m->nf; c++)
-		grid[c] = (zrfile_source){ .zs = m->grid[c]->zs,
-					   .name = m->names[c / m->k] };
-	err = zrfile_mix_check(streams, m->k, m->nf, msg, sizeof(msg));
 	if (err)
 		zrfs_elog_add(&m->log, m->path, "batch files of records not "
 			      "served: %s", msg);
@@ -315,23 +306,10 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* A source's records: its shortest store's (a dataset draws over it). */
-static uint64_t source_length(const struct zrfs_mix *m, uint32_t s)
-{
-	uint64_t n = zr_store_length(m->grid[s]->zs);
-
-	for (uint32_t f = 1; f < m->nf; f++) {
-		uint64_t l = zr_store_length(m->grid[f * m->k + s]->zs);
-
-		n = l < n ? l : n;
-	}
-	return n;
-}
-
 static void source_json(FILE *f, const struct zrfs_mix *m, uint32_t s,
 			uint64_t sum)
 {
-	uint64_t w = m->file.weight[s], n = source_length(m, s);
+	uint64_t w = m->file.weight[s], n = zrfs_mix_length(m, s, NULL);
 
 	fprintf(f, "%s\n  {\"source\": %u, \"path\": ", s ? "," : "", s);
 	json_str(f, m->file.path[s]);

@@ -34,14 +34,7 @@ struct zrfs_mix {
 	const char **names;	/* nf field names (NULL: store sources) */
 	struct zrfs_fstore **st; /* each store once, ascending id      */
 	size_t nst;
-	/* The source lengths lookups drew at, so that a read draws the
-	 * batch its lookup sized: id i (from 1) at snap[(i - 1) %
-	 * ZRFS_MIX_SNAPS] while i + ZRFS_MIX_SNAPS > nsnap. */
-	pthread_mutex_t mu;	/* guards nsnap, snap                   */
-	uint64_t nsnap;
-	uint64_t *snap;
 };
-#define ZRFS_MIX_SNAPS 64
 
 /* Whether a SRC entry's name is a mixture file's. */
 int zrfs_mix_named(const char *name);
@@ -55,6 +48,16 @@ struct zrfs_mix *zrfs_mix_new(const char *abs, const char *rel);
 int zrfs_mix_resolve(struct zrfs_fs *fs, struct zrfs_mix *m);
 void zrfs_mix_free(struct zrfs_mix *m);
 
+/* The encoder's streams of m's first nf fields into *out (free() it;
+ * NULL: -ENOMEM), read through views (zrfs_mix_stores order; NULL: none):
+ * zrfile_mix_check's verdict, msg saying why not. */
+int zrfs_mix_streams(const struct zrfs_mix *m, uint32_t nf,
+		     zr_view *const *views, zrfile_source **out, char *msg,
+		     size_t cap);
+/* Source s's records, as views show them (zrfs_mix_stores order; NULL:
+ * the stores now): its shortest store's, which a dataset draws over. */
+uint64_t zrfs_mix_length(const struct zrfs_mix *m, uint32_t s,
+			 zr_view *const *views);
 /* The stores a mixture reads, in ascending id order, each once. */
 size_t zrfs_mix_stores(const struct zrfs_mix *m,
 		      struct zrfs_fstore *const **out);
@@ -66,9 +69,12 @@ int zrfs_mix_forms(const struct zrfs_mix *m, int *npz, int *flat);
  * file_bytes.c): -EFBIG past max_batch_bytes whatever records it held. */
 int zrfs_mix_bound(struct zrfs_fs *fs, const struct zrfs_node *n);
 /* The streams and records of mixture batch node n into p (p->streams,
- * p->nst, p->idx as keys, p->count, p->length): drawn at the source
- * lengths of lookup p->length = length (0: now, as views show them, or
- * the stores without views).  -ESTALE for lengths no longer kept. */
+ * p->nst, p->idx as keys, p->count, p->length: the lengths' sum): with
+ * length, at n->lens, its lookup's source lengths; else at the lengths
+ * now (as views show them, or the stores without views), kept in
+ * p->lens, and -ESTALE if length (0: any) is not their sum.  Sums tell
+ * lengths apart under the same epochs: lengths only grow between
+ * deletes. */
 int zrfs_mix_draw(struct zrfs_fs *fs, const struct zrfs_node *n,
 		  struct zrfs_plan *p, uint64_t length,
 		  zr_view *const *views);

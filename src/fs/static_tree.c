@@ -94,7 +94,6 @@ static int open_store(struct zrfs_fs *fs, const char *abs, const char *rel,
 	if (zr_store_lock_warning(st->zs))
 		fprintf(stderr, "zrecordfs: warning: %s\n",
 			zr_store_lock_warning(st->zs));
-	zrfs_elog_init(&st->log);
 	/* A recovered journal (SQLite's hot-journal rule, even under -o ro):
 	 * the user learns what is left to do where they look. */
 	if (zr_store_recovered(st->zs))
@@ -390,7 +389,6 @@ int zrfs_tree_free(struct zrfs_fs *fs)
 				st->path, zr_strerror(err));
 			first = err;
 		}
-		zrfs_elog_destroy(&st->log);
 		free(st->path);
 		free(st);
 	}

@@ -7,20 +7,21 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "errors_log.h"
 #include "store_park.h"
 
 void zrfs_writer_begin(struct zrfs_park_queue *q)
 {
 	/* Counted before the library call, so every request that meets
 	 * the call's ZR_E_BUSY finds a writer here and parks. */
-	pthread_mutex_lock(&q->mu);
+	zrfs_leaf_lock();
 	q->writers++;
-	pthread_mutex_unlock(&q->mu);
+	zrfs_leaf_unlock();
 }
 
 void zrfs_writer_end(struct zrfs_park_queue *q)
 {
-	pthread_mutex_lock(&q->mu);
+	zrfs_leaf_lock();
 	if (--q->writers == 0 && q->parked) {
 		struct zrfs_parked **tail = &q->ready;
 
@@ -29,20 +30,20 @@ void zrfs_writer_end(struct zrfs_park_queue *q)
 		*tail = q->parked;
 		q->parked = NULL;
 	}
-	pthread_mutex_unlock(&q->mu);
+	zrfs_leaf_unlock();
 }
 
 int zrfs_park(struct zrfs_park_queue *q, struct zrfs_parked *p)
 {
 	int err = -EAGAIN;
 
-	pthread_mutex_lock(&q->mu);
+	zrfs_leaf_lock();
 	if (q->writers) {
 		p->next = q->parked;
 		q->parked = p;
 		err = 0;
 	}
-	pthread_mutex_unlock(&q->mu);
+	zrfs_leaf_unlock();
 	return err;
 }
 
@@ -50,10 +51,10 @@ struct zrfs_parked *zrfs_park_take_ready(struct zrfs_park_queue *q)
 {
 	struct zrfs_parked *p;
 
-	pthread_mutex_lock(&q->mu);
+	zrfs_leaf_lock();
 	p = q->ready;
 	q->ready = NULL;
-	pthread_mutex_unlock(&q->mu);
+	zrfs_leaf_unlock();
 	return p;
 }
 

@@ -19,7 +19,6 @@
 #define FUSE_USE_VERSION 312 /* as fs.h */
 #endif
 #include <fuse_lowlevel.h>
-#include <pthread.h>
 
 /* Returned (negative) by a step that met a running delete or compact:
  * the request should be parked (zrfs_park). */
@@ -41,10 +40,9 @@ struct zrfs_parked {
 	char name[];		/* lookup */
 };
 
-/* The mount's parked requests (struct zrfs_fs.park); zeroed, it is
- * empty (a zeroed mutex is PTHREAD_MUTEX_INITIALIZER on glibc). */
+/* The mount's parked requests (struct zrfs_fs.park), guarded by the
+ * daemon's leaf mutex (errors_log.h); zeroed, it is empty. */
 struct zrfs_park_queue {
-	pthread_mutex_t mu;	/* guards the three below                 */
 	unsigned writers;	/* deletes and compacts running           */
 	struct zrfs_parked *parked; /* requests waiting for them           */
 	struct zrfs_parked *ready;  /* ... and free to run again           */

@@ -263,6 +263,28 @@ def test_a_grown_source_is_drawn_at_its_new_length(stores, mount, tmp_path):
     assert before != after
 
 
+def test_a_file_keeps_its_lengths_past_many_lookups(stores, mount,
+                                                   tmp_path):
+    """A file looked up before its source grew 70 times, each growth
+    followed by the lookup of another name, still reads the batch of the
+    lengths its own lookup saw: the node keeps them, no table of recent
+    lookups that could push them out."""
+    import io
+    m = mount(stores, "batch_size=16")
+    held = open(m.path("dense.mix", "batch", "3-1.npy"), "rb")
+    for i in range(70):
+        buf = io.BytesIO()
+        np.save(buf, rows_of("b", 8 + i)[7 + i:])
+        with open(m.path("b", "append"), "wb") as f:
+            f.write(buf.getvalue())
+        os.stat(m.path("dense.mix", "batch", "4-%d.npy" % i))
+    got = held.read()
+    held.close()
+    m.stop()
+    assert got == cli(stores, "dense", tmp_path, "--seed", 3, "--step", 1,
+                      "--batch-size", 16, "--length", "40,7,13")
+
+
 def test_skips_are_the_commands(stores, mount, tmp_path):
     """-o skip=A:B ranges apply to every batch stream as --skip does: a
     store's, a ragged store's and a mixture's (merged with its weight
