@@ -28,7 +28,6 @@
 #include "big_buffers.h"
 #include "file_kinds.h"
 #include "file_bytes.h"
-#include "mixture.h"
 #include "store_park.h"
 
 static void log_failure(const struct zrfs_node *n, int err)

@@ -4,7 +4,7 @@
 #include <errno.h>
 
 #include "batch_schedule.h"
-#include "mixture.h"
+#include "batch_node.h"
 
 int zrfs_sched_option(struct zrfs_opts *o, int which, const char *val)
 {

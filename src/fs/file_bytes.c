@@ -14,7 +14,7 @@
 
 #include "file_bytes.h"
 #include "batch_stream.h"
-#include "mixture.h"
+#include "mix_batch.h"
 #include "shape_cache.h"
 #include "batch_schedule.h"
 
@@ -139,19 +139,6 @@ int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 }
 
 /* -- batches ------------------------------------------------------------ */
-
-size_t zrfs_batch_stores(const struct zrfs_node *n,
-			struct zrfs_fstore *const **out)
-{
-	if (n->mix)
-		return zrfs_mix_stores(n->mix, out);
-	if (n->ds) {
-		*out = n->ds->st;
-		return n->ds->n;
-	}
-	*out = &n->st;
-	return 1;
-}
 
 static int form_of(const struct zrfs_node *n)
 {

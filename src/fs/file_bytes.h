@@ -8,8 +8,8 @@
 #ifndef ZRFS_FILE_BYTES_H
 #define ZRFS_FILE_BYTES_H
 
-#include "fs.h"
-#include "npy_file.h"
+#include "batch_node.h"
+#include "batch_plan.h"
 #include "record_png.h"
 
 /* The daemon's views: begun with ZR_VIEW_TRY, so that they never wait for
@@ -45,26 +45,6 @@ int zrfs_rec_same(const struct zrfs_node *n, uint64_t epoch);
 int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 		 char *buf, uint64_t size);
 
-/* A batch file's layout: planned (zrfs_plan_make), then filled
- * (zrfs_plan_fill) through the same views. */
-struct zrfs_plan {
-	const struct zrfs_node *node;
-	uint64_t *idx;		/* this rank's batch indices         */
-	uint64_t length;	/* the records it samples from       */
-	uint64_t epoch;		/* its views' (zrfs_views_epoch)     */
-	uint64_t count;
-	zrfile_source *streams; /* the node's stores, for the encoder */
-	size_t nst;
-	zrfile_npy file;	/* the layout, and what fills it     */
-	uint64_t total;		/* bytes of the file                 */
-	uint64_t *lens;		/* a mixture's source lengths drawn
-				 * at, unless the node's (mixture.h) */
-	/* a packed or padded form: what its lookup kept (shape_cache.h), or
-	 * what this plan read for a lookup to keep */
-	int kept;		/* planned from what was kept        */
-	char *recs;		/* its records gathered, or NULL     */
-	uint64_t *roff;		/* their boundaries                  */
-};
 
 /* Computes the batch's indices and layout (size_only: only what its size
  * needs), sampling from the first length records (0: all the views
@@ -110,9 +90,5 @@ int zrfs_plan_fill_piece(const struct zrfs_plan *p,
 /* A record or batch node's size, fixed at lookup (a kind's size). */
 int zrfs_node_size(struct zrfs_fs *fs, const struct zrfs_node *n,
 		  uint64_t *size);
-
-/* The stores a batch node reads, in ascending id order. */
-size_t zrfs_batch_stores(const struct zrfs_node *n,
-			struct zrfs_fstore *const **out);
 
 #endif

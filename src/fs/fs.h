@@ -51,6 +51,7 @@
 
 #include "zrecord.h"
 #include "errors_log.h"
+#include "mixfile.h"
 #include "opts.h"
 #include "store_park.h"
 
@@ -97,6 +98,24 @@ struct zrfs_dataset {
 	size_t n;
 	struct zrfs_fstore **st; /* sorted by name                */
 	const char **names;	/* the stores' folder names      */
+};
+
+/* A mixture file served as a folder (mixture.h); what it serves, fixed
+ * once resolved (the mount's stores are). */
+struct zrfs_mix {
+	char *path;		/* the file, relative to SRC (messages) */
+	struct zrfs_elog log;
+	zr_mixfile file;
+	int parsed, ok;		/* file read; its sources served */
+	int records;		/* files of records (else indices only) */
+	uint32_t k, nf;		/* sources; fields (1 but datasets)  */
+	/* source s's field f is grid[f * k + s], its view's place in the
+	 * handle's views st[slot[f * k + s]] */
+	struct zrfs_fstore **grid;
+	uint32_t *slot;
+	const char **names;	/* nf field names (NULL: store sources) */
+	struct zrfs_fstore **st; /* each store once, ascending id      */
+	size_t nst;
 };
 
 /* A namespace node.  Static nodes (folders, stores and their fixed files)

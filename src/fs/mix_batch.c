@@ -11,16 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mixture.h"
-#include "npy_mix.h"
+#include "batch_node.h"
 #include "batch_schedule.h"
-
-size_t zrfs_mix_stores(const struct zrfs_mix *m,
-		      struct zrfs_fstore *const **out)
-{
-	*out = m->st;
-	return m->nst;
-}
+#include "mix_batch.h"
+#include "npy_mix.h"
 
 int zrfs_mix_forms(const struct zrfs_mix *m, int *npz, int *flat)
 {

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch_node.h"
+#include "mix_batch.h"
 #include "mixture.h"
 #include "npy_mix.h"
 
@@ -52,20 +54,6 @@ void zrfs_mix_free(struct zrfs_mix *m)
 struct zrfs_elog *zrfs_mix_elog(struct zrfs_mix *m)
 {
 	return &m->log;
-}
-
-struct zrfs_elog *zrfs_batch_elog(const struct zrfs_node *n,
-				  const char **name)
-{
-	struct zrfs_fstore *const *st;
-
-	if (n->mix) {
-		*name = n->mix->path;
-		return &n->mix->log;
-	}
-	zrfs_batch_stores(n, &st);
-	*name = st[0]->path;
-	return &st[0]->log;
 }
 
 /* -- finding the sources ------------------------------------------------ */
