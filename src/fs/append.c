@@ -22,6 +22,7 @@
 #include "file_kinds.h"
 #include "npy_stream.h"
 #include "file_bytes.h"
+#include "errors_log.h"
 
 static void log_failure(struct zrfs_fh *fh, const char *what, int err)
 {

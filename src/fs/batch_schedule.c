@@ -5,6 +5,7 @@
 
 #include "batch_schedule.h"
 #include "batch_node.h"
+#include "errors_log.h"
 
 int zrfs_sched_option(struct zrfs_opts *o, int which, const char *val)
 {

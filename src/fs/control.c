@@ -10,6 +10,7 @@
 
 #include "file_kinds.h"
 #include "store_park.h"
+#include "errors_log.h"
 
 /* Open files keep their bytes (see Contents in fs.h), so compact need not
  * wait for them; but a record file opened before the last delete and not

@@ -22,6 +22,7 @@
 #include "file_kinds.h"
 #include "u64.h"
 #include "store_park.h"
+#include "errors_log.h"
 
 #define DELETE_INPUT_MAX (256u << 20)
 

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "errors_log.h"
+#include "fs.h"
 
 static pthread_mutex_t leaf_mu = PTHREAD_MUTEX_INITIALIZER;
 static int use_syslog;

@@ -14,8 +14,6 @@
 
 #include <stddef.h>
 
-#define ZRFS_ELOG_LINES 32
-#define ZRFS_ELOG_LINE 320
 
 /* The daemon's one leaf mutex for what is rarely touched: every errors
  * ring and the mount's park queue (store_park.h).  Each holds it for a
@@ -24,11 +22,7 @@
 void zrfs_leaf_lock(void);
 void zrfs_leaf_unlock(void);
 
-/* Zeroed, it is empty. */
-struct zrfs_elog {
-	char line[ZRFS_ELOG_LINES][ZRFS_ELOG_LINE]; /* zrfs_leaf_lock */
-	unsigned next, count;
-};
+struct zrfs_elog; /* fs.h */
 
 /* Formats one line "STORE: ...", keeps it in l (NULL: log only) and logs
  * it. */

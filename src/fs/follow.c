@@ -18,6 +18,7 @@
 
 #include "follow.h"
 #include "fs.h"
+#include "errors_log.h"
 
 /* Stopping writes to stopfd, which ends the thread's wait at once: the
  * thread shares nothing else with the rest of the daemon, so it needs no

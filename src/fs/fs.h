@@ -50,10 +50,51 @@
 #include <time.h>
 
 #include "zrecord.h"
-#include "errors_log.h"
 #include "mixfile.h"
-#include "opts.h"
-#include "store_park.h"
+#include "schedule.h"
+
+/* A store's ring of recent failures (errors_log.h). */
+#define ZRFS_ELOG_LINES 32
+#define ZRFS_ELOG_LINE 320
+/* Zeroed, it is empty; its lines are guarded by zrfs_leaf_lock. */
+struct zrfs_elog {
+	char line[ZRFS_ELOG_LINES][ZRFS_ELOG_LINE]; /* zrfs_leaf_lock */
+	unsigned next, count;
+};
+
+struct zrfs_parked;
+/* The mount's parked requests (struct zrfs_fs.park), guarded by the
+ * daemon's leaf mutex (errors_log.h, store_park.h); zeroed, it is empty. */
+struct zrfs_park_queue {
+	unsigned writers;	/* deletes and compacts running           */
+	struct zrfs_parked *parked; /* requests waiting for them           */
+	struct zrfs_parked *ready;  /* ... and free to run again           */
+};
+
+/* The command line (opts.h). */
+struct zrfs_opts {
+	char *src;		/* absolute SRC                           */
+	char *mountpoint;
+	int ro;
+	int foreground;
+	int debug;
+	int single;		/* -s: one thread serves every request    */
+	int clone_fd;
+	unsigned max_idle_threads;
+	unsigned max_threads;	/* -o max_threads: the session's threads  */
+	uint64_t max_batch;	/* -o max_batch_bytes: one batch file     */
+	unsigned prefetch;	/* -o prefetch: steps gathered ahead, 0: off */
+	uint64_t prefetch_mem;	/* -o prefetch_mem: their bytes, 0: default */
+	int direct_batches;	/* -o direct_batches: past the page cache */
+	unsigned follow_ms;	/* -o follow: refresh interval, 0: off    */
+	zr_sampler_mode mode;	/* default sampler of batch/ files        */
+	uint64_t bsize;		/* default batch size                     */
+	uint32_t rank, world;
+	uint64_t start;		/* -o start: the run's first position     */
+	uint64_t granule;	/* -o granule: cycle multiple, 0: W * B   */
+	zrcommon_schedule sched; /* -o length=, skip=, grow= (schedule.h) */
+	struct fuse_args args;	/* what libfuse's session parses          */
+};
 
 /* What a namespace node is; decides every operation on it. */
 enum zrfs_kind {

@@ -30,6 +30,8 @@
 #include "shape_cache.h"
 #include "static_tree.h"
 #include "utab.h"
+#include "opts.h"
+#include "errors_log.h"
 
 /* Parent side: waits for the child's one-byte verdict. */
 static int wait_child(int fd)

@@ -14,6 +14,7 @@
 #include "mix_batch.h"
 #include "mixture.h"
 #include "npy_mix.h"
+#include "errors_log.h"
 
 int zrfs_mix_named(const char *name)
 {

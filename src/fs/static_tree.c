@@ -15,6 +15,7 @@
 #include "mixture.h"
 #include "store_park.h"
 #include "static_tree.h"
+#include "errors_log.h"
 
 static struct zrfs_node *node_new(struct zrfs_fs *fs, enum zrfs_kind kind,
 				 const char *name, struct zrfs_node *parent)

@@ -9,6 +9,7 @@
 
 #include "errors_log.h"
 #include "store_park.h"
+#include "fs.h"
 
 void zrfs_writer_begin(struct zrfs_park_queue *q)
 {

@@ -40,13 +40,7 @@ struct zrfs_parked {
 	char name[];		/* lookup */
 };
 
-/* The mount's parked requests (struct zrfs_fs.park), guarded by the
- * daemon's leaf mutex (errors_log.h); zeroed, it is empty. */
-struct zrfs_park_queue {
-	unsigned writers;	/* deletes and compacts running           */
-	struct zrfs_parked *parked; /* requests waiting for them           */
-	struct zrfs_parked *ready;  /* ... and free to run again           */
-};
+struct zrfs_park_queue; /* fs.h */
 
 /* Around the daemon's own zr_store_delete and zr_store_compact: after
  * zrfs_writer_end, the caller runs what zrfs_park_take_ready returns. */

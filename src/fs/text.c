@@ -12,6 +12,7 @@
 #include "mixture.h"
 #include "statsjson.h"
 #include "file_bytes.h"
+#include "errors_log.h"
 
 static int stats_json(struct zrfs_fstore *st, char **out, size_t *len)
 {
