@@ -28,7 +28,6 @@
 #include "big_buffers.h"
 #include "file_kinds.h"
 #include "file_bytes.h"
-#include "store_park.h"
 #include "errors_log.h"
 
 static void log_failure(const struct zrfs_node *n, int err)

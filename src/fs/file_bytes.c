@@ -17,7 +17,6 @@
 #include "mix_batch.h"
 #include "shape_cache.h"
 #include "batch_schedule.h"
-#include "store_park.h"
 #include "errors_log.h"
 
 /* -- views ------------------------------------------------------------- */

@@ -43,6 +43,7 @@
 
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -61,6 +62,10 @@ struct zrfs_elog {
 	char line[ZRFS_ELOG_LINES][ZRFS_ELOG_LINE]; /* zrfs_leaf_lock */
 	unsigned next, count;
 };
+
+/* Returned (negative) by a step that met a running delete or compact:
+ * the request should be parked (zrfs_park, store_park.h). */
+#define ZRFS_E_PARK (-EINPROGRESS)
 
 struct zrfs_parked;
 /* The mount's parked requests (struct zrfs_fs.park), guarded by the

@@ -8,13 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataset.h"
 #include "file_bytes.h"
 #include "lookup.h"
 #include "mix_batch.h"
 #include "u64.h"
-#include "store_park.h"
-#include "static_tree.h"
 
 #define DYN_FIRST (1ull << 32)
 

@@ -17,7 +17,6 @@
 #include "ops.h"
 #include "readdir.h"
 #include "store_park.h"
-#include "static_tree.h"
 
 #define FS(req) ((struct zrfs_fs *)fuse_req_userdata(req))
 #define FH(fi) ((struct zrfs_fh *)(uintptr_t)(fi)->fh)

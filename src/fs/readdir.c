@@ -11,7 +11,6 @@
 
 #include "lookup.h"
 #include "readdir.h"
-#include "static_tree.h"
 
 enum { ENT_OK, ENT_END };
 

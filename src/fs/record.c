@@ -16,7 +16,6 @@
 #include "file_bytes.h"
 #include "lookup.h"
 #include "u64.h"
-#include "store_park.h"
 #include "errors_log.h"
 
 static void log_failure(const struct zrfs_node *n, int err)

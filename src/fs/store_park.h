@@ -20,10 +20,6 @@
 #endif
 #include <fuse_lowlevel.h>
 
-/* Returned (negative) by a step that met a running delete or compact:
- * the request should be parked (zrfs_park). */
-#define ZRFS_E_PARK (-EINPROGRESS)
-
 struct zrfs_fh;
 
 /* A request waiting for a delete or compact: what ops.c needs to run it
