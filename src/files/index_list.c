@@ -115,10 +115,13 @@ static int num_check(zrfile_idxlist *p, uint64_t limit)
 
 	if (!p->overflow && p->value < limit)
 		return 0;
-	snprintf(shown, sizeof(shown), "%.*s%s",
-		 p->digits > SHOWN_DIGITS ? SHOWN_DIGITS : (int)p->digits,
-		 p->digits ? p->shown : "0",
-		 p->digits > SHOWN_DIGITS ? "..." : "");
+	if (!p->digits)
+		snprintf(shown, sizeof(shown), "0");
+	else
+		snprintf(shown, sizeof(shown), "%.*s%s",
+			 p->digits > SHOWN_DIGITS ? SHOWN_DIGITS :
+			 (int)p->digits, p->shown,
+			 p->digits > SHOWN_DIGITS ? "..." : "");
 	return out_of_range(p, shown, limit);
 }
 
