@@ -18,7 +18,8 @@ EXTRA_DIST += tests/fuzz/corpus $(FUZZ_SRC) tests/rel/conftest.py \
 FUZZ_SRC = tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h tests/rmtree.c \
 	tests/rmtree.h \
 	tests/fuzz/fuzz_npy.c tests/fuzz/fuzz_schema.c \
-	tests/fuzz/fuzz_npystream.c tests/fuzz/fuzz_store.c \
+	tests/fuzz/fuzz_npystream.c tests/fuzz/fuzz_idxlist.c \
+	tests/fuzz/fuzz_store.c \
 	tests/fuzz/fuzz_mixfile.c tests/fuzz/fuzz_image.c tests/fuzz/fuzz_wds.c
 FUZZ_CC = clang
 FUZZ_BIN = tests/fuzz/bin

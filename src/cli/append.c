@@ -5,7 +5,6 @@
  * at all.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,16 +32,6 @@ static int input_error(const append_ctx *c, const char *file, int err,
 	snprintf(msg, sizeof(msg), "%s%s%s", file, detail ? ": " : "",
 		 detail ? detail : "");
 	return zr_cli_error(c->store, "append", err, msg);
-}
-
-static int open_input(const char *file, int *fd)
-{
-	if (!strcmp(file, "-")) {
-		*fd = STDIN_FILENO;
-		return 0;
-	}
-	*fd = open(file, O_RDONLY | O_CLOEXEC);
-	return *fd < 0 ? -errno : 0;
 }
 
 /* Sums regular files' sizes for the progress meter (0: unknown). */
@@ -92,12 +81,11 @@ static int feed_file(append_ctx *c, const char *file)
 {
 	int fd, rc;
 
-	rc = open_input(file, &fd);
+	rc = zr_cli_open_input(file, &fd);
 	if (rc < 0)
 		return input_error(c, file, rc, NULL);
 	rc = feed_fd(c, file, fd);
-	if (fd != STDIN_FILENO)
-		close(fd);
+	zr_cli_close_input(fd);
 	return rc;
 }
 

@@ -96,6 +96,10 @@ int zr_cli_open(const char *path, unsigned flags, const char *cmd,
  * returns rc unchanged unless the close fails while rc was ZR_CLI_OK. */
 int zr_cli_close(zr_store *s, const char *path, const char *cmd, int rc);
 
+/* Opens FILE for reading, "-" meaning stdin: 0 or -errno. */
+int zr_cli_open_input(const char *file, int *fd);
+/* Closes what zr_cli_open_input opened (stdin stays open). */
+void zr_cli_close_input(int fd);
 /* Reads a whole regular file of at most max bytes; -errno or -EFBIG. */
 int zr_cli_read_file(const char *path, size_t max, void **buf, size_t *len);
 

@@ -2,7 +2,7 @@
  * util.c - the zrecord command's shared plumbing: error and usage messages
  * in one format, option parsing with --help and --wait built in, strict
  * index parsing, opening (waiting for a busy store's lock if asked) and
- * closing stores, reading small files.
+ * closing stores, opening inputs ("-" for stdin), reading small files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -221,6 +221,22 @@ int zr_cli_check_range(const char *store, const char *cmd, zr_store *s,
 		return zr_cli_error(store, cmd, ZR_E_RANGE, msg);
 	}
 	return ZR_CLI_OK;
+}
+
+int zr_cli_open_input(const char *file, int *fd)
+{
+	if (!strcmp(file, "-")) {
+		*fd = STDIN_FILENO;
+		return 0;
+	}
+	*fd = open(file, O_RDONLY | O_CLOEXEC);
+	return *fd < 0 ? -errno : 0;
+}
+
+void zr_cli_close_input(int fd)
+{
+	if (fd != STDIN_FILENO)
+		close(fd);
 }
 
 /* Which lock an holder has says what it is (zrecord.h, Locking): data.zr

@@ -1,7 +1,8 @@
 # src/files/local.mk - the file forms, in one place with one prefix
 # (zrfile_): the encoder of record, batch, .npz and PNG files and the
-# parser of the .npy append stream, which the zrecord command and the
-# zrecordfs daemon share so that the same records give the same bytes.
+# parsers of the .npy append stream and of record-index lists, which the
+# zrecord command and the zrecordfs daemon share so that the same records
+# give the same bytes and the same input means the same thing.
 # Not part of libzrecord's public API (see npy_file.h for why); zlib
 # provides the ZIP members' CRC-32 and PNG's checksums.
 noinst_LTLIBRARIES += src/files/libzrfiles.la
@@ -13,6 +14,7 @@ src_files_libzrfiles_la_SOURCES = \
 	src/files/png.c src/files/png.h \
 	src/files/record_png.c src/files/record_png.h \
 	src/files/npy_stream.c src/files/npy_stream.h \
+	src/files/index_list.c src/files/index_list.h \
 	src/files/shape_cache.c src/files/shape_cache.h
 src_files_libzrfiles_la_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 src_files_libzrfiles_la_LIBADD = $(ZLIB_LIBS)

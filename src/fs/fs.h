@@ -261,8 +261,9 @@ struct zrfs_fh {
 	/* what the kind keeps besides buf and view, freed with the handle */
 	void (*drop)(struct zrfs_fh *fh);
 	struct zrfile_npystream *ns;    /* append session (NULL between them) */
-	uint64_t pos;		/* append: next expected write offset;
-				 * delete: input checked up to here        */
+	struct zrfile_idxlist *ix;	/* delete: the parser of the input
+					 * since the last commit (NULL: none) */
+	uint64_t pos;		/* append: next expected write offset      */
 	int err;		/* first failure of the append or delete   */
 	int append_mode;	/* opened O_APPEND: offsets are ignored    */
 	pid_t owner;		/* append, delete: the opening process     */

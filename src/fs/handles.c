@@ -8,6 +8,7 @@
 
 #include "big_buffers.h"
 #include "file_kinds.h"
+#include "index_list.h"
 #include "npy_stream.h"
 #include "lookup.h"
 
@@ -49,6 +50,7 @@ static void fh_free(struct zrfs_fs *fs, struct zrfs_fh *fh)
 	zr_view_end(fh->view);
 	pthread_mutex_destroy(&fh->mu);
 	zrfile_npystream_free(fh->ns); /* an unfinished session is aborted */
+	zrfile_idxlist_free(fh->ix);
 	zrfs_ns_forget(fs, fh->node->ino, 1);
 	free(fh);
 }

@@ -91,6 +91,27 @@ def npystream_corpus():
         put("npystream", "stream%d" % i, bytes([cfg]) + seed + stream)
 
 
+IDXLISTS = [  # (limit byte as in fuzz_idxlist.c, the list)
+    (2, b"3, 0\t17\r\n00039,5 5\n"),
+    (3, b"999 1000\n"),
+    (2, b"12x\n"),
+    (2, np.array([3, 39, 17], "<i8")),
+    (4, np.array([7, 0, 65535], ">u2")),
+    (2, np.array([1, -2], "|i1")),
+    (2, np.array(5, "<u4")),
+    (2, np.zeros((1, 2), "<i4")),
+    (2, np.zeros((3,), "<f4")),
+]
+
+
+def idxlist_corpus():
+    for i, (limit, body) in enumerate(IDXLISTS):
+        if isinstance(body, np.ndarray):
+            body = npy_bytes(body)
+        seed = struct.pack("<I", 2246822519 * (i + 1) & 0xFFFFFFFF)
+        put("idxlist", "list%d" % i, seed + bytes([limit]) + body)
+
+
 def pack_store(path, writable):
     files = zf.snapshot(path)
     flags = (1 if "dict.zr" in files else 0) | (2 if writable else 0)
@@ -143,5 +164,6 @@ if __name__ == "__main__":
     npy_corpus()
     schema_corpus()
     npystream_corpus()
+    idxlist_corpus()
     store_corpus()
     mixfile_corpus()
