@@ -4,8 +4,9 @@
  * mount take them: a store, a dataset folder's stores in sorted order
  * (symlinks, plain folders and files left out), the same folder however
  * its path is spelt, and the refusals (no such path, a folder without
- * stores, more than 64 stores, sources of other fields); and the mixture
- * stats JSON written from plain data (statsjson.h).
+ * stores, more than 64 stores, sources of other fields by number or
+ * name); and the mixture stats JSON written from plain data
+ * (statsjson.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -102,6 +103,36 @@ START_TEST(test_store_and_dataset)
 			 "need the same fields)");
 	ck_assert_int_eq(zrcommon_mix_same_fields(src + 1, 1, why,
 						  sizeof(why)), 0);
+	zrcommon_mix_sources_free(src, f.k);
+	zr_mixfile_free(&f);
+}
+END_TEST
+
+START_TEST(test_fields_by_name)
+{
+	zr_mixfile f;
+	zrcommon_mixsource *src;
+	char p[PATH_MAX], why[512] = "";
+
+	for (int d = 0; d < 3; d++) {
+		static const char *const dirs[] = { "d0", "d1", "xz" };
+
+		make_dir(dirs[d]);
+		ck_path(p, sizeof(p), ck_dir, dirs[d]);
+		make_store(p, "x");
+		make_store(p, d < 2 ? "y" : "z");
+	}
+	ck_assert_int_eq(sources("{\"sources\": [{\"path\": \"d0\", "
+				 "\"weight\": 1}, {\"path\": \"d1\", "
+				 "\"weight\": 1}, {\"path\": \"xz\", "
+				 "\"weight\": 1}]}", &f, &src, why,
+				 sizeof(why)), 0);
+	ck_assert_int_eq(zrcommon_mix_same_fields(src, 2, why, sizeof(why)),
+			 0);
+	ck_assert_int_eq(zrcommon_mix_same_fields(src, 3, why, sizeof(why)),
+			 -EINVAL);
+	ck_assert_str_eq(why, "source 2 has a field z where source 0 has y "
+			 "(sources need the same fields)");
 	zrcommon_mix_sources_free(src, f.k);
 	zr_mixfile_free(&f);
 }
@@ -223,6 +254,7 @@ Suite *suite_mixsource(void)
 	tcase_add_checked_fixture(tc, ck_dir_setup, ck_dir_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_store_and_dataset);
+	tcase_add_test(tc, test_fields_by_name);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_64_stores);
 	tcase_add_test(tc, test_named);

@@ -16,16 +16,10 @@
 
 #include "batch.h"
 #include "mixfile.h"
-#include "mixsource.h"
+#include "mixopen.h"
 #include "npy_mix.h"
 
-/* One source: a store (one field, no name) or a dataset folder (its
- * stores, by folder name in sorted order): mixsource.h. */
-typedef struct source {
-	size_t nf;
-	zr_store **zs;
-	char **name;
-} source;
+typedef zr_cli_mixsrc source;
 
 typedef struct mix {
 	const batch_args *a;
@@ -34,76 +28,25 @@ typedef struct mix {
 	uint64_t *len, *have; /* at position 0; each source's records */
 } mix;
 
-/* Opens source k's stores (their paths and names in at, whose names s
- * takes) and its length: a dataset's shortest store's, as a mount's
- * @batch draws. */
-static int open_source(mix *m, uint32_t k, zrcommon_mixsource *at,
-		       uint64_t *n)
-{
-	source *s = &m->src[k];
-	int rc = ZR_CLI_OK;
-
-	s->zs = calloc(at->nf, sizeof(*s->zs));
-	if (!s->zs)
-		return zr_cli_error(m->a->store, "batch", -ENOMEM, NULL);
-	s->name = at->name;
-	at->name = NULL;
-	s->nf = at->nf;
-	for (size_t f = 0; rc == ZR_CLI_OK && f < s->nf; f++)
-		rc = zr_cli_open(at->store[f], ZR_OPEN_RDONLY, "batch",
-				 &s->zs[f]);
-	for (size_t f = 0; rc == ZR_CLI_OK && f < s->nf; f++)
-		if (!f || zr_store_length(s->zs[f]) < *n)
-			*n = zr_store_length(s->zs[f]);
-	return rc;
-}
-
-/* The sources (mixsource.h: found as a mount finds them), opened. */
+/* The sources (mixopen.h: found as a mount finds them), opened, and
+ * the lengths the batch starts with. */
 static int open_sources(mix *m)
 {
 	const char *path = m->a->store;
-	zrcommon_mixsource *at;
-	char why[PATH_MAX + 128];
-	int rc = zrcommon_mix_sources(path, &m->file, &at, why, sizeof(why));
+	char why[256];
+	int rc;
 
-	if (rc < 0)
-		return zr_cli_error(path, "batch", rc, why);
-	m->src = calloc(m->file.k, sizeof(*m->src));
 	m->len = calloc(m->file.k, sizeof(*m->len));
 	m->have = calloc(m->file.k, sizeof(*m->have));
-	if (!m->src || !m->len || !m->have)
-		rc = zr_cli_error(path, "batch", -ENOMEM, NULL);
-	else if (!m->a->indices &&
-		 zrcommon_mix_same_fields(at, m->file.k, why, sizeof(why)))
+	if (!m->len || !m->have)
+		return zr_cli_error(path, "batch", -ENOMEM, NULL);
+	rc = zr_cli_mix_open(path, &m->file, "batch", &m->src, m->have, why,
+			     sizeof(why));
+	if (rc == ZR_CLI_OK && !m->a->indices && *why)
 		rc = zr_cli_error(path, "batch", -EINVAL, why);
-	for (uint32_t i = 0; rc == ZR_CLI_OK && i < m->file.k; i++) {
-		uint64_t n = 0;
-
-		rc = open_source(m, i, &at[i], &n);
-		m->have[i] = n;
-		if (rc == ZR_CLI_OK)
-			rc = zr_cli_batch_length(m->a, i, m->file.k, n,
-						 &m->len[i]);
-	}
-	zrcommon_mix_sources_free(at, m->file.k);
-	return rc;
-}
-
-static int close_sources(mix *m, int rc)
-{
-	for (uint32_t i = 0; m->src && i < m->file.k; i++) {
-		source *s = &m->src[i];
-
-		for (size_t f = 0; f < s->nf; f++) {
-			if (s->zs && s->zs[f])
-				rc = zr_cli_close(s->zs[f], m->file.path[i],
-						  "batch", rc);
-			free(s->name ? s->name[f] : NULL);
-		}
-		free(s->zs);
-		free(s->name);
-	}
-	free(m->src);
+	for (uint32_t i = 0; rc == ZR_CLI_OK && i < m->file.k; i++)
+		rc = zr_cli_batch_length(m->a, i, m->file.k, m->have[i],
+					 &m->len[i]);
 	return rc;
 }
 
@@ -220,20 +163,18 @@ static int draw(mix *m)
 int zr_cli_batch_mix(const batch_args *a)
 {
 	mix m = { .a = a };
-	char msg[256];
 	int rc;
 
 	if (a->granule)
 		return zr_cli_usage(&zr_cli_batch, "--granule: a mixture's "
 				    "sources cycle through all their records");
-	rc = zr_mixfile_read(a->store, &m.file, msg, sizeof(msg));
-	if (rc < 0) /* msg only repeats a system error */
-		return zr_cli_error(a->store, "batch", rc, rc == -EINVAL ||
-				    rc == -EFBIG ? msg : NULL);
+	rc = zr_cli_mix_read(a->store, "batch", &m.file);
+	if (rc != ZR_CLI_OK)
+		return rc;
 	rc = open_sources(&m);
 	if (rc == ZR_CLI_OK)
 		rc = draw(&m);
-	rc = close_sources(&m, rc);
+	rc = zr_cli_mix_close(m.src, &m.file, "batch", rc);
 	free(m.len);
 	free(m.have);
 	zr_mixfile_free(&m.file);

@@ -194,13 +194,32 @@ int zrcommon_mix_sources(const char *mixpath, const zr_mixfile *f,
 	return err;
 }
 
+static int same_name(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* A field's name in a message: a store source's has none. */
+static const char *or_none(const char *name)
+{
+	return name ? name : "(none: a store)";
+}
+
 int zrcommon_mix_same_fields(const zrcommon_mixsource *src, uint32_t k,
 			     char *why, size_t cap)
 {
-	for (uint32_t s = 1; s < k; s++)
+	for (uint32_t s = 1; s < k; s++) {
 		if (src[s].nf != src[0].nf)
 			return say(-EINVAL, why, cap, "source %u has %u "
 				   "stores, source 0 %u (sources need the same "
 				   "fields)", s, src[s].nf, src[0].nf);
+		for (uint32_t f = 0; f < src[0].nf; f++)
+			if (!same_name(src[s].name[f], src[0].name[f]))
+				return say(-EINVAL, why, cap, "source %u has a "
+					   "field %s where source 0 has %s "
+					   "(sources need the same fields)", s,
+					   or_none(src[s].name[f]),
+					   or_none(src[0].name[f]));
+	}
 	return 0;
 }

@@ -57,7 +57,8 @@ int zrcommon_mix_sources(const char *mixpath, const zr_mixfile *f,
 void zrcommon_mix_sources_free(zrcommon_mixsource *src, uint32_t k);
 
 /* The rule for batch files of records (else only indices): every source
- * has source 0's number of fields.  0, or -EINVAL with why. */
+ * has source 0's fields, by number and name.  0, or -EINVAL with why.
+ * (Their schemas must match too: zrfile_mix_check, on open stores.) */
 int zrcommon_mix_same_fields(const zrcommon_mixsource *src, uint32_t k,
 			     char *why, size_t cap);
 
