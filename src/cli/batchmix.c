@@ -9,16 +9,14 @@
  * source number in the file's order and record index in that source).
  */
 #include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "batch.h"
 #include "mixfile.h"
 #include "mixopen.h"
 #include "npy_mix.h"
 
+/* One source, opened (mixopen.h). */
 typedef zr_cli_mixsrc source;
 
 typedef struct mix {

@@ -48,6 +48,7 @@ int zrcommon_is_field(const char *dir, const char *name)
 }
 
 /* why, cut to cap bytes; returns err. */
+__attribute__((format(printf, 4, 5)))
 static int say(int err, char *why, size_t cap, const char *fmt, ...)
 {
 	va_list ap;

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,17 @@ static struct zrfs_node *walk(struct zrfs_fs *fs, const char *rel)
 	return n;
 }
 
+/* why: the message of fmt, cut to cap bytes. */
+__attribute__((format(printf, 3, 4)))
+static void say(char *why, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, cap, fmt, ap);
+	va_end(ap);
+}
+
 /* The node the mount shows for abs (resolved, mixsource.h), or NULL (a
  * reason in why): abs must be inside SRC, so "..", symlinks and absolute
  * paths inside SRC all name the folder the mount shows. */
@@ -79,26 +91,22 @@ static struct zrfs_node *served(struct zrfs_fs *fs, const char *abs,
 				char *why, size_t cap)
 {
 	char src[PATH_MAX];
-	struct zrfs_node *n = NULL;
+	struct zrfs_node *n;
 	size_t r;
 
 	if (!realpath(fs->opts.src, src)) {
-		snprintf(why, cap, "%s: %s", fs->opts.src, strerror(errno));
+		say(why, cap, "%s: %s", fs->opts.src, strerror(errno));
 		return NULL;
 	}
 	r = strlen(src);
-	if (!strcmp(abs, src))
-		n = walk(fs, "");
-	else if (!strncmp(abs, src, r) && abs[r] == '/')
-		n = walk(fs, abs + r + 1);
-	else if (snprintf(why, cap, "%s is outside this mount's SRC (%s)", abs,
-			  src) >= (int)cap)
-		why[cap - 1] = 0;
-	else
+	if (strncmp(abs, src, r) || (abs[r] && abs[r] != '/')) {
+		say(why, cap, "%s is outside this mount's SRC (%s)", abs, src);
 		return NULL;
-	if (!n && snprintf(why, cap, "%s is not served by this mount (a store "
-			   "or dataset folder under SRC is)", abs) >= (int)cap)
-		why[cap - 1] = 0;
+	}
+	n = walk(fs, abs[r] ? abs + r + 1 : "");
+	if (!n)
+		say(why, cap, "%s is not served by this mount (a store or "
+		    "dataset folder under SRC is)", abs);
 	return n;
 }
 
@@ -110,10 +118,9 @@ static int map_fields(struct zrfs_fs *fs, const zrcommon_mixsource *src,
 	for (uint32_t i = 0; i < src->nf; i++) {
 		struct zrfs_node *n = served(fs, src->store[i], why, cap);
 
-		if (n && n->kind != ZRFS_K_STORE &&
-		    snprintf(why, cap, "%s is not served by this mount",
-			     src->store[i]) >= (int)cap)
-			why[cap - 1] = 0;
+		if (n && n->kind != ZRFS_K_STORE)
+			say(why, cap, "%s is not served by this mount as a "
+			    "store", src->store[i]);
 		if (!n || n->kind != ZRFS_K_STORE)
 			return -ENOENT;
 		f[i] = n->st;
@@ -147,7 +154,7 @@ static int find_source(struct zrfs_fs *fs, struct zrfs_mix *m, uint32_t s,
 	if (!err)
 		return 0;
 	if (err == -ENOMEM && !*why)
-		snprintf(why, sizeof(why), "%s", strerror(ENOMEM));
+		say(why, sizeof(why), "%s", strerror(ENOMEM));
 	zrfs_elog_add(&m->log, m->path, "not served: source %u (\"%s\"): %s",
 		      s, m->file.path[s], why);
 	return -1;
