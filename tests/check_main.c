@@ -25,6 +25,7 @@ int main(void)
 		suite_prefetch,
 		suite_schedule,
 		suite_idxlist,
+		suite_mixsource,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -31,5 +31,6 @@ Suite *suite_store_reserve(void);
 Suite *suite_prefetch(void);
 Suite *suite_schedule(void);
 Suite *suite_idxlist(void);
+Suite *suite_mixsource(void);
 
 #endif

@@ -8,26 +8,16 @@
  * zrecordfs mount serves as NAME.mix/batch/... (--indices: int64 (B, 2),
  * source number in the file's order and record index in that source).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "batch.h"
 #include "mixfile.h"
+#include "mixopen.h"
 #include "npy_mix.h"
 
-/* One source: a store (one field, no name) or a dataset folder (its
- * stores, by folder name in sorted order). */
-typedef struct source {
-	size_t nf;
-	zr_store **zs;
-	char **name;
-} source;
+/* One source, opened (mixopen.h). */
+typedef zr_cli_mixsrc source;
 
 typedef struct mix {
 	const batch_args *a;
@@ -36,137 +26,25 @@ typedef struct mix {
 	uint64_t *len, *have; /* at position 0; each source's records */
 } mix;
 
-/* Source path p relative to the mixture file's folder. */
-static int source_path(const char *mixpath, const char *p, char *dst,
-		       size_t cap)
-{
-	const char *slash = strrchr(mixpath, '/');
-	int dir = slash ? (int)(slash - mixpath) + 1 : 0;
-	int n = p[0] == '/' ? snprintf(dst, cap, "%s", p) :
-		snprintf(dst, cap, "%.*s%s", dir, mixpath, p);
-
-	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
-}
-
-static int is_store(const char *dir)
-{
-	char p[PATH_MAX];
-	struct stat st;
-
-	return snprintf(p, sizeof(p), "%s/meta.zr", dir) < (int)sizeof(p) &&
-	       !stat(p, &st) && S_ISREG(st.st_mode);
-}
-
-/* The stores among dir's entries, as a mount shows a dataset: folders
- * (not symlinks) holding meta.zr, in sorted order. */
-static int field_names(const char *dir, source *s)
-{
-	struct dirent **e = NULL;
-	int n = scandir(dir, &e, NULL, alphasort), rc = 0;
-
-	if (n < 0)
-		return -errno;
-	s->name = calloc(n ? n : 1, sizeof(*s->name));
-	s->zs = calloc(n ? n : 1, sizeof(*s->zs));
-	for (int i = 0; i < n; i++) {
-		char p[PATH_MAX];
-		struct stat st;
-
-		if (!rc && (!s->name || !s->zs))
-			rc = -ENOMEM;
-		if (!rc && strcmp(e[i]->d_name, ".") &&
-		    strcmp(e[i]->d_name, "..") &&
-		    snprintf(p, sizeof(p), "%s/%s", dir, e[i]->d_name) <
-			    (int)sizeof(p) &&
-		    !lstat(p, &st) && S_ISDIR(st.st_mode) && is_store(p) &&
-		    !(s->name[s->nf++] = strdup(e[i]->d_name)))
-			rc = -ENOMEM;
-		free(e[i]);
-	}
-	free(e);
-	return rc;
-}
-
-/* Opens source k (at path) and its length: a dataset's shortest store's,
- * as a mount's @batch draws. */
-static int open_source(mix *m, uint32_t k, const char *path, uint64_t *n)
-{
-	source *s = &m->src[k];
-	char p[PATH_MAX];
-	int rc = ZR_CLI_OK;
-
-	if (is_store(path)) {
-		s->zs = calloc(1, sizeof(*s->zs));
-		s->name = calloc(1, sizeof(*s->name));
-		if (!s->zs || !s->name)
-			return zr_cli_error(path, "batch", -ENOMEM, NULL);
-		s->nf = 1;
-		rc = zr_cli_open(path, ZR_OPEN_RDONLY, "batch", &s->zs[0]);
-	} else if ((rc = field_names(path, s)) < 0 || !s->nf) {
-		char msg[PATH_MAX + 128];
-
-		snprintf(msg, sizeof(msg), "source %u (%s): no store and no "
-			 "folder of stores there (a source is a store or an "
-			 "aligned dataset folder)", k, path);
-		return zr_cli_error(m->a->store, "batch", rc < 0 ? rc : -ENOENT,
-				    msg);
-	}
-	for (size_t f = 0; s->name[0] && rc == ZR_CLI_OK && f < s->nf; f++) {
-		if (snprintf(p, sizeof(p), "%s/%s", path, s->name[f]) >=
-		    (int)sizeof(p))
-			return zr_cli_error(path, "batch", -ENAMETOOLONG,
-					    s->name[f]);
-		rc = zr_cli_open(p, ZR_OPEN_RDONLY, "batch", &s->zs[f]);
-	}
-	for (size_t f = 0; rc == ZR_CLI_OK && f < s->nf; f++)
-		if (!f || zr_store_length(s->zs[f]) < *n)
-			*n = zr_store_length(s->zs[f]);
-	return rc;
-}
-
+/* The sources (mixopen.h: found as a mount finds them), opened, and
+ * the lengths the batch starts with. */
 static int open_sources(mix *m)
 {
 	const char *path = m->a->store;
-	char src[PATH_MAX];
+	char why[256];
+	int rc;
 
-	m->src = calloc(m->file.k, sizeof(*m->src));
 	m->len = calloc(m->file.k, sizeof(*m->len));
 	m->have = calloc(m->file.k, sizeof(*m->have));
-	if (!m->src || !m->len || !m->have)
+	if (!m->len || !m->have)
 		return zr_cli_error(path, "batch", -ENOMEM, NULL);
-	for (uint32_t i = 0; i < m->file.k; i++) {
-		uint64_t n = 0;
-		int rc;
-
-		if (source_path(path, m->file.path[i], src, sizeof(src)))
-			return zr_cli_error(path, "batch", -ENAMETOOLONG,
-					    m->file.path[i]);
-		rc = open_source(m, i, src, &n);
-		m->have[i] = n;
-		if (rc == ZR_CLI_OK)
-			rc = zr_cli_batch_length(m->a, i, m->file.k, n,
-						 &m->len[i]);
-		if (rc != ZR_CLI_OK)
-			return rc;
-	}
-	return ZR_CLI_OK;
-}
-
-static int close_sources(mix *m, int rc)
-{
-	for (uint32_t i = 0; m->src && i < m->file.k; i++) {
-		source *s = &m->src[i];
-
-		for (size_t f = 0; f < s->nf; f++) {
-			if (s->zs && s->zs[f])
-				rc = zr_cli_close(s->zs[f], m->file.path[i],
-						  "batch", rc);
-			free(s->name ? s->name[f] : NULL);
-		}
-		free(s->zs);
-		free(s->name);
-	}
-	free(m->src);
+	rc = zr_cli_mix_open(path, &m->file, "batch", &m->src, m->have, why,
+			     sizeof(why));
+	if (rc == ZR_CLI_OK && !m->a->indices && *why)
+		rc = zr_cli_error(path, "batch", -EINVAL, why);
+	for (uint32_t i = 0; rc == ZR_CLI_OK && i < m->file.k; i++)
+		rc = zr_cli_batch_length(m->a, i, m->file.k, m->have[i],
+					 &m->len[i]);
 	return rc;
 }
 
@@ -283,20 +161,18 @@ static int draw(mix *m)
 int zr_cli_batch_mix(const batch_args *a)
 {
 	mix m = { .a = a };
-	char msg[256];
 	int rc;
 
 	if (a->granule)
 		return zr_cli_usage(&zr_cli_batch, "--granule: a mixture's "
 				    "sources cycle through all their records");
-	rc = zr_mixfile_read(a->store, &m.file, msg, sizeof(msg));
-	if (rc < 0) /* msg only repeats a system error */
-		return zr_cli_error(a->store, "batch", rc, rc == -EINVAL ||
-				    rc == -EFBIG ? msg : NULL);
+	rc = zr_cli_mix_read(a->store, "batch", &m.file);
+	if (rc != ZR_CLI_OK)
+		return rc;
 	rc = open_sources(&m);
 	if (rc == ZR_CLI_OK)
 		rc = draw(&m);
-	rc = close_sources(&m, rc);
+	rc = zr_cli_mix_close(m.src, &m.file, "batch", rc);
 	free(m.len);
 	free(m.have);
 	zr_mixfile_free(&m.file);

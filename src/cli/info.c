@@ -1,11 +1,14 @@
 /*
  * info.c - `zrecord stats` and `zrecord schema`: read-only JSON reports on
- * stdout, one object per line so scripts can parse them.
+ * stdout, one object per line so scripts can parse them (a mixture's
+ * stats, a few lines: mixstats.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
+#include "mixopen.h"
+#include "mixsource.h"
 #include "statsjson.h"
 
 /* The shared front of both commands: STORE alone, opened read-only.
@@ -40,10 +43,14 @@ static int print_stats(const char *path, zr_store *s)
 static int stats(int argc, char **argv)
 {
 	zr_store *s = NULL;
-	int rc;
+	int rc = zr_cli_store_args(&zr_cli_stats, argc, argv, 0);
 
-	rc = open_only_store(&zr_cli_stats, argc, argv, &s);
-	if (rc != ZR_CLI_OK || !s)
+	if (rc >= 0)
+		return rc;
+	if (zrcommon_mix_named(argv[optind]))
+		return zr_cli_mix_stats(argv[optind]);
+	rc = zr_cli_open(argv[optind], ZR_OPEN_RDONLY, "stats", &s);
+	if (rc != ZR_CLI_OK)
 		return rc;
 	rc = print_stats(argv[optind], s);
 	return zr_cli_close(s, argv[optind], "stats", rc);
@@ -71,13 +78,20 @@ static int schema(int argc, char **argv)
 const zr_cli_cmd zr_cli_stats = {
 	.name = "stats",
 	.run = stats,
-	.synopsis = "STORE",
+	.synopsis = "STORE | MIX.mix.json",
 	.help =
 	"Prints one JSON object on one line, keys in this order: records,\n"
 	"live_bytes (stored bytes of live records), data_bytes (size of\n"
 	"data.zr in use), reclaimable (what compact would free), codec,\n"
 	"ragged (true or false), dtype, and item_shape for dense stores.  A\n"
-	"zrecordfs mount's STORE/stats file holds the same bytes.\n",
+	"zrecordfs mount's STORE/stats file holds the same bytes.\n"
+	"\n"
+	"For a mixture file, prints its report: mixture (the path as given),\n"
+	"fields (a dataset's field names, or null), batch_files (\"records\n"
+	"and indices\" or \"indices only\"), sources (each one's path,\n"
+	"records, weight, share and positions_per_cycle) and schedule.  Run\n"
+	"from a mount's SRC with the path as the mount names the file, it\n"
+	"prints the bytes of the mount's NAME.mix/stats.\n",
 };
 
 const zr_cli_cmd zr_cli_schema = {

@@ -5,6 +5,7 @@ src_cli_zrecord_SOURCES = \
 	src/cli/progress.c src/cli/records.c \
 	src/cli/create.c src/cli/append.c src/cli/get.c src/cli/batch.c \
 	src/cli/batch.h src/cli/batchmix.c \
+	src/cli/mixopen.c src/cli/mixopen.h src/cli/mixstats.c \
 	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c \
 	$(zr_import_sources)
 src_cli_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \

@@ -1,27 +1,23 @@
 /*
  * mixture.c - a mixture file's folder (mixture.h): reading the file at
- * mount, finding its sources among the mount's stores and dataset
- * folders, and its stats and errors.  Its batches' records are drawn in
+ * mount, mapping its sources (found on disk by src/common/mixsource.h)
+ * to the mount's stores, and its stats and errors.  Its batches' records are drawn in
  * mix_batch.c.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "batch_node.h"
 #include "mix_batch.h"
+#include "mixsource.h"
 #include "mixture.h"
 #include "npy_mix.h"
 #include "errors_log.h"
-
-int zrfs_mix_named(const char *name)
-{
-	size_t n = strlen(name), k = strlen(ZRFS_MIX_SUFFIX);
-
-	return n > k && !strcmp(name + n - k, ZRFS_MIX_SUFFIX);
-}
+#include "statsjson.h"
 
 struct zrfs_mix *zrfs_mix_new(const char *abs, const char *rel)
 {
@@ -78,85 +74,88 @@ static struct zrfs_node *walk(struct zrfs_fs *fs, const char *rel)
 	return n;
 }
 
-/* Source s's folder as a path relative to SRC, or NULL (a reason in
- * why): resolved, so "..", symlinks and absolute paths inside SRC all
- * name the folder the mount shows. */
-static const char *inside_src(struct zrfs_fs *fs, const struct zrfs_mix *m,
-			      uint32_t s, char *abs, char *why, size_t cap)
+/* why: the message of fmt, cut to cap bytes. */
+__attribute__((format(printf, 3, 4)))
+static void say(char *why, size_t cap, const char *fmt, ...)
 {
-	char src[PATH_MAX], file[PATH_MAX * 2];
-	const char *p = m->file.path[s], *slash = strrchr(m->path, '/');
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, cap, fmt, ap);
+	va_end(ap);
+}
+
+/* The node the mount shows for abs (resolved, mixsource.h), or NULL (a
+ * reason in why): abs must be inside SRC, so "..", symlinks and absolute
+ * paths inside SRC all name the folder the mount shows. */
+static struct zrfs_node *served(struct zrfs_fs *fs, const char *abs,
+				char *why, size_t cap)
+{
+	char src[PATH_MAX];
+	struct zrfs_node *n;
 	size_t r;
 
-	snprintf(file, sizeof(file), "%s/%.*s%s", fs->opts.src,
-		 slash ? (int)(slash - m->path) + 1 : 0, m->path, p);
-	if (!realpath(fs->opts.src, src) ||
-	    !realpath(p[0] == '/' ? p : file, abs)) {
-		if (snprintf(why, cap, "%s: %s", p[0] == '/' ? p : file,
-			     strerror(errno)) >= (int)cap)
-			why[cap - 1] = 0;
+	if (!realpath(fs->opts.src, src)) {
+		say(why, cap, "%s: %s", fs->opts.src, strerror(errno));
 		return NULL;
 	}
 	r = strlen(src);
-	if (!strcmp(abs, src))
-		return "";
-	if (!strncmp(abs, src, r) && abs[r] == '/')
-		return abs + r + 1;
-	if (snprintf(why, cap, "%s is outside this mount's SRC (%s)", abs,
-		     src) >= (int)cap)
-		why[cap - 1] = 0;
-	return NULL;
+	if (strncmp(abs, src, r) || (abs[r] && abs[r] != '/')) {
+		say(why, cap, "%s is outside this mount's SRC (%s)", abs, src);
+		return NULL;
+	}
+	n = walk(fs, abs[r] ? abs + r + 1 : "");
+	if (!n)
+		say(why, cap, "%s is not served by this mount (a store or "
+		    "dataset folder under SRC is)", abs);
+	return n;
 }
 
-/* Source s's stores: a store folder's one, or a folder's stores (in the
- * order the folder lists them); their count, 0 if none (a reason in
- * why). */
-static size_t source_stores(const struct zrfs_node *n, struct zrfs_fstore **out,
-			    const char **names, size_t cap, char *why,
-			    size_t wcap)
+/* Source src's stores as this mount serves them: f[], names[]. */
+static int map_fields(struct zrfs_fs *fs, const zrcommon_mixsource *src,
+		      struct zrfs_fstore **f, const char **names, char *why,
+		      size_t cap)
 {
-	size_t nf = 0;
+	for (uint32_t i = 0; i < src->nf; i++) {
+		struct zrfs_node *n = served(fs, src->store[i], why, cap);
 
-	if (n->kind == ZRFS_K_STORE) {
-		out[0] = n->st;
-		names[0] = NULL;
-		return 1;
+		if (n && n->kind != ZRFS_K_STORE)
+			say(why, cap, "%s is not served by this mount as a "
+			    "store", src->store[i]);
+		if (!n || n->kind != ZRFS_K_STORE)
+			return -ENOENT;
+		f[i] = n->st;
+		names[i] = src->name[i] ? n->name : NULL;
 	}
-	for (size_t i = 0; n->kind == ZRFS_K_DIR && !n->mix && i < n->nkids;
-	     i++) {
-		if (n->kids[i]->kind != ZRFS_K_STORE)
-			continue;
-		if (nf == cap) {
-			snprintf(why, wcap, "more than %zu stores", cap);
-			return 0;
-		}
-		out[nf] = n->kids[i]->st;
-		names[nf++] = n->kids[i]->name;
-	}
-	if (!nf)
-		snprintf(why, wcap, "neither a store nor a folder of stores");
-	return nf;
+	return 0;
 }
 
-#define MAX_FIELDS 64
-
-/* Finds source s's stores: *nf and f[], names[] (MAX_FIELDS), or -1
- * with the reason logged. */
+/* Source s's fields on disk (*src) and the stores this mount serves for
+ * them (f[], names[]: ZRCOMMON_MIX_FIELDS), or -1 with the reason
+ * logged. */
 static int find_source(struct zrfs_fs *fs, struct zrfs_mix *m, uint32_t s,
-		       struct zrfs_fstore **f, const char **names, size_t *nf)
+		       zrcommon_mixsource *src, struct zrfs_fstore **f,
+		       const char **names)
 {
-	char abs[PATH_MAX], why[PATH_MAX + 64] = "";
-	const char *rel = inside_src(fs, m, s, abs, why, sizeof(why));
-	struct zrfs_node *n = rel ? walk(fs, rel) : NULL;
+	char *file = NULL, *dir = NULL, why[PATH_MAX + 64] = "";
+	int err = asprintf(&file, "%s/%s", fs->opts.src, m->path) < 0 ?
+		  -ENOMEM : 0;
 
-	if (rel && !n && snprintf(why, sizeof(why), "%s is not served by "
-				  "this mount (a store or dataset folder "
-				  "under SRC is)", abs) >= (int)sizeof(why))
-		why[sizeof(why) - 1] = 0;
-	*nf = n ? source_stores(n, f, names, MAX_FIELDS, why, sizeof(why))
-		: 0;
-	if (*nf)
+	if (!err)
+		err = zrcommon_mix_source_dir(file, m->file.path[s], &dir, why,
+					      sizeof(why));
+	if (!err && !served(fs, dir, why, sizeof(why)))
+		err = -ENOENT;
+	if (!err)
+		err = zrcommon_mix_source_fields(dir, src, why, sizeof(why));
+	if (!err)
+		err = map_fields(fs, src, f, names, why, sizeof(why));
+	free(file);
+	free(dir);
+	if (!err)
 		return 0;
+	if (err == -ENOMEM && !*why)
+		say(why, sizeof(why), "%s", strerror(ENOMEM));
 	zrfs_elog_add(&m->log, m->path, "not served: source %u (\"%s\"): %s",
 		      s, m->file.path[s], why);
 	return -1;
@@ -192,21 +191,17 @@ static int unique_stores(struct zrfs_mix *m)
 
 /* Whether the sources can make files of records (else only indices):
  * the same fields, of one schema each. */
-static int check_records(struct zrfs_mix *m, const size_t *nf)
+static int check_records(struct zrfs_mix *m, const zrcommon_mixsource *src)
 {
 	zrfile_source *streams;
 	char msg[256];
-	int err;
+	int err = zrcommon_mix_same_fields(src, m->k, msg, sizeof(msg));
 
-	for (uint32_t s = 1; s < m->k; s++)
-		if (nf[s] != m->nf) {
-			zrfs_elog_add(&m->log, m->path, "batch files of "
-				      "records not served: source %u has %zu "
-				      "stores, source 0 %u (sources need the "
-				      "same fields); .indices.npy is", s,
-				      nf[s], m->nf);
-			return 0;
-		}
+	if (err) {
+		zrfs_elog_add(&m->log, m->path, "batch files of records not "
+			      "served: %s; .indices.npy is", msg);
+		return 0;
+	}
 	err = zrfs_mix_streams(m, m->nf, NULL, &streams, msg, sizeof(msg));
 	if (!streams)
 		return 0;
@@ -233,19 +228,20 @@ static void place(struct zrfs_mix *m, uint32_t s, struct zrfs_fstore **f,
 		m->grid[i * m->k + s] = f[nf - 1];
 }
 
-static int resolve(struct zrfs_fs *fs, struct zrfs_mix *m, size_t *nf)
+static int resolve(struct zrfs_fs *fs, struct zrfs_mix *m,
+		   zrcommon_mixsource *src)
 {
-	struct zrfs_fstore *f[MAX_FIELDS];
-	const char *names[MAX_FIELDS];
+	struct zrfs_fstore *f[ZRCOMMON_MIX_FIELDS];
+	const char *names[ZRCOMMON_MIX_FIELDS];
 	int bad = 0;
 
 	for (uint32_t s = 0; s < m->k; s++) {
-		if (find_source(fs, m, s, f, names, &nf[s])) {
+		if (find_source(fs, m, s, &src[s], f, names)) {
 			bad = 1;
 			continue;
 		}
 		if (!s) {
-			m->nf = (uint32_t)nf[0];
+			m->nf = src[0].nf;
 			m->grid = calloc((size_t)m->k * m->nf,
 					 sizeof(*m->grid));
 			m->names = calloc(m->nf, sizeof(*m->names));
@@ -253,97 +249,44 @@ static int resolve(struct zrfs_fs *fs, struct zrfs_mix *m, size_t *nf)
 				return -ENOMEM;
 		}
 		if (m->grid)
-			place(m, s, f, names, nf[s]);
+			place(m, s, f, names, src[s].nf);
 	}
 	return bad ? -1 : unique_stores(m);
 }
 
 int zrfs_mix_resolve(struct zrfs_fs *fs, struct zrfs_mix *m)
 {
-	size_t *nf;
+	zrcommon_mixsource *src;
+	int ok = 0;
 
 	if (!m->parsed)
 		return 0;
 	m->k = m->file.k;
-	nf = calloc(m->k, sizeof(*nf));
-	if (!nf || resolve(fs, m, nf)) {
-		free(nf);
-		return 0;
+	src = calloc(m->k, sizeof(*src));
+	if (src && !resolve(fs, m, src)) {
+		m->records = check_records(m, src);
+		m->ok = ok = 1;
 	}
-	m->records = check_records(m, nf);
-	m->ok = 1;
-	free(nf);
-	return 1;
+	zrcommon_mix_sources_free(src, m->k);
+	return ok;
 }
 
 /* -- stats -------------------------------------------------------------- */
 
-/* s as a JSON string. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-static void source_json(FILE *f, const struct zrfs_mix *m, uint32_t s,
-			uint64_t sum)
-{
-	uint64_t w = m->file.weight[s], n = zrfs_mix_length(m, s, NULL);
-
-	fprintf(f, "%s\n  {\"source\": %u, \"path\": ", s ? "," : "", s);
-	json_str(f, m->file.path[s]);
-	fprintf(f, ", \"records\": %llu, \"weight\": %llu, \"share\": %.6f, "
-		"\"positions_per_cycle\": ", (unsigned long long)n,
-		(unsigned long long)w, (double)w / (double)sum);
-	/* positions over which the source serves each record once */
-	if (w && n)
-		fprintf(f, "%llu}",
-			(unsigned long long)((n * sum + w - 1) / w));
-	else
-		fprintf(f, "null}");
-}
-
 int zrfs_mix_stats(struct zrfs_mix *m, char **out, size_t *len)
 {
-	uint64_t sum = 0;
-	FILE *f = open_memstream(out, len);
+	uint64_t *n = calloc(m->k, sizeof(*n));
+	zrcommon_mix_figures fig = {
+		.path = m->path, .file = &m->file, .records = n,
+		.fields = m->names[0] ? m->names : NULL, .nf = m->nf,
+		.records_served = m->records };
+	int err;
 
-	if (!f)
+	if (!n)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < m->k; s++)
-		sum += m->file.weight[s];
-	fprintf(f, "{\"mixture\": ");
-	json_str(f, m->path);
-	/* null: the sources are stores, not datasets */
-	fprintf(f, ", \"fields\": %s", m->names[0] ? "" : "null");
-	for (uint32_t i = 0; m->names[0] && i < m->nf; i++) {
-		fprintf(f, "%s", i ? ", " : "[");
-		json_str(f, m->names[i]);
-	}
-	fprintf(f, "%s, \"batch_files\": \"%s\", \"sources\": [",
-		m->names[0] ? "]" : "", m->records ? "records and indices"
-		: "indices only");
-	for (uint32_t s = 0; s < m->k; s++)
-		source_json(f, m, s, sum);
-	fprintf(f, "],\n \"schedule\": [");
-	for (uint32_t i = 0; i < m->file.nsched; i++) {
-		fprintf(f, "%s{\"from\": %llu, \"weights\": [", i ? ", " : "",
-			(unsigned long long)m->file.from[i]);
-		for (uint32_t s = 0; s < m->k; s++)
-			fprintf(f, "%s%llu", s ? ", " : "", (unsigned long long)
-				m->file.weights[(size_t)i * m->k + s]);
-		fprintf(f, "]}");
-	}
-	fprintf(f, "]}\n");
-	return fclose(f) ? -ENOMEM : 0;
+		n[s] = zrfs_mix_length(m, s, NULL);
+	err = zrcommon_mix_stats_json(&fig, out, len);
+	free(n);
+	return err;
 }

@@ -16,11 +16,6 @@
 
 #include "fs.h"
 
-#define ZRFS_MIX_SUFFIX ".mix.json"
-
-
-/* Whether a SRC entry's name is a mixture file's. */
-int zrfs_mix_named(const char *name);
 /* The mixture of the file at abs (rel: relative to SRC, for messages),
  * read and parsed now (a failure is kept for its errors file); NULL when
  * out of memory. */

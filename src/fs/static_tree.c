@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mixsource.h"
 #include "mixture.h"
 #include "store_park.h"
 #include "static_tree.h"
@@ -52,19 +53,6 @@ static struct zrfs_node *node_new(struct zrfs_fs *fs, enum zrfs_kind kind,
 		n->ds = parent->ds;
 	}
 	return n;
-}
-
-static int is_store(const char *dir)
-{
-	char *p;
-	struct stat st;
-	int yes;
-
-	if (asprintf(&p, "%s/meta.zr", dir) < 0)
-		return 0;
-	yes = stat(p, &st) == 0 && S_ISREG(st.st_mode);
-	free(p);
-	return yes;
 }
 
 static int open_store(struct zrfs_fs *fs, const char *abs, const char *rel,
@@ -245,11 +233,11 @@ static int scan_entry(struct zrfs_fs *fs, struct zrfs_node *dir,
 	}
 	if (lstat(cabs, &st))
 		goto out;
-	if (S_ISREG(st.st_mode) && zrfs_mix_named(name))
+	if (S_ISREG(st.st_mode) && zrcommon_mix_named(name))
 		err = mix_folder(fs, dir, name, cabs, crel);
 	if (!S_ISDIR(st.st_mode))
 		goto out;
-	if (is_store(cabs)) {
+	if (zrcommon_is_store(cabs)) {
 		err = mount_store(fs, dir, name, cabs, crel, store);
 	} else {
 		struct zrfs_node *n = node_new(fs, ZRFS_K_DIR, name, dir);
@@ -286,16 +274,8 @@ static size_t count_stores(const char *abs, struct dirent **ents, int n)
 {
 	size_t count = 0;
 
-	for (int i = 0; i < n; i++) {
-		char *p;
-		struct stat st;
-
-		if (asprintf(&p, "%s/%s", abs, ents[i]->d_name) < 0)
-			continue;
-		if (!lstat(p, &st) && S_ISDIR(st.st_mode) && is_store(p))
-			count++;
-		free(p);
-	}
+	for (int i = 0; i < n; i++)
+		count += zrcommon_is_field(abs, ents[i]->d_name) ? 1 : 0;
 	return count;
 }
 
@@ -360,7 +340,7 @@ int zrfs_tree_build(struct zrfs_fs *fs)
 
 	if (!root)
 		return -ENOMEM;
-	if (is_store(fs->opts.src)) {
+	if (zrcommon_is_store(fs->opts.src)) {
 		/* SRC itself is a store: the mount root is its folder. */
 		root->kind = ZRFS_K_STORE;
 		err = open_store(fs, fs->opts.src, "", &root->st);

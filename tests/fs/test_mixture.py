@@ -2,7 +2,8 @@
 NAME.mix/: its batch files are byte for byte what `zrecord batch
 NAME.mix.json` writes (dense and ragged stores, dataset-folder sources,
 MODE/B folders, -o start, rank and world, a growing source), what loaderx
-draws, and records of the right sources; stats counts each source; a file
+draws, and records of the right sources; stats counts each source, as
+`zrecord stats NAME.mix.json` does; a file
 whose sources this mount does not serve gets a folder with only errors,
 and the rest of the mount comes up."""
 import json
@@ -209,6 +210,34 @@ def test_stats(stores, mount):
     assert st["schedule"] == [{"from": 20, "weights": [1, 1, 1]}]
     with open(m.path("dense.mix", "errors")) as f:
         assert f.read() == ""
+
+
+def test_stats_are_the_commands(datasets, stores, mount):
+    """`zrecord stats NAME.mix.json`, run from SRC, prints the bytes of
+    the mount's NAME.mix/stats: stores and dataset folders, records and
+    indices only, a file in a subfolder; and fields of other names serve
+    only the pairs, on the mount as in the command."""
+    import subprocess
+    from fsutil import ZRECORD
+    make_store(os.path.join(stores, "xz", "x"), "<i4", shape=(2,),
+               rows=np.zeros((4, 2), "<i4"))
+    make_store(os.path.join(stores, "xz", "z"), "<i4", ragged=True,
+               records=[np.zeros(1, "<i4")] * 4)
+    write_mix(stores, "named", [("d0", 1), ("xz", 1)])
+    os.mkdir(os.path.join(stores, "sub"))
+    write_mix(os.path.join(stores, "sub"), "up", [("../a", 1),
+                                                  ("../c", 4)])
+    m = mount(stores, "ro")
+    for name in ("dense", "rag", "ds", "odd", "named", "sub/up"):
+        r = subprocess.run([ZRECORD, "stats", name + ".mix.json"],
+                           cwd=stores, capture_output=True, check=True)
+        with open(m.path(name + ".mix", "stats"), "rb") as f:
+            assert r.stdout == f.read(), name
+    with open(m.path("named.mix", "stats")) as f:
+        assert json.load(f)["batch_files"] == "indices only"
+    with open(m.path("named.mix", "errors")) as f:
+        assert "has a field z where source 0 has y" in f.read()
+    assert not os.path.exists(m.path("named.mix", "batch", "1-0.npz"))
 
 
 def test_unserved_sources_leave_only_errors(stores, mount, tmp_path):
