@@ -11,7 +11,7 @@
 #include "dataset.h"
 #include "file_bytes.h"
 #include "lookup.h"
-#include "mix_batch.h"
+#include "mixture.h"
 #include "u64.h"
 #include "store_park.h"
 #include "static_tree.h"
