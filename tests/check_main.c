@@ -24,6 +24,7 @@ int main(void)
 		suite_store_reserve,
 		suite_prefetch,
 		suite_schedule,
+		suite_batchfile,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

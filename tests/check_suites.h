@@ -30,5 +30,6 @@ Suite *suite_store_view(void);
 Suite *suite_store_reserve(void);
 Suite *suite_prefetch(void);
 Suite *suite_schedule(void);
+Suite *suite_batchfile(void);
 
 #endif
