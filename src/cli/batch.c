@@ -248,6 +248,13 @@ static int draw(const batch_args *a, zr_store *s)
 	rc = zr_cli_batch_length(a, 0, 1, zr_store_length(s), &n);
 	if (rc != ZR_CLI_OK)
 		return rc;
+	if (!n) { /* the planner's ENOENT (not yet) is the mount's answer */
+		zr_sampler empty = a->cfg;
+
+		empty.length = 0;
+		err = zr_sampler_check(&empty);
+		return zr_cli_lib_error(a->store, "batch", err ? err : -ENOENT);
+	}
 	src = zrfile_batch_sources(&b, 0, 1);
 	err = src ? zr_view_begin(s, ZR_VIEW_WAIT, &v) : -ENOMEM;
 	if (err) {
