@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch_file.h"
+#include "batch_file_impl.h"
 #include "batch_stream.h"
 #include "npy_mix.h"
 #include "shape_cache.h"
@@ -73,9 +73,9 @@ int zrfile_batch_bound(const struct zrfile_batch_spec *s,
 	return 0;
 }
 
-int zrfile_batch_schedule(const struct zrfile_batch_spec *s, zr_stream *st,
-			  const uint64_t *base, const uint64_t *have,
-			  char *msg, size_t cap)
+int zrfile_bf_schedule(const struct zrfile_batch_spec *s, zr_stream *st,
+		       const uint64_t *base, const uint64_t *have, char *msg,
+		       size_t cap)
 {
 	const zr_mixfile *m = s->mix;
 	int err = zrcommon_schedule_apply(s->sched, st, m ? m->from : NULL,
@@ -91,7 +91,7 @@ int zrfile_batch_schedule(const struct zrfile_batch_spec *s, zr_stream *st,
 	return err;
 }
 
-int zrfile_batch_alloc_idx(struct zrfile_batch *b)
+int zrfile_bf_alloc_idx(struct zrfile_batch *b)
 {
 	if (b->count > SIZE_MAX / sizeof(*b->idx))
 		return ZR_E_TOOBIG;
@@ -129,12 +129,12 @@ static int plain_draw(struct zrfile_batch *b,
 	err = zrcommon_batch_stream(&cfg, s->granule, &st);
 	if (err)
 		return err;
-	err = zrfile_batch_schedule(s, st, &cfg.length, &have, msg, cap);
+	err = zrfile_bf_schedule(s, st, &cfg.length, &have, msg, cap);
 	b->count = cfg.batch_size;
 	if (!err && (!size_only || zrfile_npy_needs_records(s->form,
 							     b->streams,
 							     b->nst))) {
-		err = zrfile_batch_alloc_idx(b);
+		err = zrfile_bf_alloc_idx(b);
 		if (!err)
 			err = zr_stream_batch(st, s->start, s->step, cfg.rank,
 					      cfg.world, b->count, NULL,
@@ -264,7 +264,7 @@ int zrfile_batch_plan(struct zrfile_batch *b,
 	if (!b->streams)
 		return -ENOMEM;
 	if (b->k)
-		err = zrfile_batch_mix_draw(b, s, length, msg, cap);
+		err = zrfile_bf_mix_draw(b, s, length, msg, cap);
 	else
 		err = plain_draw(b, s, size_only, length, msg, cap);
 	if (!err)

@@ -134,22 +134,4 @@ int zrfile_batch_fill_piece(const struct zrfile_batch *b,
 			    const struct zrfile_batch_pieces *pc, char *buf,
 			    size_t k);
 
-/* batch_mix.c, for zrfile_batch_plan: a mixture's streams checked, its
- * lengths and its keys drawn into b.  Library codes, msg as above. */
-int zrfile_batch_mix_draw(struct zrfile_batch *b,
-			  const struct zrfile_batch_spec *s, uint64_t length,
-			  char *msg, size_t cap);
-/* Source s's records in a mixture grid of k sources and nf fields, as
- * its views show them (else its stores now): its shortest field's, which
- * a dataset draws over. */
-uint64_t zrfile_batch_mix_length(const zrfile_source *grid, uint32_t k,
-				 size_t nf, uint32_t s);
-/* batch_file.c, for batch_mix.c: b->idx for b->count values (0,
- * ZR_E_TOOBIG or -ENOMEM), and the schedule applied to st and the
- * batch's records checked in sources holding have[k]. */
-int zrfile_batch_alloc_idx(struct zrfile_batch *b);
-int zrfile_batch_schedule(const struct zrfile_batch_spec *s, zr_stream *st,
-			  const uint64_t *base, const uint64_t *have,
-			  char *msg, size_t cap);
-
 #endif

@@ -10,11 +10,13 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "batch_file.h"
+#include "batch_file_impl.h"
 #include "npy_mix.h"
 
-uint64_t zrfile_batch_mix_length(const zrfile_source *grid, uint32_t k,
-				 size_t nf, uint32_t s)
+/* Source s's records in the grid, as its views show them (else its
+ * stores now): its shortest field's, which a dataset draws over. */
+static uint64_t source_length(const zrfile_source *grid, uint32_t k,
+			      size_t nf, uint32_t s)
 {
 	uint64_t n = UINT64_MAX;
 
@@ -46,7 +48,7 @@ static int lengths_of(struct zrfile_batch *b,
 	if (!(b->lens = calloc(b->k, sizeof(*b->lens))))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < b->k; i++) {
-		b->lens[i] = zrfile_batch_mix_length(b->grid, b->k, nf, i);
+		b->lens[i] = source_length(b->grid, b->k, nf, i);
 		sum += b->lens[i];
 	}
 	*len = b->lens;
@@ -69,7 +71,7 @@ static int draw(struct zrfile_batch *b, const struct zrfile_batch_spec *s,
 		err = zr_stream_new_mixture(s->cfg.seed, b->k, base,
 					    s->mix->weight, &st);
 	if (!err)
-		err = zrfile_batch_schedule(s, st, base, len, msg, cap);
+		err = zrfile_bf_schedule(s, st, base, len, msg, cap);
 	if (!err)
 		err = zrfile_mix_batch(st, s->start, s->step, s->cfg.rank,
 				       s->cfg.world, b->count, b->idx);
@@ -80,7 +82,7 @@ static int draw(struct zrfile_batch *b, const struct zrfile_batch_spec *s,
 
 /* The streams of every field of the grid checked (INDICES reads only
  * field 0 and takes any sources), then the keys drawn. */
-int zrfile_batch_mix_draw(struct zrfile_batch *b,
+int zrfile_bf_mix_draw(struct zrfile_batch *b,
 			  const struct zrfile_batch_spec *s, uint64_t length,
 			  char *msg, size_t cap)
 {
@@ -97,7 +99,7 @@ int zrfile_batch_mix_draw(struct zrfile_batch *b,
 		err = lengths_of(b, s, nf, length, &len);
 	b->count = s->cfg.batch_size;
 	if (!err)
-		err = zrfile_batch_alloc_idx(b);
+		err = zrfile_bf_alloc_idx(b);
 	if (!err)
 		err = draw(b, s, len, msg, cap);
 	return err;
