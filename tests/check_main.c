@@ -26,6 +26,7 @@ int main(void)
 		suite_schedule,
 		suite_idxlist,
 		suite_mixsource,
+		suite_batchfile,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

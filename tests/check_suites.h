@@ -32,5 +32,6 @@ Suite *suite_prefetch(void);
 Suite *suite_schedule(void);
 Suite *suite_idxlist(void);
 Suite *suite_mixsource(void);
+Suite *suite_batchfile(void);
 
 #endif

@@ -2,7 +2,8 @@
  * batch.c - `zrecord batch`: the sampler's batch for (seed, step) of a run
  * that began at position start, as NumPy data: the bytes of the zrecordfs
  * batch file of the same batch, and the records the Python binding draws.
- * A mixture file goes to batchmix.c.
+ * The batch is planned by the mount's planner (src/files/batch_file.h),
+ * so the two agree by construction.  A mixture file goes to batchmix.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +11,6 @@
 #include <string.h>
 
 #include "batch.h"
-#include "batch_stream.h"
 #include "npy_file.h"
 
 #define DEFAULT_BATCH 256
@@ -205,76 +205,66 @@ static int form_of(const batch_args *a, zr_store *s)
 	return a->form;
 }
 
-int zr_cli_batch_schedule(const batch_args *a, const uint64_t *from,
-			  const uint64_t *weights, size_t n, uint32_t k,
-			  zr_stream *st)
+void zr_cli_batch_spec(const batch_args *a, int form, const zr_mixfile *mix,
+		       struct zrfile_batch_spec *s)
 {
-	int rc = zrcommon_schedule_apply(&a->sched, st, from, weights, n, k);
-
-	return rc < 0 ? zr_cli_lib_error(a->store, "batch", rc) : ZR_CLI_OK;
+	*s = (struct zrfile_batch_spec){
+		.cfg = a->cfg, .start = a->start, .granule = a->granule,
+		.step = a->step, .sched = &a->sched, .form = form, .mix = mix,
+	};
 }
 
-int zr_cli_batch_check(const batch_args *a, const zr_stream *st,
-		       const uint64_t *base, const uint64_t *have)
+int zr_cli_batch_write(const batch_args *a,
+		       const struct zrfile_batch_spec *s,
+		       struct zrfile_batch *b)
 {
-	char msg[256];
-	int rc = zrcommon_schedule_check(&a->sched, st, a->start, a->step,
-					 a->cfg.rank, a->cfg.world,
-					 a->cfg.batch_size, base, have, msg,
-					 sizeof(msg));
+	char msg[320];
+	int rc, err = zrfile_batch_plan(b, s, 0, 0, msg, sizeof(msg));
 
-	if (rc == -ENOENT)
-		return zr_cli_error(a->store, "batch", rc, msg);
-	return rc < 0 ? zr_cli_lib_error(a->store, "batch", rc) : ZR_CLI_OK;
-}
-
-/* The store's stream: granule --granule, else world * batch size, built
- * and checked as a mount's batch files are (batch_stream.h). */
-static int plain_stream(const batch_args *a, uint64_t length, zr_stream **st)
-{
-	zr_sampler cfg = a->cfg;
-	int rc;
-
-	cfg.length = length;
-	rc = zrcommon_batch_stream(&cfg, a->granule, st);
-	if (rc < 0)
-		return zr_cli_lib_error(a->store, "batch", rc);
-	rc = zr_cli_batch_schedule(a, NULL, NULL, 0, 1, *st);
-	if (rc != ZR_CLI_OK)
-		zr_stream_free(*st);
+	if (err && msg[0])
+		rc = zr_cli_error(a->store, "batch", err, msg);
+	else if (err)
+		rc = zr_cli_lib_error(a->store, "batch", err);
+	else
+		rc = zr_cli_write_file(&b->file, a->out, a->store, "batch");
+	zrfile_batch_free(b);
 	return rc;
 }
 
+/* The store's batch, planned as a mount plans its batch files
+ * (batch_file.h) through one read view. */
 static int draw(const batch_args *a, zr_store *s)
 {
-	uint64_t *idx = NULL, b = a->cfg.batch_size, n;
-	uint64_t have = zr_store_length(s);
-	zr_stream *st;
-	int rc, form = form_of(a, s);
+	struct zrfile_batch_spec spec;
+	struct zrfile_batch b;
+	zrfile_source *src;
+	zr_view *v;
+	uint64_t n;
+	int rc, err, form = form_of(a, s);
 
 	if (form < 0)
 		return zr_cli_usage(&zr_cli_batch, "--form: '%s' is a dense "
 				    "store (its batch is one .npy)", a->store);
-	rc = zr_cli_batch_length(a, 0, 1, have, &n);
-	if (rc == ZR_CLI_OK)
-		rc = plain_stream(a, n, &st);
+	rc = zr_cli_batch_length(a, 0, 1, zr_store_length(s), &n);
 	if (rc != ZR_CLI_OK)
 		return rc;
-	rc = zr_cli_batch_check(a, st, &n, &have);
-	if (rc != ZR_CLI_OK)
-		;
-	else if (b > SIZE_MAX / sizeof(*idx))
-		rc = zr_cli_error(a->store, "batch", ZR_E_TOOBIG, NULL);
-	else if (!(idx = malloc(b * sizeof(*idx))))
-		rc = zr_cli_error(a->store, "batch", -ENOMEM, NULL);
-	else if ((rc = zr_stream_batch(st, a->start, a->step, a->cfg.rank,
-				       a->cfg.world, b, NULL, idx)) < 0)
-		rc = zr_cli_lib_error(a->store, "batch", rc);
-	else
-		rc = zr_cli_write_records(s, form, idx, b, a->out, a->store,
-					  "batch");
-	free(idx);
-	zr_stream_free(st);
+	if (!n) { /* the planner's ENOENT (not yet) is the mount's answer */
+		zr_sampler empty = a->cfg;
+
+		empty.length = 0;
+		err = zr_sampler_check(&empty);
+		return zr_cli_lib_error(a->store, "batch", err ? err : -ENOENT);
+	}
+	src = zrfile_batch_sources(&b, 0, 1);
+	err = src ? zr_view_begin(s, ZR_VIEW_WAIT, &v) : -ENOMEM;
+	if (err) {
+		zrfile_batch_free(&b);
+		return zr_cli_lib_error(a->store, "batch", err);
+	}
+	*src = (zrfile_source){ .zs = s, .view = v };
+	zr_cli_batch_spec(a, form, NULL, &spec);
+	rc = zr_cli_batch_write(a, &spec, &b); /* frees b, src with it */
+	zr_view_end(v);
 	return rc;
 }
 

@@ -1,11 +1,12 @@
 /*
  * batch.h - what `zrecord batch`'s two halves share: the parsed command
- * line and the schedule entries it names (batch.c reads a store,
- * batchmix.c a mixture file).
+ * line, the schedule entries it names, and the planner's spec and output
+ * of its batch (batch.c reads a store, batchmix.c a mixture file).
  */
 #ifndef ZR_CLI_BATCH_H
 #define ZR_CLI_BATCH_H
 
+#include "batch_file.h"
 #include "cli.h"
 #include "schedule.h"
 
@@ -25,17 +26,17 @@ typedef struct batch_args {
 int zr_cli_batch_length(const batch_args *a, size_t k, size_t sources,
 			uint64_t n, uint64_t *out);
 
-/* Applies a's schedule to st, merged with a mixture file's weight
- * changes from[0..n) (weights[i * k ...]), as a mount does
- * (schedule.h); reports a failure itself (ZR_CLI_ codes). */
-int zr_cli_batch_schedule(const batch_args *a, const uint64_t *from,
-			  const uint64_t *weights, size_t n, uint32_t k,
-			  zr_stream *st);
-/* Whether the batch finds its records in sources holding have[k] (k
- * values) when the stream began at base (schedule.h); reports a failure
- * itself (ZR_CLI_ codes). */
-int zr_cli_batch_check(const batch_args *a, const zr_stream *st,
-		       const uint64_t *base, const uint64_t *have);
+/* The planner's spec (batch_file.h) of a's batch in form, of a mixture
+ * file mix (NULL: a store): no byte cap (a stack is streamed; a file built
+ * whole is capped where it is written) and no shape cache. */
+void zr_cli_batch_spec(const batch_args *a, int form, const zr_mixfile *mix,
+		       struct zrfile_batch_spec *s);
+/* Plans the batch of s over b's streams (zrfile_batch_sources, filled)
+ * and writes it to a->out; frees b.  Reports a failure itself, in the
+ * planner's words where it has them (ZR_CLI_ codes). */
+int zr_cli_batch_write(const batch_args *a,
+		       const struct zrfile_batch_spec *s,
+		       struct zrfile_batch *b);
 /* `zrecord batch MIX.mix.json ...` */
 int zr_cli_batch_mix(const batch_args *a);
 

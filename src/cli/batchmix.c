@@ -4,9 +4,12 @@
  * dataset folders of the same fields) and weights; the library's mixture
  * stream picks (source, record) for each sample, and the encoder writes
  * the batch through the mixture's streams (src/files/npy_mix.h) in the
- * form a store or a dataset of those fields would take, the bytes a
+ * form a store or a dataset of those fields would take, planned by the
+ * mount's planner (src/files/batch_file.h), so the bytes are those a
  * zrecordfs mount serves as NAME.mix/batch/... (--indices: int64 (B, 2),
  * source number in the file's order and record index in that source).
+ * Here: the command's own checks and messages; the sources are found
+ * and opened as mixopen.h says.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,65 +51,31 @@ static int open_sources(mix *m)
 	return rc;
 }
 
-static int build(mix *m, zr_stream **st)
+/* The fields the batch reads: source 0's (for --indices, those every
+ * source has: the pairs need no fields). */
+static int fields_of(const mix *m, uint32_t *nf)
 {
-	const char *path = m->a->store;
-	int rc = zr_stream_new_mixture(m->a->cfg.seed, m->file.k, m->len,
-				       m->file.weight, st);
-
-	if (rc < 0)
-		return zr_cli_lib_error(path, "batch", rc);
-	rc = zr_cli_batch_schedule(m->a, m->file.from, m->file.weights,
-				   m->file.nsched, m->file.k, *st);
-	if (rc == ZR_CLI_OK)
-		rc = zr_cli_batch_check(m->a, *st, m->len, m->have);
-	if (rc != ZR_CLI_OK) {
-		zr_stream_free(*st);
-		*st = NULL;
-	}
-	return rc;
-}
-
-/* The encoder's streams of the mixture's fields (for --indices, of any
- * sources: the pairs need no fields). */
-static int streams_of(const mix *m, zrfile_source **out)
-{
-	uint32_t k = m->file.k, nf = m->a->indices ? 1 : m->src[0].nf;
-	zrfile_source *grid, *st = zrfile_mix_alloc(k, nf, &grid);
-	char msg[256];
-	int rc;
-
-	if (!st)
-		return zr_cli_error(m->a->store, "batch", -ENOMEM, NULL);
-	for (uint32_t s = 0; s < k; s++) {
-		if (m->src[s].nf < nf || (m->src[s].nf > nf &&
-					  !m->a->indices)) {
-			free(st);
+	*nf = (uint32_t)m->src[0].nf;
+	for (uint32_t s = 1; s < m->file.k; s++) {
+		if (m->a->indices && m->src[s].nf < *nf)
+			*nf = (uint32_t)m->src[s].nf;
+		else if (!m->a->indices && m->src[s].nf != *nf)
 			return zr_cli_error(m->a->store, "batch", -EINVAL,
 					    "sources need the same fields "
 					    "(a dataset's stores, by name)");
-		}
-		for (uint32_t f = 0; f < nf; f++)
-			grid[(size_t)f * k + s] = (zrfile_source){
-				.zs = m->src[s].zs[f],
-				.name = m->src[s].name[f] };
 	}
-	rc = zrfile_mix_check(st, k, nf, msg, sizeof(msg));
-	if (rc < 0 && !m->a->indices) {
-		free(st);
-		return zr_cli_error(m->a->store, "batch", rc, msg);
-	}
-	*out = st;
 	return ZR_CLI_OK;
 }
 
 /* --indices, --form (a mixture of ragged stores only) or the form a
- * store or dataset of the mixture's fields takes, into *form. */
-static int form_of(const mix *m, const zrfile_source *st, int *form)
+ * store or dataset of the mixture's fields takes (source 0's, at
+ * grid[0]), into *form. */
+static int form_of(const mix *m, const zrfile_source *grid, uint32_t nf,
+		   int *form)
 {
 	int flat;
 
-	*form = zrfile_mix_form(st, (uint32_t)m->src[0].nf, &flat);
+	*form = zrfile_mix_form(grid, nf, &flat);
 	if (m->a->indices)
 		*form = ZRFILE_INDICES;
 	else if (m->a->form >= 0 && !flat)
@@ -119,43 +88,36 @@ static int form_of(const mix *m, const zrfile_source *st, int *form)
 	return ZR_CLI_OK;
 }
 
-static int write_batch(const mix *m, const uint64_t *key)
+/* The batch, planned over the sources' stores as a mount plans its
+ * NAME.mix/batch/ files (batch_file.h): the mixture stream's keys, read
+ * through the encoder's mixture streams. */
+static int draw(const mix *m)
 {
-	zrfile_source *st = NULL;
-	int form, rc = streams_of(m, &st);
-
-	if (rc == ZR_CLI_OK)
-		rc = form_of(m, st, &form);
-	if (rc == ZR_CLI_OK)
-		rc = zr_cli_write_streams(st, m->a->indices ? 1 :
-					  m->src[0].nf, form, key,
-					  m->a->cfg.batch_size, m->a->out,
-					  m->a->store, "batch");
-	free(st);
-	return rc;
-}
-
-static int draw(mix *m)
-{
-	const batch_args *a = m->a;
-	uint64_t b = a->cfg.batch_size, *key = NULL;
-	zr_stream *st = NULL;
-	int rc = build(m, &st);
+	uint32_t k = m->file.k, nf;
+	struct zrfile_batch_spec spec;
+	struct zrfile_batch b;
+	zrfile_source *grid;
+	int form, rc = fields_of(m, &nf);
 
 	if (rc != ZR_CLI_OK)
 		return rc;
-	if (b > SIZE_MAX / sizeof(*key))
-		rc = zr_cli_error(a->store, "batch", ZR_E_TOOBIG, NULL);
-	else if (!(key = malloc(b * sizeof(*key))))
-		rc = zr_cli_error(a->store, "batch", -ENOMEM, NULL);
-	else if ((rc = zrfile_mix_batch(st, a->start, a->step, a->cfg.rank,
-					a->cfg.world, b, key)) < 0)
-		rc = zr_cli_lib_error(a->store, "batch", rc);
-	else
-		rc = write_batch(m, key);
-	free(key);
-	zr_stream_free(st);
-	return rc;
+	grid = zrfile_batch_sources(&b, k, nf);
+	if (!grid) {
+		zrfile_batch_free(&b);
+		return zr_cli_error(m->a->store, "batch", -ENOMEM, NULL);
+	}
+	for (uint32_t s = 0; s < k; s++)
+		for (uint32_t f = 0; f < nf; f++)
+			grid[(size_t)f * k + s] = (zrfile_source){
+				.zs = m->src[s].zs[f],
+				.name = m->src[s].name[f] };
+	rc = form_of(m, grid, nf, &form);
+	if (rc != ZR_CLI_OK) {
+		zrfile_batch_free(&b);
+		return rc;
+	}
+	zr_cli_batch_spec(m->a, form, &m->file, &spec);
+	return zr_cli_batch_write(m->a, &spec, &b);
 }
 
 int zr_cli_batch_mix(const batch_args *a)

@@ -154,11 +154,11 @@ int zr_cli_several_form(zr_store *s);
 int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
 			 size_t n, const char *out, const char *store,
 			 const char *cmd);
-/* The same for records idx[0..n) of encoder streams st[0..nst) (a
- * mixture's, npy_mix.h), read as they are. */
-struct zrfile_source;
-int zr_cli_write_streams(const struct zrfile_source *st, size_t nst,
-			 int form, const uint64_t *idx, size_t n,
-			 const char *out, const char *store, const char *cmd);
+/* Writes the file f plans (npy_file.h; zrecord batch: a batch_file.h
+ * plan's) to out: a dense stack piece by piece, any other form whole.
+ * Reports errors itself; returns a ZR_CLI_ code. */
+struct zrfile_npy;
+int zr_cli_write_file(const struct zrfile_npy *f, const char *out,
+		      const char *store, const char *cmd);
 
 #endif

@@ -1,10 +1,11 @@
 /*
  * records.c - writes records as the NumPy file `get` and `batch` print,
- * through the encoder zrecordfs serves its files with (src/common/
- * npy_file.h), so a command and a mount give the same bytes: planned, then
- * gathered and written out, a dense stack piece by piece (bounded
- * memory), any other form whole; all through one read view, so a file
- * never mixes two states of the store.
+ * through the encoder zrecordfs serves its files with (src/files/
+ * npy_file.h), so a command and a mount give the same bytes: planned (a
+ * batch by src/files/batch_file.h, as the mount plans it), then gathered
+ * and written out, a dense stack piece by piece (bounded memory), any
+ * other form whole; all through one read view, so a file never mixes two
+ * states of the store.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -78,28 +79,18 @@ static int write_whole(const zrfile_npy *f, zr_cli_out *o,
 	return err;
 }
 
-int zr_cli_write_streams(const zrfile_source *st, size_t nst, int form,
-			 const uint64_t *idx, size_t n, const char *out,
-			 const char *store, const char *cmd)
+int zr_cli_write_file(const zrfile_npy *f, const char *out,
+		      const char *store, const char *cmd)
 {
 	uint64_t row;
-	zrfile_npy f;
 	zr_cli_out o;
-	int rc, err = zrfile_npy_plan(&f, form, st, nst, idx, n);
+	int rc = zr_cli_out_open(&o, out, store, cmd);
 
-	if (err) {
-		zrfile_npy_free(&f);
-		return zr_cli_lib_error(store, cmd, err);
-	}
-	rc = zr_cli_out_open(&o, out, store, cmd);
-	if (rc == ZR_CLI_OK) {
-		rc = zrfile_npy_rows_at(&f, &row) ?
-			     write_stack(&f, &o, store, cmd) :
-			     write_whole(&f, &o, store, cmd);
-		rc = zr_cli_out_close(&o, store, cmd, rc);
-	}
-	zrfile_npy_free(&f);
-	return rc;
+	if (rc != ZR_CLI_OK)
+		return rc;
+	rc = zrfile_npy_rows_at(f, &row) ? write_stack(f, &o, store, cmd) :
+					   write_whole(f, &o, store, cmd);
+	return zr_cli_out_close(&o, store, cmd, rc);
 }
 
 int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
@@ -107,11 +98,15 @@ int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
 			 const char *cmd)
 {
 	zrfile_source st = { .zs = s, .name = NULL };
+	zrfile_npy f;
 	int rc, err = zr_view_begin(s, ZR_VIEW_WAIT, &st.view);
 
 	if (err)
 		return zr_cli_lib_error(store, cmd, err);
-	rc = zr_cli_write_streams(&st, 1, form, idx, n, out, store, cmd);
+	err = zrfile_npy_plan(&f, form, &st, 1, idx, n);
+	rc = err ? zr_cli_lib_error(store, cmd, err)
+		 : zr_cli_write_file(&f, out, store, cmd);
+	zrfile_npy_free(&f);
 	zr_view_end(st.view);
 	return rc;
 }

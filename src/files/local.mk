@@ -15,6 +15,9 @@ src_files_libzrfiles_la_SOURCES = \
 	src/files/record_png.c src/files/record_png.h \
 	src/files/npy_stream.c src/files/npy_stream.h \
 	src/files/index_list.c src/files/index_list.h \
-	src/files/shape_cache.c src/files/shape_cache.h
+	src/files/shape_cache.c src/files/shape_cache.h \
+	src/files/batch_file.c src/files/batch_file.h \
+	src/files/batch_file_impl.h src/files/batch_mix.c
+src_files_libzrfiles_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common
 src_files_libzrfiles_la_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 src_files_libzrfiles_la_LIBADD = $(ZLIB_LIBS)

@@ -42,12 +42,12 @@ static void log_failure(const struct zrfs_node *n, int err)
 }
 
 /* A handle's layout and which of its pieces are in buf (see
- * zrfs_pieces in file_bytes.h).  Made at the first read the page cache cannot
- * answer; plan is freed once every piece is in, the rest with the handle,
- * since a reader may be checking done[] without fh->mu. */
+ * zrfile_batch_pieces in batch_file.h).  Made at the first read the page
+ * cache cannot answer; plan is freed once every piece is in, the rest with
+ * the handle, since a reader may be checking done[] without fh->mu. */
 struct zrfs_fill {
-	struct zrfs_plan plan;	/* valid until every piece is in (fh->mu) */
-	struct zrfs_pieces pc;	/* written once, before fh->state          */
+	struct zrfile_batch plan; /* valid until every piece is in (fh->mu) */
+	struct zrfile_batch_pieces pc; /* written once, before fh->state   */
 	size_t missing;		/* pieces not in buf yet (fh->mu)          */
 	atomic_uchar done[];	/* piece k is in buf (release, acquire)   */
 };
@@ -55,7 +55,7 @@ struct zrfs_fill {
 static void fill_free(struct zrfs_fh *fh)
 {
 	if (fh->fill)
-		zrfs_plan_free(&fh->fill->plan);
+		zrfile_batch_free(&fh->fill->plan);
 	free(fh->fill);
 	fh->fill = NULL;
 }
@@ -66,23 +66,23 @@ static void fill_free(struct zrfs_fh *fh)
 static int plan(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t length)
 {
 	struct zrfs_fill *f;
-	struct zrfs_pieces pc;
-	struct zrfs_plan p;
+	struct zrfile_batch_pieces pc;
+	struct zrfile_batch p;
 	int err = zrfs_plan_make(fs, fh->node, &p, 0, length, fh->views);
 
 	if (err)
 		return err == -ENOENT ? -ESTALE : err;
 	if (p.total != fh->len) {
-		zrfs_plan_free(&p);
+		zrfile_batch_free(&p);
 		return -ESTALE;
 	}
-	zrfs_plan_pieces(&p, &pc);
+	zrfile_batch_pieces(&p, &pc);
 	f = malloc(sizeof(*f) + pc.n * sizeof(f->done[0]));
 	/* the slack is scratch the fill may use past the file's bytes */
 	fh->buf = f ? zrcommon_bigbuf_get(p.total + p.file.slack, &fh->cap) : NULL;
 	if (!fh->buf) {
 		free(f);
-		zrfs_plan_free(&p);
+		zrfile_batch_free(&p);
 		return -ENOMEM;
 	}
 	fh->cached = 1;
@@ -135,13 +135,14 @@ static int fill_pieces(struct zrfs_fh *fh, size_t k0, size_t k1)
 	for (size_t k = k0; !err && k <= k1 && f->missing; k++) {
 		if (atomic_load_explicit(&f->done[k], memory_order_relaxed))
 			continue;
-		err = zrfs_busy_to_park(zrfs_plan_fill_piece(&f->plan, &f->pc,
-							      fh->buf, k));
+		err = zrfs_busy_to_park(zrfile_batch_fill_piece(&f->plan,
+								&f->pc,
+								fh->buf, k));
 		if (err)
 			break;
 		atomic_store_explicit(&f->done[k], 1, memory_order_release);
 		if (!--f->missing) {
-			zrfs_plan_free(&f->plan); /* buf is complete */
+			zrfile_batch_free(&f->plan); /* buf is complete */
 			views_end(fh);
 			atomic_store_explicit(&fh->state, ZRFS_FILL_DONE,
 					      memory_order_release);
@@ -160,8 +161,8 @@ static int have(struct zrfs_fh *fh, uint64_t off, uint64_t end)
 	if (state != ZRFS_FILL_PLANNED)
 		return state == ZRFS_FILL_DONE;
 	f = fh->fill;
-	for (size_t k = zrfs_piece_of(&f->pc, off);
-	     k <= zrfs_piece_of(&f->pc, end - 1); k++)
+	for (size_t k = zrfile_batch_piece_of(&f->pc, off);
+	     k <= zrfile_batch_piece_of(&f->pc, end - 1); k++)
 		if (!atomic_load_explicit(&f->done[k], memory_order_acquire))
 			return 0;
 	return 1;
@@ -178,8 +179,10 @@ static int fill_node(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t off,
 	if (!fh->fill)
 		err = plan(fs, fh, fh->node->ver[0]);
 	if (!err && atomic_load(&fh->state) != ZRFS_FILL_DONE)
-		err = fill_pieces(fh, zrfs_piece_of(&fh->fill->pc, off),
-				  zrfs_piece_of(&fh->fill->pc, end - 1));
+		err = fill_pieces(fh,
+				  zrfile_batch_piece_of(&fh->fill->pc, off),
+				  zrfile_batch_piece_of(&fh->fill->pc,
+							end - 1));
 	pthread_mutex_unlock(&fh->mu);
 	if (err && err != -EIO && err != ZRFS_E_PARK)
 		log_failure(fh->node, err);

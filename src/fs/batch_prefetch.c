@@ -45,7 +45,7 @@ static zrpf *pf; /* set before the session's threads start */
  * the views its current piece of work reads through. */
 struct step {
 	struct zrfs_node n;
-	struct zrfs_plan p;	/* zeroed until planned                 */
+	struct zrfile_batch p;	/* zeroed until planned                 */
 	zr_view **v;		/* one per store (zrfs_batch_stores)     */
 	size_t k;
 	uint64_t epoch;		/* what they must sum to: the version's  */
@@ -112,14 +112,14 @@ static int plan(struct zrfs_fs *fs, struct step *s, struct zrpf_batch *b)
 		return err;
 	err = zrfs_plan_make(fs, &s->n, &s->p, 0, b->ver[0], s->v);
 	if (!err && s->p.total != b->size) {
-		zrfs_plan_free(&s->p);
+		zrfile_batch_free(&s->p);
 		err = -ESTALE;
 	}
 	views_done(s);
 	if (!err) {
 		b->buf = zrcommon_bigbuf_get(s->p.total + s->p.file.slack, &b->cap);
 		if (!b->buf) {
-			zrfs_plan_free(&s->p);
+			zrfile_batch_free(&s->p);
 			err = -ENOMEM;
 		}
 	}
@@ -130,17 +130,17 @@ static int plan(struct zrfs_fs *fs, struct step *s, struct zrpf_batch *b)
  * at most, and a stop is seen between pieces. */
 static int fill(struct step *s, zrpf *pf, struct zrpf_batch *b)
 {
-	struct zrfs_pieces pc;
+	struct zrfile_batch_pieces pc;
 	int err = 0;
 
-	zrfs_plan_pieces(&s->p, &pc);
+	zrfile_batch_pieces(&s->p, &pc);
 	for (size_t k = 0; !err && k < pc.n; k++) {
 		err = zrpf_go(pf);
 		if (!err)
 			err = views_at(s);
 		if (err)
 			break;
-		err = zrfs_plan_fill_piece(&s->p, &pc, b->buf, k);
+		err = zrfile_batch_fill_piece(&s->p, &pc, b->buf, k);
 		views_done(s);
 	}
 	return err;
@@ -167,7 +167,7 @@ static int gather(void *ctx, const struct zrpf_seq *q, uint64_t step,
 		err = plan(fs, &s, b);
 	if (!err) {
 		err = fill(&s, pf, b);
-		zrfs_plan_free(&s.p);
+		zrfile_batch_free(&s.p);
 		if (err)
 			zrcommon_bigbuf_put(b->buf, b->cap);
 	}
@@ -257,7 +257,7 @@ void zrfs_pf_hint(const struct zrfs_fh *fh, uint64_t epoch)
 	struct zrpf_seq s;
 
 	/* an index file costs nothing to read; a mixture's batch is drawn
-	 * at the source lengths its own lookup kept (mix_batch.c), which a
+	 * at the source lengths its own lookup kept (batch_mix.c), which a
 	 * step gathered ahead has no lookup to give */
 	if (!pf || fh->node->form == ZRFS_F_IDX || fh->node->mix)
 		return;

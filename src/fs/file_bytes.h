@@ -2,14 +2,16 @@
  * file_bytes.h - record and batch files as the daemon serves them: their sizes
  * from the record table and the sampler alone (getattr never decompresses)
  * and their bytes, both from the one encoder `zrecord` uses too
- * (src/files/npy_file.h, where the header policy is), and the bounds a
- * batch name must pass before any of that.
+ * (src/files/npy_file.h, where the header policy is).  A batch is planned
+ * and filled by the planner `zrecord batch` uses (src/files/batch_file.h,
+ * with the bounds a batch name must pass before any view); here a batch
+ * node becomes its spec, read through the daemon's views.
  */
 #ifndef ZRFS_FILE_BYTES_H
 #define ZRFS_FILE_BYTES_H
 
 #include "batch_node.h"
-#include "batch_plan.h"
+#include "batch_file.h"
 #include "record_png.h"
 
 /* The daemon's views: begun with ZR_VIEW_TRY, so that they never wait for
@@ -46,13 +48,15 @@ int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 		 char *buf, uint64_t size);
 
 
-/* Computes the batch's indices and layout (size_only: only what its size
- * needs), sampling from the first length records (0: all the views
- * have), through views (one per store, zrfs_batch_stores order).  -EFBIG
- * over the mount's max_batch_bytes. */
+/* Plans batch node n's file (zrfile_batch_plan; size_only: only what its
+ * size needs), sampling from the first length records (0: all the views
+ * have; a mixture: at the lengths its lookup kept, length their sum),
+ * through views (one per store, zrfs_batch_stores order).  A refusal the
+ * planner explains goes to the node's errors file.  -EFBIG over the
+ * mount's max_batch_bytes.  Fill and free p with zrfile_batch_*. */
 int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
-		  struct zrfs_plan *p, int size_only, uint64_t length,
-		  zr_view *const *views);
+		   struct zrfile_batch *p, int size_only, uint64_t length,
+		   zr_view *const *views);
 /* The sum of k views' delete epochs: two sets of views of the same stores
  * with the same sum show the same records at every index (epochs only
  * grow), so the batch drawn from their first N records is the same. */
@@ -62,30 +66,10 @@ uint64_t zrfs_views_epoch(zr_view *const *views, size_t k);
  * read, a batch that would exceed max_batch_bytes or the .npz member
  * limit whatever records it held. */
 int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
-		      uint64_t *size, uint64_t ver[2]);
+		       uint64_t *size, uint64_t ver[2]);
 /* zrfs_batch_version into t's size and ver, and of a mixture's batch
  * the source lengths it draws at into t->lens (the caller's to free). */
 int zrfs_batch_lookup(struct zrfs_fs *fs, struct zrfs_node *t);
-/* Gathers the batch into buf (p->total bytes). */
-int zrfs_plan_fill(const struct zrfs_plan *p, char *buf);
-void zrfs_plan_free(struct zrfs_plan *p);
-
-/* A batch file in pieces, filled as reads reach them so that the gather
- * overlaps the transfer: a dense .npy's piece k holds rows [k*R, (k+1)*R)
- * (piece 0 also the header), R rows making about ZRFS_PIECE_BYTES; any
- * other form (an .npz's CRCs need every byte) is one piece. */
-#define ZRFS_PIECE_BYTES (1u << 20)
-struct zrfs_pieces {
-	uint64_t at;		/* where row 0 starts (0: one piece)     */
-	uint64_t bytes;		/* of a piece past piece 0's header      */
-	size_t n;		/* how many                              */
-};
-void zrfs_plan_pieces(const struct zrfs_plan *p, struct zrfs_pieces *pc);
-/* The piece holding byte off (< the file's size). */
-size_t zrfs_piece_of(const struct zrfs_pieces *pc, uint64_t off);
-/* Fills piece k of the batch into buf (the whole file's p->total bytes). */
-int zrfs_plan_fill_piece(const struct zrfs_plan *p,
-			const struct zrfs_pieces *pc, char *buf, size_t k);
 
 /* A record or batch node's size, fixed at lookup (a kind's size). */
 int zrfs_node_size(struct zrfs_fs *fs, const struct zrfs_node *n,

@@ -13,9 +13,8 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/errors_log.c src/fs/errors_log.h src/fs/store_park.c src/fs/store_park.h \
 	src/fs/follow.c src/fs/follow.h \
 	src/fs/dataset.c src/fs/dataset.h \
-	src/fs/mixture.c src/fs/mixture.h src/fs/mix_batch.c src/fs/mix_batch.h \
-	src/fs/batch_node.c src/fs/batch_node.h src/fs/batch_plan.h \
-	src/fs/batch_schedule.c src/fs/batch_schedule.h \
+	src/fs/mixture.c src/fs/mixture.h \
+	src/fs/batch_node.c src/fs/batch_node.h \
 	src/fs/batch_prefetch.c src/fs/batch_prefetch.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/mount \

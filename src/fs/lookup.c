@@ -10,7 +10,7 @@
 
 #include "file_bytes.h"
 #include "lookup.h"
-#include "mix_batch.h"
+#include "mixture.h"
 #include "u64.h"
 
 #define DYN_FIRST (1ull << 32)

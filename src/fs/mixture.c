@@ -1,8 +1,9 @@
 /*
  * mixture.c - a mixture file's folder (mixture.h): reading the file at
  * mount, mapping its sources (found on disk by src/common/mixsource.h)
- * to the mount's stores, and its stats and errors.  Its batches' records are drawn in
- * mix_batch.c.
+ * to the mount's stores, and its stats and errors; the grid of its
+ * sources' stores its batches are planned over (src/files/batch_mix.c
+ * draws them).
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,7 +13,6 @@
 #include <string.h>
 
 #include "batch_node.h"
-#include "mix_batch.h"
 #include "mixsource.h"
 #include "mixture.h"
 #include "npy_mix.h"
@@ -189,11 +189,30 @@ static int unique_stores(struct zrfs_mix *m)
 	return 0;
 }
 
+void zrfs_mix_grid(const struct zrfs_mix *m, zr_view *const *views,
+		   zrfile_source *grid)
+{
+	for (size_t c = 0; c < (size_t)m->k * m->nf; c++)
+		grid[c] = (zrfile_source){
+			.zs = m->grid[c]->zs, .name = m->names[c / m->k],
+			.view = views ? views[m->slot[c]] : NULL };
+}
+
+int zrfs_mix_forms(const struct zrfs_mix *m, int *npz, int *flat)
+{
+	zrfile_source s = { .zs = m->grid[0]->zs, .name = m->names[0] };
+
+	if (!m->records)
+		return -1;
+	*npz = zrfile_mix_form(&s, m->nf, flat) == ZRFILE_NPZ;
+	return 0;
+}
+
 /* Whether the sources can make files of records (else only indices):
  * the same fields, of one schema each. */
 static int check_records(struct zrfs_mix *m, const zrcommon_mixsource *src)
 {
-	zrfile_source *streams;
+	zrfile_source *streams, *grid;
 	char msg[256];
 	int err = zrcommon_mix_same_fields(src, m->k, msg, sizeof(msg));
 
@@ -202,9 +221,11 @@ static int check_records(struct zrfs_mix *m, const zrcommon_mixsource *src)
 			      "served: %s; .indices.npy is", msg);
 		return 0;
 	}
-	err = zrfs_mix_streams(m, m->nf, NULL, &streams, msg, sizeof(msg));
+	streams = zrfile_mix_alloc(m->k, m->nf, &grid);
 	if (!streams)
 		return 0;
+	zrfs_mix_grid(m, NULL, grid);
+	err = zrfile_mix_check(streams, m->k, m->nf, msg, sizeof(msg));
 	if (err)
 		zrfs_elog_add(&m->log, m->path, "batch files of records not "
 			      "served: %s", msg);
@@ -273,6 +294,20 @@ int zrfs_mix_resolve(struct zrfs_fs *fs, struct zrfs_mix *m)
 
 /* -- stats -------------------------------------------------------------- */
 
+/* Source s's records now: its shortest store's, which a dataset draws
+ * over. */
+static uint64_t source_length(const struct zrfs_mix *m, uint32_t s)
+{
+	uint64_t n = UINT64_MAX;
+
+	for (uint32_t f = 0; f < m->nf; f++) {
+		uint64_t l = zr_store_length(m->grid[(size_t)f * m->k + s]->zs);
+
+		n = l < n ? l : n;
+	}
+	return n;
+}
+
 int zrfs_mix_stats(struct zrfs_mix *m, char **out, size_t *len)
 {
 	uint64_t *n = calloc(m->k, sizeof(*n));
@@ -285,7 +320,7 @@ int zrfs_mix_stats(struct zrfs_mix *m, char **out, size_t *len)
 	if (!n)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < m->k; s++)
-		n[s] = zrfs_mix_length(m, s, NULL);
+		n[s] = source_length(m, s);
 	err = zrcommon_mix_stats_json(&fig, out, len);
 	free(n);
 	return err;

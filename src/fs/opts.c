@@ -15,7 +15,7 @@
 
 #include "mountinfo.h"
 #include "npy_file.h"
-#include "batch_schedule.h"
+#include "fs.h"
 #include "opts.h"
 
 enum kind {
@@ -274,6 +274,21 @@ static int parse_seconds(const char *s, unsigned *ms)
 
 /* NUM, SIZE and FLAG fields are uint64_t, or 4 bytes: uint32_t or an int
  * flag, which hold the same bytes for the values they take. */
+/* -o skip= (which ZRCOMMON_SKIP), grow= (ZRCOMMON_GROW) or length= into
+ * o's schedule (schedule.h, applied by the batch planner as `zrecord
+ * batch --skip --grow --length` applies them); 0, or -1 for a bad value,
+ * which the caller reports in the option's own words. */
+static int sched_option(struct zrfs_opts *o, int which, const char *val)
+{
+	char msg[160];
+
+	if (which == ZRCOMMON_SKIP || which == ZRCOMMON_GROW)
+		return zrcommon_schedule_add(&o->sched, which, val, msg,
+					     sizeof(msg));
+	return zrcommon_schedule_lengths(&o->sched, val, ':', msg,
+					 sizeof(msg));
+}
+
 static void store(struct zrfs_opts *o, const struct opt *t, uint64_t v)
 {
 	char *p = (char *)o + t->field;
@@ -313,7 +328,7 @@ static int take(struct parse_ctx *c, const struct opt *t, const char *arg,
 		store(o, t, 1);
 		return 0;
 	case SCHED:
-		return zrfs_sched_option(o, (int)t->lo, val);
+		return sched_option(o, (int)t->lo, val);
 	default: /* FOLLOW */
 		o->follow_ms = 1000;
 		if (val && parse_seconds(val, &o->follow_ms))
