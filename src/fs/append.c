@@ -31,7 +31,7 @@ static void log_failure(struct zrfs_fh *fh, const char *what, int err)
 
 	if (!*msg)
 		msg = *zr_errmsg() ? zr_errmsg() : zr_strerror(err);
-	zrfs_elog_add(&st->log, st->path, "append %s: %s (%s)", what, msg,
+	zrfs_elog_add(st->log, st->path, "append %s: %s (%s)", what, msg,
 		     zr_errname(err));
 }
 
@@ -47,7 +47,7 @@ static int begin(struct zrfs_fh *fh, int may_park)
 		return err;
 	err = zrfile_npystream_new(st->zs, &fh->ns);
 	if (err)
-		zrfs_elog_add(&st->log, st->path, "append: cannot start a "
+		zrfs_elog_add(st->log, st->path, "append: cannot start a "
 			     "session: %s", zr_strerror(err));
 	return err;
 }
@@ -83,7 +83,7 @@ static int append_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
 	}
 	if (!fh->append_mode && (uint64_t)off != fh->pos) {
 		err = -EINVAL;
-		zrfs_elog_add(&st->log, st->path, "append: write at offset %jd,"
+		zrfs_elog_add(st->log, st->path, "append: write at offset %jd,"
 			     " expected %" PRIu64 " (only sequential writes)",
 			     (intmax_t)off, fh->pos);
 		goto out;

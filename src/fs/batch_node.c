@@ -26,9 +26,9 @@ struct zrfs_elog *zrfs_batch_elog(const struct zrfs_node *n,
 
 	if (n->mix) {
 		*name = n->mix->path;
-		return &n->mix->log;
+		return n->mix->log;
 	}
 	zrfs_batch_stores(n, &st);
 	*name = st[0]->path;
-	return &st[0]->log;
+	return st[0]->log;
 }

@@ -49,7 +49,7 @@ static int control_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
 		return -EBADF;
 	}
 	if (err)
-		zrfs_elog_add(&st->log, st->path, "%s: %s", fh->node->name,
+		zrfs_elog_add(st->log, st->path, "%s: %s", fh->node->name,
 			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 	return err;
 }

@@ -30,7 +30,7 @@ static int parse_failed(struct zrfs_fstore *st, const zrfile_idxlist *ix,
 {
 	const char *msg = zrfile_idxlist_message(ix);
 
-	zrfs_elog_add(&st->log, st->path, "delete: %s",
+	zrfs_elog_add(st->log, st->path, "delete: %s",
 		     *msg ? msg : zr_strerror(err));
 	return err;
 }
@@ -58,7 +58,7 @@ static int delete_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
 	pthread_mutex_lock(&fh->mu);
 	err = fh->err;
 	if (!err && zr_store_appending(st->zs)) {
-		zrfs_elog_add(&st->log, st->path, "delete: an append session "
+		zrfs_elog_add(st->log, st->path, "delete: an append session "
 			     "is open; try again after it closes");
 		err = -EBUSY;
 	}
@@ -87,7 +87,7 @@ static int apply(struct zrfs_fs *fs, struct zrfs_fstore *st, uint64_t *idx,
 	zrfs_writer_end(&fs->park);
 	*ch = (struct zrfs_change){ st, idx, n, length };
 	if (err)
-		zrfs_elog_add(&st->log, st->path, "delete: %s",
+		zrfs_elog_add(st->log, st->path, "delete: %s",
 			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 	return err;
 }

@@ -13,7 +13,11 @@
 #include <time.h>
 
 #include "errors_log.h"
-#include "fs.h"
+
+struct zrfs_elog {
+	char line[ZRFS_ELOG_LINES][ZRFS_ELOG_LINE]; /* zrfs_leaf_lock */
+	unsigned next, count;
+};
 
 static pthread_mutex_t leaf_mu = PTHREAD_MUTEX_INITIALIZER;
 static int use_syslog;
@@ -26,6 +30,16 @@ void zrfs_leaf_lock(void)
 void zrfs_leaf_unlock(void)
 {
 	pthread_mutex_unlock(&leaf_mu);
+}
+
+struct zrfs_elog *zrfs_elog_new(void)
+{
+	return calloc(1, sizeof(struct zrfs_elog));
+}
+
+void zrfs_elog_free(struct zrfs_elog *l)
+{
+	free(l);
 }
 
 void zrfs_elog_use_syslog(int on)
@@ -73,7 +87,7 @@ int zrfs_elog_text(struct zrfs_elog *l, char **out, size_t *len)
 	if (!buf)
 		return -ENOMEM;
 	zrfs_leaf_lock();
-	for (unsigned i = 0; i < l->count; i++) {
+	for (unsigned i = 0; l && i < l->count; i++) {
 		unsigned k = (l->next + ZRFS_ELOG_LINES - l->count + i) %
 			     ZRFS_ELOG_LINES;
 		size_t m = strlen(l->line[k]);

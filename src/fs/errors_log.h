@@ -22,7 +22,15 @@
 void zrfs_leaf_lock(void);
 void zrfs_leaf_unlock(void);
 
-struct zrfs_elog; /* fs.h */
+#define ZRFS_ELOG_LINES 32
+#define ZRFS_ELOG_LINE 320
+
+/* A ring of the last ZRFS_ELOG_LINES failure lines; NULL when out of
+ * memory (every function here takes NULL: lines are then only logged,
+ * and the text is empty). */
+struct zrfs_elog;
+struct zrfs_elog *zrfs_elog_new(void);
+void zrfs_elog_free(struct zrfs_elog *l);
 
 /* Formats one line "STORE: ...", keeps it in l (NULL: log only) and logs
  * it. */

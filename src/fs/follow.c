@@ -38,7 +38,7 @@ static void refresh_one(struct zrfs_fstore *st, char *last)
 	if (strncmp(last, zr_errmsg(), ZRFS_ELOG_LINE - 1) == 0)
 		return;
 	snprintf(last, ZRFS_ELOG_LINE, "%s", zr_errmsg());
-	zrfs_elog_add(&st->log, st->path, "follow: %s", last);
+	zrfs_elog_add(st->log, st->path, "follow: %s", last);
 }
 
 static void *run(void *arg)

@@ -54,14 +54,8 @@
 #include "mixfile.h"
 #include "schedule.h"
 
-/* A store's ring of recent failures (errors_log.h). */
-#define ZRFS_ELOG_LINES 32
-#define ZRFS_ELOG_LINE 320
-/* Zeroed, it is empty; its lines are guarded by zrfs_leaf_lock. */
-struct zrfs_elog {
-	char line[ZRFS_ELOG_LINES][ZRFS_ELOG_LINE]; /* zrfs_leaf_lock */
-	unsigned next, count;
-};
+/* A store's or a mixture's ring of recent failures (errors_log.h). */
+struct zrfs_elog;
 
 /* Returned (negative) by a step that met a running delete or compact:
  * the request should be parked (zrfs_park, store_park.h). */
@@ -136,7 +130,7 @@ struct zrfs_fstore {
 	char *path;		/* relative to SRC, for messages          */
 	uint32_t id;		/* index in the mount's store array       */
 	fuse_ino_t records_ino; /* its records/ folder (for invalidation) */
-	struct zrfs_elog log;
+	struct zrfs_elog *log;	/* NULL: failures are only logged */
 };
 
 /* A folder whose direct children include at least two stores. */
@@ -150,7 +144,7 @@ struct zrfs_dataset {
  * once resolved (the mount's stores are). */
 struct zrfs_mix {
 	char *path;		/* the file, relative to SRC (messages) */
-	struct zrfs_elog log;
+	struct zrfs_elog *log;	/* NULL: failures are only logged */
 	zr_mixfile file;
 	int parsed, ok;		/* file read; its sources served */
 	int records;		/* files of records (else indices only) */

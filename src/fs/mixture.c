@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch_node.h"
 #include "mixsource.h"
 #include "mixture.h"
 #include "npy_mix.h"
@@ -24,12 +23,12 @@ struct zrfs_mix *zrfs_mix_new(const char *abs, const char *rel)
 	struct zrfs_mix *m = calloc(1, sizeof(*m));
 	char msg[256];
 
-	if (!m || !(m->path = strdup(rel))) {
-		free(m);
+	if (!m || !(m->path = strdup(rel)) || !(m->log = zrfs_elog_new())) {
+		zrfs_mix_free(m);
 		return NULL;
 	}
 	if (zr_mixfile_read(abs, &m->file, msg, sizeof(msg)))
-		zrfs_elog_add(&m->log, m->path, "not served: %s", msg);
+		zrfs_elog_add(m->log, m->path, "not served: %s", msg);
 	else
 		m->parsed = 1;
 	return m;
@@ -45,12 +44,13 @@ void zrfs_mix_free(struct zrfs_mix *m)
 	free(m->names);
 	free(m->st);
 	free(m->path);
+	zrfs_elog_free(m->log);
 	free(m);
 }
 
 struct zrfs_elog *zrfs_mix_elog(struct zrfs_mix *m)
 {
-	return &m->log;
+	return m->log;
 }
 
 /* -- finding the sources ------------------------------------------------ */
@@ -156,7 +156,7 @@ static int find_source(struct zrfs_fs *fs, struct zrfs_mix *m, uint32_t s,
 		return 0;
 	if (err == -ENOMEM && !*why)
 		say(why, sizeof(why), "%s", strerror(ENOMEM));
-	zrfs_elog_add(&m->log, m->path, "not served: source %u (\"%s\"): %s",
+	zrfs_elog_add(m->log, m->path, "not served: source %u (\"%s\"): %s",
 		      s, m->file.path[s], why);
 	return -1;
 }
@@ -217,7 +217,7 @@ static int check_records(struct zrfs_mix *m, const zrcommon_mixsource *src)
 	int err = zrcommon_mix_same_fields(src, m->k, msg, sizeof(msg));
 
 	if (err) {
-		zrfs_elog_add(&m->log, m->path, "batch files of records not "
+		zrfs_elog_add(m->log, m->path, "batch files of records not "
 			      "served: %s; .indices.npy is", msg);
 		return 0;
 	}
@@ -227,7 +227,7 @@ static int check_records(struct zrfs_mix *m, const zrcommon_mixsource *src)
 	zrfs_mix_grid(m, NULL, grid);
 	err = zrfile_mix_check(streams, m->k, m->nf, msg, sizeof(msg));
 	if (err)
-		zrfs_elog_add(&m->log, m->path, "batch files of records not "
+		zrfs_elog_add(m->log, m->path, "batch files of records not "
 			      "served: %s", msg);
 	free(streams);
 	return !err;

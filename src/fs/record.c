@@ -20,7 +20,7 @@
 
 static void log_failure(const struct zrfs_node *n, int err)
 {
-	zrfs_elog_add(&n->st->log, n->st->path, "records/%llu.%s: %s",
+	zrfs_elog_add(n->st->log, n->st->path, "records/%llu.%s: %s",
 		      (unsigned long long)n->idx,
 		      n->form == ZRFS_F_PNG ? "png" : "npy",
 		      *zr_errmsg() ? zr_errmsg() : zr_strerror(err));

@@ -55,13 +55,23 @@ static struct zrfs_node *node_new(struct zrfs_fs *fs, enum zrfs_kind kind,
 	return n;
 }
 
+static void fstore_free(struct zrfs_fstore *st)
+{
+	if (!st)
+		return;
+	zrfs_elog_free(st->log);
+	free(st->path);
+	free(st);
+}
+
 static int open_store(struct zrfs_fs *fs, const char *abs, const char *rel,
 		      struct zrfs_fstore **out)
 {
 	struct zrfs_fstore *st = calloc(1, sizeof(*st));
 	int err;
 
-	if (!st || !(st->path = strdup(*rel ? rel : ".")))
+	if (!st || !(st->path = strdup(*rel ? rel : ".")) ||
+	    !(st->log = zrfs_elog_new()))
 		goto nomem;
 	err = zr_store_open(abs, (fs->opts.ro ? ZR_OPEN_RDONLY : 0) |
 			    (fs->opts.follow_ms ? ZR_OPEN_FOLLOW : 0), &st->zs);
@@ -76,8 +86,7 @@ static int open_store(struct zrfs_fs *fs, const char *abs, const char *rel,
 			fprintf(stderr, "zrecordfs: cannot open store %s: %s\n",
 				abs, *zr_errmsg() ? zr_errmsg() :
 				zr_strerror(err));
-		free(st->path);
-		free(st);
+		fstore_free(st);
 		return err;
 	}
 	if (zr_store_lock_warning(st->zs))
@@ -86,13 +95,13 @@ static int open_store(struct zrfs_fs *fs, const char *abs, const char *rel,
 	/* A recovered journal (SQLite's hot-journal rule, even under -o ro):
 	 * the user learns what is left to do where they look. */
 	if (zr_store_recovered(st->zs))
-		zrfs_elog_add(&st->log, st->path, "%s",
+		zrfs_elog_add(st->log, st->path, "%s",
 			      zr_store_recovered(st->zs));
 	st->id = fs->nstores;
 	*out = st;
 	return 0;
 nomem:
-	free(st);
+	fstore_free(st);
 	fprintf(stderr, "zrecordfs: out of memory\n");
 	return -ENOMEM;
 }
@@ -150,8 +159,7 @@ static int mount_store(struct zrfs_fs *fs, struct zrfs_node *parent,
 		return err;
 	if (add_stores(fs, st)) {
 		zr_store_close(st->zs);
-		free(st->path);
-		free(st);
+		fstore_free(st);
 		return -ENOMEM;
 	}
 	n = node_new(fs, ZRFS_K_STORE, name, parent);
@@ -370,8 +378,7 @@ int zrfs_tree_free(struct zrfs_fs *fs)
 				st->path, zr_strerror(err));
 			first = err;
 		}
-		free(st->path);
-		free(st);
+		fstore_free(st);
 	}
 	for (size_t i = 0; i < fs->nds; i++) {
 		free(fs->ds[i]->st);

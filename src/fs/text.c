@@ -55,7 +55,7 @@ static int text_make(const struct zrfs_node *n, char **out, size_t *len)
 		return schema_json(n->st, out, len);
 	case ZRFS_K_ERRORS:
 		return zrfs_elog_text(n->mix ? zrfs_mix_elog(n->mix) :
-				      &n->st->log, out, len);
+				      n->st->log, out, len);
 	default:
 		return -EINVAL;
 	}
