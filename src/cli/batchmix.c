@@ -51,20 +51,35 @@ static int open_sources(mix *m)
 	return rc;
 }
 
-/* The fields the batch reads: source 0's (for --indices, those every
- * source has: the pairs need no fields). */
+/* The fields the batch reads: source 0's, which every source must have
+ * but for --indices (the pairs need no fields; a source's length is then
+ * drawn over the grid a mount lays out, see grid_of). */
 static int fields_of(const mix *m, uint32_t *nf)
 {
 	*nf = (uint32_t)m->src[0].nf;
-	for (uint32_t s = 1; s < m->file.k; s++) {
-		if (m->a->indices && m->src[s].nf < *nf)
-			*nf = (uint32_t)m->src[s].nf;
-		else if (!m->a->indices && m->src[s].nf != *nf)
+	for (uint32_t s = 1; !m->a->indices && s < m->file.k; s++)
+		if (m->src[s].nf != *nf)
 			return zr_cli_error(m->a->store, "batch", -EINVAL,
 					    "sources need the same fields "
 					    "(a dataset's stores, by name)");
-	}
 	return ZR_CLI_OK;
+}
+
+/* Source s's field f of nf in the grid, as a mount's mixture folder lays
+ * it out (src/fs/mixture.c): a source of fewer fields repeats its last,
+ * one of more is cut to the first nf. */
+static void grid_of(const mix *m, uint32_t nf, zrfile_source *grid)
+{
+	uint32_t k = m->file.k;
+
+	for (uint32_t s = 0; s < k; s++)
+		for (uint32_t f = 0; f < nf; f++) {
+			size_t g = f < m->src[s].nf ? f : m->src[s].nf - 1;
+
+			grid[(size_t)f * k + s] = (zrfile_source){
+				.zs = m->src[s].zs[g],
+				.name = m->src[s].name[g] };
+		}
 }
 
 /* --indices, --form (a mixture of ragged stores only) or the form a
@@ -106,11 +121,7 @@ static int draw(const mix *m)
 		zrfile_batch_free(&b);
 		return zr_cli_error(m->a->store, "batch", -ENOMEM, NULL);
 	}
-	for (uint32_t s = 0; s < k; s++)
-		for (uint32_t f = 0; f < nf; f++)
-			grid[(size_t)f * k + s] = (zrfile_source){
-				.zs = m->src[s].zs[f],
-				.name = m->src[s].name[f] };
+	grid_of(m, nf, grid);
 	rc = form_of(m, grid, nf, &form);
 	if (rc != ZR_CLI_OK) {
 		zrfile_batch_free(&b);

@@ -22,9 +22,12 @@ int zr_cli_mix_read(const char *path, const char *cmd, zr_mixfile *f)
 }
 
 /* Opens source s's stores (their paths and names in at, whose names s
- * takes) and its length: its shortest store's. */
+ * takes) and its length: that of its shortest store among the first nf0
+ * (source 0's count of fields), as a mount's grid holds a source's
+ * fields (a source of fewer repeats its last, which the minimum already
+ * counts; one of more is cut). */
 static int open_source(zr_cli_mixsrc *s, zrcommon_mixsource *at,
-		       const char *cmd, uint64_t *n)
+		       size_t nf0, const char *cmd, uint64_t *n)
 {
 	int rc = ZR_CLI_OK;
 
@@ -36,7 +39,7 @@ static int open_source(zr_cli_mixsrc *s, zrcommon_mixsource *at,
 	s->nf = at->nf;
 	for (size_t f = 0; rc == ZR_CLI_OK && f < s->nf; f++)
 		rc = zr_cli_open(at->store[f], ZR_OPEN_RDONLY, cmd, &s->zs[f]);
-	for (size_t f = 0; rc == ZR_CLI_OK && f < s->nf; f++)
+	for (size_t f = 0; rc == ZR_CLI_OK && f < s->nf && f < nf0; f++)
 		if (!f || zr_store_length(s->zs[f]) < *n)
 			*n = zr_store_length(s->zs[f]);
 	return rc;
@@ -58,7 +61,7 @@ int zr_cli_mix_open(const char *path, const zr_mixfile *f, const char *cmd,
 	*out = calloc(f->k, sizeof(**out));
 	rc = *out ? ZR_CLI_OK : zr_cli_error(path, cmd, -ENOMEM, NULL);
 	for (uint32_t i = 0; rc == ZR_CLI_OK && i < f->k; i++)
-		rc = open_source(&(*out)[i], &at[i], cmd, &have[i]);
+		rc = open_source(&(*out)[i], &at[i], at[0].nf, cmd, &have[i]);
 	zrcommon_mix_sources_free(at, f->k);
 	return rc;
 }

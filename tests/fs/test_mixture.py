@@ -365,3 +365,40 @@ def test_batches_read_by_many_processes_at_once(stores, mount, tmp_path):
     got = dict(reversed(line.split()) for line in r.stdout.decode()
                .splitlines())
     assert got == want
+
+
+def test_sources_of_other_field_counts_draw_as_the_mount(src, mount,
+                                                         tmp_path):
+    """Sources of different numbers of fields serve only the pairs; a
+    source's length is its shortest field among the first as many as
+    source 0 has (one of fewer repeats its last), in the mount's
+    .indices.npy and stats and in `zrecord batch --indices` and `zrecord
+    stats` alike -- also when its fields hold different counts."""
+    import subprocess
+    from fsutil import ZRECORD
+    for name, n in (("x", 30), ("y", 12)):
+        make_store(os.path.join(src, "uneven", name), "<i4", shape=(2,),
+                   rows=np.zeros((n, 2), "<i4"))
+    make_store(os.path.join(src, "other", "z"), "<i4", shape=(2,),
+               rows=np.zeros((5, 2), "<i4"))
+    write_mix(src, "uo", [("uneven", 1), ("other", 1)])
+    write_mix(src, "ou", [("other", 1), ("uneven", 1)])
+    m = mount(src, "ro")
+    for name, want in (("uo", [12, 5]), ("ou", [5, 30])):
+        with open(m.path(name + ".mix", "stats"), "rb") as f:
+            stats = f.read()
+        assert [s["records"] for s in json.loads(stats)["sources"]] == want
+        r = subprocess.run([ZRECORD, "stats", name + ".mix.json"],
+                           cwd=src, capture_output=True, check=True)
+        assert r.stdout == stats, name
+        top = []
+        for step in range(6):
+            pairs = npy(served(m, name, "sequential", "64",
+                               "4-%d.indices.npy" % step))
+            assert pairs.tolist() == npy(cli(
+                src, name, tmp_path, "--seed", 4, "--step", step,
+                "--batch-size", 64, "--indices")).tolist()
+            top += [pairs[pairs[:, 0] == s, 1].max(initial=-1)
+                    for s in range(2)]
+        # every source is drawn over exactly its length
+        assert [max(top[s::2]) for s in range(2)] == [w - 1 for w in want]
