@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -56,11 +57,17 @@ static void source_json(FILE *f, const zrcommon_mix_figures *m, uint32_t s,
 
 	fprintf(f, "%s\n  {\"source\": %u, \"path\": ", s ? "," : "", s);
 	json_str(f, m->file->path[s]);
-	fprintf(f, ", \"records\": %llu, \"weight\": %llu, \"share\": %.6f, "
-		"\"positions_per_cycle\": ", (unsigned long long)n,
-		(unsigned long long)w, (double)w / (double)sum);
-	/* positions over which the source serves each record once */
-	if (w && n)
+	fprintf(f, ", \"records\": %llu, \"weight\": %llu, \"share\": ",
+		(unsigned long long)n, (unsigned long long)w);
+	/* null, not NaN (no JSON number), while every weight is 0 */
+	if (sum)
+		fprintf(f, "%.6f", (double)w / (double)sum);
+	else
+		fprintf(f, "null");
+	/* positions over which the source serves each record once; null
+	 * when it never does, or past 2^64 positions */
+	fprintf(f, ", \"positions_per_cycle\": ");
+	if (w && n && n <= (UINT64_MAX - (w - 1)) / sum)
 		fprintf(f, "%llu}",
 			(unsigned long long)((n * sum + w - 1) / w));
 	else
