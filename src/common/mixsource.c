@@ -118,17 +118,21 @@ static int not_dot(const struct dirent *e)
 	return strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
 }
 
-/* The store folders among dir's entries, in sorted order. */
+/* The store folders among dir's entries, in sorted order (but a
+ * ZRCOMMON_DS_BATCH among two or more, which a mount hides). */
 static int dataset_fields(const char *dir, zrcommon_mixsource *out, char *why,
 			  size_t cap)
 {
 	struct dirent **e = NULL;
-	int n = scandir(dir, &e, not_dot, alphasort), err = 0;
+	int n = scandir(dir, &e, not_dot, alphasort), err = 0, stores = 0;
 
 	if (n < 0 && errno != ENOTDIR)
 		return say(-errno, why, cap, "%s: %s", dir, strerror(errno));
+	for (int i = 0; i < n; i++)
+		stores += zrcommon_is_field(dir, e[i]->d_name);
 	for (int i = 0; i < n; i++) {
-		if (!err && zrcommon_is_field(dir, e[i]->d_name))
+		if (!err && zrcommon_is_field(dir, e[i]->d_name) &&
+		    (stores < 2 || strcmp(e[i]->d_name, ZRCOMMON_DS_BATCH)))
 			err = add_field(out, dir, e[i]->d_name, why, cap);
 		free(e[i]);
 	}

@@ -19,6 +19,10 @@
 #define ZRCOMMON_MIX_FIELDS 64
 /* How a mixture file's name ends. */
 #define ZRCOMMON_MIX_SUFFIX ".mix.json"
+/* A mount's dataset folder (two or more stores) serves its aligned
+ * batches under this name and hides an entry of the same name, so such an
+ * entry is no field of a dataset source either. */
+#define ZRCOMMON_DS_BATCH "@batch"
 
 /* One source's fields: nf absolute store paths (resolved: no "..", no
  * symlink) and their names (NULL entries for a store source). */
@@ -41,7 +45,8 @@ int zrcommon_is_field(const char *dir, const char *name);
  * ("PATH: reason", cap bytes). */
 int zrcommon_mix_source_dir(const char *mixpath, const char *p, char **abs,
 			    char *why, size_t cap);
-/* The fields of the source at the resolved folder dir, into *out.  0, or
+/* The fields of the source at the resolved folder dir, into *out (a
+ * dataset's ZRCOMMON_DS_BATCH entry left out, as a mount hides it).  0, or
  * -ENOENT ("neither a store nor a folder of stores"), -E2BIG (more than
  * ZRCOMMON_MIX_FIELDS stores), another -errno, with why; *out is empty
  * then. */

@@ -284,7 +284,9 @@ int zrfs_mix_resolve(struct zrfs_fs *fs, struct zrfs_mix *m)
 		return 0;
 	m->k = m->file.k;
 	src = calloc(m->k, sizeof(*src));
-	if (src && !resolve(fs, m, src)) {
+	if (!src)
+		zrfs_elog_add(m->log, m->path, "not served: out of memory");
+	else if (!resolve(fs, m, src)) {
 		m->records = check_records(m, src);
 		m->ok = ok = 1;
 	}

@@ -7,10 +7,12 @@
 #define ZRFS_STATIC_TREE_H
 
 #include "fs.h"
+#include "mixsource.h"
 
 /* Name of a dataset folder's aligned-batch folder; a SRC entry of that name
- * inside a dataset folder is hidden. */
-#define ZRFS_DS_BATCH "@batch"
+ * inside a dataset folder is hidden (and is no field of a mixture's
+ * dataset source: mixsource.h). */
+#define ZRFS_DS_BATCH ZRCOMMON_DS_BATCH
 
 /* Scans fs->opts.src and opens every store.  Prints a one-line reason to
  * stderr on failure ("store busy: ..." when a lock conflicts). */
