@@ -11,7 +11,7 @@
 #include "mixsource.h"
 #include "statsjson.h"
 
-/* The shared front of both commands: STORE alone, opened read-only.
+/* schema's front: STORE alone, opened read-only.
  * Returns ZR_CLI_OK with *s NULL after --help. */
 static int open_only_store(const zr_cli_cmd *cmd, int argc, char **argv,
 			   zr_store **s)

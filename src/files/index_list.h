@@ -8,8 +8,9 @@
  * The first byte picks the form: 0x93 (the .npy magic) a .npy, anything
  * else text.  Works on buffers only (no I/O).  Not thread-safe: one caller
  * at a time per parser.  It keeps the indices read so far, not the input:
- * 8 bytes an index, at most 4 times the size of a text list ("0,0,...")
- * and 8 times that of an int8 .npy.
+ * 8 bytes an index, 4 times the size of a text list ("0,0,...") and 8
+ * times that of an int8 .npy, in an array that grows by doubling (so up to
+ * twice that, and three times while it grows).
  */
 #ifndef ZRFILE_INDEX_LIST_H
 #define ZRFILE_INDEX_LIST_H

@@ -1,8 +1,8 @@
 /*
  * delete.c - the write-only `delete` file: record indices as decimal text
- * (separated by spaces, tabs, commas or newlines) or as one integer .npy,
- * in the grammar of src/files/index_list.h (which `zrecord delete --from`
- * shares).
+ * (separated by spaces, tabs, commas, carriage returns or newlines) or as
+ * one integer .npy, in the grammar of src/files/index_list.h (which
+ * `zrecord delete --from` shares).
  *
  * Each write() feeds the parser, which checks the input it completes, so
  * a shell sees the error at the write it makes (bash ignores close errors

@@ -272,8 +272,6 @@ static int parse_seconds(const char *s, unsigned *ms)
 	return 0;
 }
 
-/* NUM, SIZE and FLAG fields are uint64_t, or 4 bytes: uint32_t or an int
- * flag, which hold the same bytes for the values they take. */
 /* -o skip= (which ZRCOMMON_SKIP), grow= (ZRCOMMON_GROW) or length= into
  * o's schedule (schedule.h, applied by the batch planner as `zrecord
  * batch --skip --grow --length` applies them); 0, or -1 for a bad value,
@@ -289,6 +287,8 @@ static int sched_option(struct zrfs_opts *o, int which, const char *val)
 					 sizeof(msg));
 }
 
+/* NUM, SIZE and FLAG fields are uint64_t, or 4 bytes: uint32_t or an int
+ * flag, which hold the same bytes for the values they take. */
 static void store(struct zrfs_opts *o, const struct opt *t, uint64_t v)
 {
 	char *p = (char *)o + t->field;

@@ -32,13 +32,13 @@ static int run(const uint8_t *data, size_t size, uint32_t seed,
 	       uint64_t limit, uint64_t **idx, size_t *n)
 {
 	zrfile_idxlist *p = NULL;
-	int rc = 0;
+	int rc = 0, whole = !seed;
 
 	ZR_FUZZ_CHECK(zrfile_idxlist_new(&p) == 0);
 	while (size > 0 && !rc) {
 		uint32_t r = next_rand(&seed);
-		size_t k = seed ? 1 + (r >> 2) % ((r & 3) == 0 ? 5 : 300) :
-			   size;
+		size_t k = whole ? size :
+			   1 + (r >> 2) % ((r & 3) == 0 ? 5 : 300);
 
 		if (k > size)
 			k = size;
