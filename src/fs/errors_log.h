@@ -14,7 +14,6 @@
 
 #include <stddef.h>
 
-
 /* The daemon's one leaf mutex for what is rarely touched: every errors
  * ring and the mount's park queue (store_park.h).  Each holds it for a
  * few copies, never across a call out of its file, so no other lock is
@@ -25,9 +24,10 @@ void zrfs_leaf_unlock(void);
 #define ZRFS_ELOG_LINES 32
 #define ZRFS_ELOG_LINE 320
 
-/* A ring of the last ZRFS_ELOG_LINES failure lines; NULL when out of
- * memory (every function here takes NULL: lines are then only logged,
- * and the text is empty). */
+/* A ring of the last ZRFS_ELOG_LINES failure lines, allocated with the
+ * store or mixture it belongs to (zrfs_elog_new: NULL when out of
+ * memory).  Every function here also takes NULL: lines are then only
+ * logged, and the text is empty. */
 struct zrfs_elog;
 struct zrfs_elog *zrfs_elog_new(void);
 void zrfs_elog_free(struct zrfs_elog *l);

@@ -130,7 +130,7 @@ struct zrfs_fstore {
 	char *path;		/* relative to SRC, for messages          */
 	uint32_t id;		/* index in the mount's store array       */
 	fuse_ino_t records_ino; /* its records/ folder (for invalidation) */
-	struct zrfs_elog *log;	/* NULL: failures are only logged */
+	struct zrfs_elog *log;	/* its errors file (errors_log.h)      */
 };
 
 /* A folder whose direct children include at least two stores. */
@@ -144,7 +144,7 @@ struct zrfs_dataset {
  * once resolved (the mount's stores are). */
 struct zrfs_mix {
 	char *path;		/* the file, relative to SRC (messages) */
-	struct zrfs_elog *log;	/* NULL: failures are only logged */
+	struct zrfs_elog *log;	/* its errors file (errors_log.h)    */
 	zr_mixfile file;
 	int parsed, ok;		/* file read; its sources served */
 	int records;		/* files of records (else indices only) */
