@@ -20,18 +20,19 @@
 #include <inttypes.h>
 
 #include "file_kinds.h"
+#include "store_park.h"
 #include "npy_stream.h"
 #include "file_bytes.h"
 #include "errors_log.h"
 
 static void log_failure(struct zrfs_fh *fh, const char *what, int err)
 {
-	struct zrfs_fstore *st = fh->node->st;
+	struct zrtree_store *st = fh->node->st;
 	const char *msg = fh->ns ? zrfile_npystream_message(fh->ns) : "";
 
 	if (!*msg)
 		msg = *zr_errmsg() ? zr_errmsg() : zr_strerror(err);
-	zrfs_elog_add(st->log, st->path, "append %s: %s (%s)", what, msg,
+	zrtree_elog_add(st->log, st->path, "append %s: %s (%s)", what, msg,
 		     zr_errname(err));
 }
 
@@ -40,14 +41,14 @@ static void log_failure(struct zrfs_fh *fh, const char *what, int err)
  * right after the probe is waited for), a write waits. */
 static int begin(struct zrfs_fh *fh, int may_park)
 {
-	struct zrfs_fstore *st = fh->node->st;
-	int err = may_park ? zrfs_st_probe(st) : 0;
+	struct zrtree_store *st = fh->node->st;
+	int err = may_park ? zrfs_busy_to_park(zrtree_st_probe(st)) : 0;
 
 	if (err)
 		return err;
 	err = zrfile_npystream_new(st->zs, &fh->ns);
 	if (err)
-		zrfs_elog_add(st->log, st->path, "append: cannot start a "
+		zrtree_elog_add(st->log, st->path, "append: cannot start a "
 			     "session: %s", zr_strerror(err));
 	return err;
 }
@@ -72,7 +73,7 @@ static int append_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
 			const char *buf, size_t size, off_t off,
 			struct zrfs_change *ch)
 {
-	struct zrfs_fstore *st = fh->node->st;
+	struct zrtree_store *st = fh->node->st;
 	int err = 0;
 
 	(void)fs, (void)ch;
@@ -83,7 +84,7 @@ static int append_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
 	}
 	if (!fh->append_mode && (uint64_t)off != fh->pos) {
 		err = -EINVAL;
-		zrfs_elog_add(st->log, st->path, "append: write at offset %jd,"
+		zrtree_elog_add(st->log, st->path, "append: write at offset %jd,"
 			     " expected %" PRIu64 " (only sequential writes)",
 			     (intmax_t)off, fh->pos);
 		goto out;

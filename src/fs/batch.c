@@ -27,15 +27,16 @@
 #include "batch_prefetch.h"
 #include "big_buffers.h"
 #include "file_kinds.h"
+#include "store_park.h"
 #include "file_bytes.h"
 #include "errors_log.h"
 
-static void log_failure(const struct zrfs_node *n, int err)
+static void log_failure(const struct zrtree_node *n, int err)
 {
 	const char *name;
-	struct zrfs_elog *log = zrfs_batch_elog(n, &name);
+	struct zrtree_elog *log = zrtree_batch_elog(n, &name);
 
-	zrfs_elog_add(log, name, "batch %llu-%llu: %s",
+	zrtree_elog_add(log, name, "batch %llu-%llu: %s",
 		     (unsigned long long)n->seed,
 		     (unsigned long long)n->step,
 		     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
@@ -68,7 +69,8 @@ static int plan(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t length)
 	struct zrfs_fill *f;
 	struct zrfile_batch_pieces pc;
 	struct zrfile_batch p;
-	int err = zrfs_plan_make(fs, fh->node, &p, 0, length, fh->views);
+	int err = zrfs_busy_to_park(zrtree_plan_make(&fs->tree, fh->node, &p,
+						     0, length, fh->views));
 
 	if (err)
 		return err == -ENOENT ? -ESTALE : err;
@@ -99,17 +101,17 @@ static int plan(struct zrfs_fs *fs, struct zrfs_fh *fh, uint64_t length)
 
 static void views_end(struct zrfs_fh *fh)
 {
-	struct zrfs_fstore *const *st;
-	size_t k = zrfs_batch_stores(fh->node, &st);
+	struct zrtree_store *const *st;
+	size_t k = zrtree_batch_stores(fh->node, &st);
 
 	if (fh->views)
-		zrfs_views_end(fh->views, k);
+		zrtree_views_end(fh->views, k);
 	free(fh->views);
 	fh->views = NULL;
 }
 
 /* The stores as they are now, for the handle's every gather. */
-static int views_begin(struct zrfs_fh *fh, struct zrfs_fstore *const *st,
+static int views_begin(struct zrfs_fh *fh, struct zrtree_store *const *st,
 		       size_t k)
 {
 	int err;
@@ -117,7 +119,7 @@ static int views_begin(struct zrfs_fh *fh, struct zrfs_fstore *const *st,
 	fh->views = calloc(k, sizeof(*fh->views));
 	if (!fh->views)
 		return -ENOMEM;
-	err = zrfs_views_begin(st, k, fh->views);
+	err = zrfs_busy_to_park(zrtree_views_begin(st, k, fh->views));
 	if (err) {
 		free(fh->views);
 		fh->views = NULL;
@@ -198,9 +200,9 @@ static void drop(struct zrfs_fh *fh)
 
 static int open_node(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
-	const struct zrfs_node *n = fh->node;
-	struct zrfs_fstore *const *st;
-	size_t k = zrfs_batch_stores(n, &st);
+	const struct zrtree_node *n = fh->node;
+	struct zrtree_store *const *st;
+	size_t k = zrtree_batch_stores(n, &st);
 	uint64_t epoch;
 	int err;
 
@@ -209,7 +211,7 @@ static int open_node(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 	fh->uncached = fs->opts.direct_batches;
 	fh->len = n->size;
 	err = views_begin(fh, st, k);
-	epoch = err ? 0 : zrfs_views_epoch(fh->views, k);
+	epoch = err ? 0 : zrtree_views_epoch(fh->views, k);
 	/* Unless a delete came since the lookup, the views show the node's
 	 * content: gathered ahead, or at the reads that need it; else the
 	 * batch is drawn anew now. */

@@ -4,7 +4,7 @@
  * A sequence is what a trainer reads step after step: one store or
  * dataset, sampler mode, batch size, seed and file form (rank, world,
  * start and granule are the mount's).  A step is gathered as its lookup
- * and then a first read would make it: zrfs_batch_version gives the size
+ * and then a first read would make it: zrtree_batch_version gives the size
  * and version a lookup gives (the length drawn from and the sum of the
  * stores' view epochs; it also keeps a packed form's shapes for that
  * lookup), then the plan and each piece are made through views whose
@@ -44,14 +44,14 @@ static zrpf *pf; /* set before the session's threads start */
 /* A step being gathered: the node its lookup would make, its plan, and
  * the views its current piece of work reads through. */
 struct step {
-	struct zrfs_node n;
+	struct zrtree_node n;
 	struct zrfile_batch p;	/* zeroed until planned                 */
-	zr_view **v;		/* one per store (zrfs_batch_stores)     */
+	zr_view **v;		/* one per store (zrtree_batch_stores)     */
 	size_t k;
 	uint64_t epoch;		/* what they must sum to: the version's  */
 };
 
-static void seq_of(const struct zrfs_node *n, struct zrpf_seq *s)
+static void seq_of(const struct zrtree_node *n, struct zrpf_seq *s)
 {
 	s->src = n->ds ? (const void *)n->ds : (const void *)n->st;
 	s->mode = (uint64_t)n->mode;
@@ -62,18 +62,18 @@ static void seq_of(const struct zrfs_node *n, struct zrpf_seq *s)
 
 /* The batch node of step of s, as a lookup would make it. */
 static void node_of(const struct zrpf_seq *s, uint64_t step,
-		    struct zrfs_node *n)
+		    struct zrtree_node *n)
 {
-	*n = (struct zrfs_node){
-		.kind = ZRFS_K_BATCH, .depth = 3,
+	*n = (struct zrtree_node){
+		.kind = ZRTREE_K_BATCH, .depth = 3,
 		.mode = (zr_sampler_mode)s->mode, .bsize = s->bsize,
 		.seed = s->seed, .step = step,
-		.form = (enum zrfs_form)(s->form & ~ZRFS_PF_DS),
+		.form = (enum zrtree_form)(s->form & ~ZRFS_PF_DS),
 	};
 	if (s->form & ZRFS_PF_DS)
-		n->ds = (struct zrfs_dataset *)s->src;
+		n->ds = (struct zrtree_dataset *)s->src;
 	else
-		n->st = (struct zrfs_fstore *)s->src;
+		n->st = (struct zrtree_store *)s->src;
 }
 
 /* Begins the views of one piece of work, if the stores are still at the
@@ -82,13 +82,13 @@ static void node_of(const struct zrpf_seq *s, uint64_t step,
  * views of the same epoch serve it. */
 static int views_at(struct step *s)
 {
-	struct zrfs_fstore *const *st;
+	struct zrtree_store *const *st;
 	int err;
 
-	zrfs_batch_stores(&s->n, &st);
-	err = zrfs_views_begin(st, s->k, s->v);
-	if (!err && zrfs_views_epoch(s->v, s->k) != s->epoch) {
-		zrfs_views_end(s->v, s->k);
+	zrtree_batch_stores(&s->n, &st);
+	err = zrtree_views_begin(st, s->k, s->v);
+	if (!err && zrtree_views_epoch(s->v, s->k) != s->epoch) {
+		zrtree_views_end(s->v, s->k);
 		err = -ESTALE;
 	}
 	for (size_t i = 0; !err && i < s->p.nst; i++)
@@ -100,7 +100,7 @@ static void views_done(struct step *s)
 {
 	for (size_t i = 0; i < s->p.nst; i++)
 		s->p.streams[i].view = NULL;
-	zrfs_views_end(s->v, s->k);
+	zrtree_views_end(s->v, s->k);
 }
 
 /* Plans the step as its lookup sized it and gets a buffer for it. */
@@ -110,7 +110,7 @@ static int plan(struct zrfs_fs *fs, struct step *s, struct zrpf_batch *b)
 
 	if (err)
 		return err;
-	err = zrfs_plan_make(fs, &s->n, &s->p, 0, b->ver[0], s->v);
+	err = zrtree_plan_make(&fs->tree, &s->n, &s->p, 0, b->ver[0], s->v);
 	if (!err && s->p.total != b->size) {
 		zrfile_batch_free(&s->p);
 		err = -ESTALE;
@@ -150,16 +150,16 @@ static int gather(void *ctx, const struct zrpf_seq *q, uint64_t step,
 		  zrpf *pf, struct zrpf_batch *b)
 {
 	struct zrfs_fs *fs = ctx;
-	struct zrfs_fstore *const *st;
+	struct zrtree_store *const *st;
 	struct step s = { 0 };
 	int err;
 
 	node_of(q, step, &s.n);
-	s.k = zrfs_batch_stores(&s.n, &st);
+	s.k = zrtree_batch_stores(&s.n, &st);
 	s.v = calloc(s.k, sizeof(*s.v));
 	err = s.v ? zrpf_go(pf) : -ENOMEM;
 	if (!err)
-		err = zrfs_batch_version(fs, &s.n, &b->size, b->ver);
+		err = zrtree_batch_version(&fs->tree, &s.n, &b->size, b->ver);
 	s.epoch = b->ver[1];
 	if (!err)
 		err = zrpf_go(pf);
@@ -217,7 +217,7 @@ void zrfs_pf_stop(void)
 
 int zrfs_pf_take(struct zrfs_fh *fh)
 {
-	const struct zrfs_node *n = fh->node;
+	const struct zrtree_node *n = fh->node;
 	struct zrpf_batch b;
 	struct zrpf_seq s;
 
@@ -259,7 +259,7 @@ void zrfs_pf_hint(const struct zrfs_fh *fh, uint64_t epoch)
 	/* an index file costs nothing to read; a mixture's batch is drawn
 	 * at the source lengths its own lookup kept (batch_mix.c), which a
 	 * step gathered ahead has no lookup to give */
-	if (!pf || fh->node->form == ZRFS_F_IDX || fh->node->mix)
+	if (!pf || fh->node->form == ZRTREE_F_IDX || fh->node->mix)
 		return;
 	seq_of(fh->node, &s);
 	zrpf_hint(pf, &s, fh->node->step, epoch, fh->node->size);

@@ -29,7 +29,7 @@ void zrfs_pf_store(struct zrfs_fs *fs, const struct zrfs_fh *fh);
  * meanwhile.  Any thread. */
 void zrfs_pf_busy(int delta);
 /* After a batch open succeeded: epoch is the sum of its views' epochs
- * (zrfs_views_epoch), what the node's stores show now; steps gathered
+ * (zrtree_views_epoch), what the node's stores show now; steps gathered
  * at another are dropped. */
 void zrfs_pf_hint(const struct zrfs_fh *fh, uint64_t epoch);
 

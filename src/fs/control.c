@@ -17,7 +17,7 @@
  * read yet still reads through its library view, whose bytes compact
  * would move: the library refuses then (EBUSY) until it is read or
  * closed.  Compact changes no index's record: every node stays valid. */
-static int compact(struct zrfs_fs *fs, struct zrfs_fstore *st,
+static int compact(struct zrfs_fs *fs, struct zrtree_store *st,
 		   struct zrfs_change *ch)
 {
 	int err;
@@ -33,23 +33,23 @@ static int control_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
 			 const char *buf, size_t size, off_t off,
 			 struct zrfs_change *ch)
 {
-	struct zrfs_fstore *st = fh->node->st;
+	struct zrtree_store *st = fh->node->st;
 	int err = 0;
 
 	(void)buf, (void)size, (void)off;
 	switch (fh->node->kind) {
-	case ZRFS_K_SYNC:
+	case ZRTREE_K_SYNC:
 		/* the library orders it against appends, deletes, compacts */
 		err = zr_store_sync(st->zs);
 		break;
-	case ZRFS_K_COMPACT:
+	case ZRTREE_K_COMPACT:
 		err = compact(fs, st, ch);
 		break;
 	default:
 		return -EBADF;
 	}
 	if (err)
-		zrfs_elog_add(st->log, st->path, "%s: %s", fh->node->name,
+		zrtree_elog_add(st->log, st->path, "%s: %s", fh->node->name,
 			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 	return err;
 }

@@ -25,18 +25,18 @@
 #include "store_park.h"
 #include "errors_log.h"
 
-static int parse_failed(struct zrfs_fstore *st, const zrfile_idxlist *ix,
+static int parse_failed(struct zrtree_store *st, const zrfile_idxlist *ix,
 			int err)
 {
 	const char *msg = zrfile_idxlist_message(ix);
 
-	zrfs_elog_add(st->log, st->path, "delete: %s",
+	zrtree_elog_add(st->log, st->path, "delete: %s",
 		     *msg ? msg : zr_strerror(err));
 	return err;
 }
 
 /* Caller holds fh->mu. */
-static int feed(struct zrfs_fstore *st, struct zrfs_fh *fh, const char *buf,
+static int feed(struct zrtree_store *st, struct zrfs_fh *fh, const char *buf,
 		size_t size)
 {
 	int err = 0;
@@ -51,14 +51,14 @@ static int delete_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
 			const char *buf, size_t size, off_t off,
 			struct zrfs_change *ch)
 {
-	struct zrfs_fstore *st = fh->node->st;
+	struct zrtree_store *st = fh->node->st;
 	int err;
 
 	(void)fs, (void)off, (void)ch;
 	pthread_mutex_lock(&fh->mu);
 	err = fh->err;
 	if (!err && zr_store_appending(st->zs)) {
-		zrfs_elog_add(st->log, st->path, "delete: an append session "
+		zrtree_elog_add(st->log, st->path, "delete: an append session "
 			     "is open; try again after it closes");
 		err = -EBUSY;
 	}
@@ -70,7 +70,7 @@ static int delete_write(struct zrfs_fs *fs, struct zrfs_fh *fh,
 }
 
 /* Deletes idx[0, n), which ch then owns. */
-static int apply(struct zrfs_fs *fs, struct zrfs_fstore *st, uint64_t *idx,
+static int apply(struct zrfs_fs *fs, struct zrtree_store *st, uint64_t *idx,
 		 size_t n, struct zrfs_change *ch)
 {
 	uint64_t length;
@@ -80,14 +80,14 @@ static int apply(struct zrfs_fs *fs, struct zrfs_fstore *st, uint64_t *idx,
 		free(idx);
 		return 0;
 	}
-	qsort(idx, n, sizeof(*idx), zrfs_cmp_u64);
+	qsort(idx, n, sizeof(*idx), zrtree_cmp_u64);
 	zrfs_writer_begin(&fs->park);
 	err = zr_store_delete(st->zs, idx, n);
 	length = zr_store_length(st->zs);
 	zrfs_writer_end(&fs->park);
 	*ch = (struct zrfs_change){ st, idx, n, length };
 	if (err)
-		zrfs_elog_add(st->log, st->path, "delete: %s",
+		zrtree_elog_add(st->log, st->path, "delete: %s",
 			     *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 	return err;
 }
@@ -97,7 +97,7 @@ static int apply(struct zrfs_fs *fs, struct zrfs_fstore *st, uint64_t *idx,
 static int commit(struct zrfs_fs *fs, struct zrfs_fh *fh,
 		  struct zrfs_change *ch)
 {
-	struct zrfs_fstore *st = fh->node->st;
+	struct zrtree_store *st = fh->node->st;
 	int err = fh->err;
 	uint64_t *idx;
 	size_t n;

@@ -19,7 +19,7 @@
  * in that order: a parked lookup holds the kernel's lock of its folder,
  * which an entry invalidation of that folder waits for. */
 struct zrfs_change {
-	struct zrfs_fstore *st;	/* NULL: nothing changed                 */
+	struct zrtree_store *st;	/* NULL: nothing changed                 */
 	uint64_t *idx;		/* the deleted indices, sorted (malloc'd) */
 	size_t n;
 	uint64_t length;	/* the store's length after the delete    */
@@ -28,7 +28,7 @@ struct zrfs_change {
 /* A new handle holds the kernel's reference; every request that uses a
  * handle takes one more (zrfs_fh_get) and drops it when done, after its
  * reply.  The last zrfs_fh_put frees. */
-struct zrfs_fh *zrfs_fh_new(struct zrfs_fs *fs, struct zrfs_node *n);
+struct zrfs_fh *zrfs_fh_new(struct zrfs_fs *fs, struct zrtree_node *n);
 /* Before the reply that hands fh to the kernel: tells ThreadSanitizer
  * that what open wrote into it happens before every zrfs_fh_get of it. */
 void zrfs_fh_publish(struct zrfs_fh *fh);
@@ -63,7 +63,7 @@ struct zrfs_kind_ops {
 	void (*release)(struct zrfs_fs *fs, struct zrfs_fh *fh,
 			struct zrfs_change *ch);
 	/* by name (getattr, lookup) */
-	int (*size)(struct zrfs_fs *fs, const struct zrfs_node *n,
+	int (*size)(struct zrfs_fs *fs, const struct zrtree_node *n,
 		    uint64_t *size);
 };
 /* Append and control files: opened write-only to act, read-only to show
@@ -83,9 +83,12 @@ extern const struct zrfs_kind_ops zrfs_record_kind, zrfs_batch_kind,
 
 /* getattr: fills st (mode, size, ...) and the timeouts of node n of kind
  * k, or of open handle fh of it (NULL: by name). */
-int zrfs_attr(struct zrfs_fs *fs, const struct zrfs_node *n,
+int zrfs_attr(struct zrfs_fs *fs, const struct zrtree_node *n,
 	     const struct zrfs_kind_ops *k, const struct zrfs_fh *fh,
 	     struct stat *st, double *attr_ttl, double *entry_ttl);
+/* A record or batch node's size, fixed at lookup (their kinds' size). */
+int zrfs_node_size(struct zrfs_fs *fs, const struct zrtree_node *n,
+		   uint64_t *size);
 /* statfs: the mount's size is its store files' (meta.zr, data.zr,
  * dict.zr, by stat(2): no lock, no library call that could wait), all
  * used; f_files is the number of stores. */
@@ -103,7 +106,7 @@ void zrfs_statfs(const struct zrfs_fs *fs, struct statvfs *out);
  * sorted) and everything at or past length.  Their old inodes keep the
  * old bytes for open files. */
 void zrfs_record_unname_changed(struct zrfs_fs *fs,
-			       const struct zrfs_fstore *st,
+			       const struct zrtree_store *st,
 			       const uint64_t *del, size_t ndel,
 			       uint64_t length);
 
@@ -119,7 +122,7 @@ void zrfs_record_unname_changed(struct zrfs_fs *fs,
  * shows a usage line; these are their read and size. */
 int zrfs_usage_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 		   size_t size, off_t off);
-int zrfs_usage_size(struct zrfs_fs *fs, const struct zrfs_node *n,
+int zrfs_usage_size(struct zrfs_fs *fs, const struct zrtree_node *n,
 		   uint64_t *size);
 
 /* sync, compact (control.c): act on every write.  delete (delete.c):

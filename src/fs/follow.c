@@ -26,19 +26,19 @@
 struct zrfs_follower {
 	pthread_t thread;
 	int stopfd;		/* eventfd */
-	char (*last)[ZRFS_ELOG_LINE]; /* per store: last message logged */
+	char (*last)[ZRTREE_ELOG_LINE]; /* per store: last message logged */
 };
 
-static void refresh_one(struct zrfs_fstore *st, char *last)
+static void refresh_one(struct zrtree_store *st, char *last)
 {
 	if (zr_store_refresh(st->zs) == 0) {
 		last[0] = 0;
 		return;
 	}
-	if (strncmp(last, zr_errmsg(), ZRFS_ELOG_LINE - 1) == 0)
+	if (strncmp(last, zr_errmsg(), ZRTREE_ELOG_LINE - 1) == 0)
 		return;
-	snprintf(last, ZRFS_ELOG_LINE, "%s", zr_errmsg());
-	zrfs_elog_add(st->log, st->path, "follow: %s", last);
+	snprintf(last, ZRTREE_ELOG_LINE, "%s", zr_errmsg());
+	zrtree_elog_add(st->log, st->path, "follow: %s", last);
 }
 
 static void *run(void *arg)
@@ -49,8 +49,8 @@ static void *run(void *arg)
 	int r;
 
 	do {
-		for (size_t i = 0; i < fs->nstores; i++)
-			refresh_one(fs->stores[i], the->last[i]);
+		for (size_t i = 0; i < fs->tree.nstores; i++)
+			refresh_one(fs->tree.stores[i], the->last[i]);
 		r = poll(&p, 1, (int)fs->opts.follow_ms);
 	} while (r == 0 || (r < 0 && errno == EINTR));
 	return NULL;
@@ -71,7 +71,7 @@ int zrfs_follow_start(struct zrfs_fs *fs)
 	if (!fs->opts.follow_ms)
 		return 0;
 	f = calloc(1, sizeof(*f));
-	if (!f || !(f->last = calloc(fs->nstores + 1, sizeof(*f->last)))) {
+	if (!f || !(f->last = calloc(fs->tree.nstores + 1, sizeof(*f->last)))) {
 		free(f);
 		return -ENOMEM;
 	}

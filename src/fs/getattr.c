@@ -16,7 +16,7 @@
 
 #include "file_kinds.h"
 
-int zrfs_attr(struct zrfs_fs *fs, const struct zrfs_node *n,
+int zrfs_attr(struct zrfs_fs *fs, const struct zrtree_node *n,
 	     const struct zrfs_kind_ops *k, const struct zrfs_fh *fh,
 	     struct stat *st, double *attr_ttl, double *entry_ttl)
 {
@@ -46,7 +46,7 @@ int zrfs_attr(struct zrfs_fs *fs, const struct zrfs_node *n,
 }
 
 static uint64_t store_bytes(const struct zrfs_fs *fs,
-			    const struct zrfs_fstore *st)
+			    const struct zrtree_store *st)
 {
 	static const char *const files[] = { "meta.zr", "data.zr", "dict.zr" };
 	char p[4096];
@@ -65,11 +65,19 @@ void zrfs_statfs(const struct zrfs_fs *fs, struct statvfs *out)
 {
 	uint64_t bytes = 0;
 
-	for (size_t i = 0; i < fs->nstores; i++)
-		bytes += store_bytes(fs, fs->stores[i]);
+	for (size_t i = 0; i < fs->tree.nstores; i++)
+		bytes += store_bytes(fs, fs->tree.stores[i]);
 	memset(out, 0, sizeof(*out));
 	out->f_bsize = out->f_frsize = 4096;
 	out->f_blocks = (fsblkcnt_t)((bytes + 4095) / 4096);
-	out->f_files = (fsfilcnt_t)fs->nstores;
+	out->f_files = (fsfilcnt_t)fs->tree.nstores;
 	out->f_namemax = 255;
+}
+
+int zrfs_node_size(struct zrfs_fs *fs, const struct zrtree_node *n,
+		   uint64_t *size)
+{
+	(void)fs;
+	*size = n->size;
+	return 0;
 }

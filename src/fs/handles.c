@@ -12,7 +12,7 @@
 #include "npy_stream.h"
 #include "lookup.h"
 
-struct zrfs_fh *zrfs_fh_new(struct zrfs_fs *fs, struct zrfs_node *n)
+struct zrfs_fh *zrfs_fh_new(struct zrfs_fs *fs, struct zrtree_node *n)
 {
 	struct zrfs_fh *fh = calloc(1, sizeof(*fh));
 

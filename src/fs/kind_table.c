@@ -19,22 +19,22 @@ static const struct zrfs_kind_ops batchdir_kind = {
 };
 
 static const struct zrfs_kind_ops *const kinds[] = {
-	[ZRFS_K_DIR] = &dir_kind,
-	[ZRFS_K_STORE] = &dir_kind,
-	[ZRFS_K_RECDIR] = &dir_kind,
-	[ZRFS_K_BATCHDIR] = &batchdir_kind,
-	[ZRFS_K_RECORD] = &zrfs_record_kind,
-	[ZRFS_K_BATCH] = &zrfs_batch_kind,
-	[ZRFS_K_APPEND] = &zrfs_append_kind,
-	[ZRFS_K_STATS] = &zrfs_text_kind,
-	[ZRFS_K_SCHEMA] = &zrfs_text_kind,
-	[ZRFS_K_ERRORS] = &zrfs_text_kind,
-	[ZRFS_K_SYNC] = &zrfs_control_kind,
-	[ZRFS_K_COMPACT] = &zrfs_control_kind,
-	[ZRFS_K_DELETE] = &zrfs_delete_kind,
+	[ZRTREE_K_DIR] = &dir_kind,
+	[ZRTREE_K_STORE] = &dir_kind,
+	[ZRTREE_K_RECDIR] = &dir_kind,
+	[ZRTREE_K_BATCHDIR] = &batchdir_kind,
+	[ZRTREE_K_RECORD] = &zrfs_record_kind,
+	[ZRTREE_K_BATCH] = &zrfs_batch_kind,
+	[ZRTREE_K_APPEND] = &zrfs_append_kind,
+	[ZRTREE_K_STATS] = &zrfs_text_kind,
+	[ZRTREE_K_SCHEMA] = &zrfs_text_kind,
+	[ZRTREE_K_ERRORS] = &zrfs_text_kind,
+	[ZRTREE_K_SYNC] = &zrfs_control_kind,
+	[ZRTREE_K_COMPACT] = &zrfs_control_kind,
+	[ZRTREE_K_DELETE] = &zrfs_delete_kind,
 };
 
-const struct zrfs_kind_ops *zrfs_kind_of(enum zrfs_kind kind)
+const struct zrfs_kind_ops *zrfs_kind_of(enum zrtree_kind kind)
 {
 	return kinds[kind];
 }

@@ -8,6 +8,6 @@
 #include "file_kinds.h"
 
 /* The entry of a node's kind (struct zrfs_kind_ops). */
-const struct zrfs_kind_ops *zrfs_kind_of(enum zrfs_kind kind);
+const struct zrfs_kind_ops *zrfs_kind_of(enum zrtree_kind kind);
 
 #endif

@@ -3,24 +3,21 @@
 bin_PROGRAMS += src/fs/zrecordfs
 src_fs_zrecordfs_SOURCES = \
 	src/fs/main.c src/fs/opts.c src/fs/opts.h src/fs/fs.h \
-	src/fs/static_tree.c src/fs/static_tree.h src/fs/lookup.c src/fs/lookup.h \
+	src/fs/lookup.c src/fs/lookup.h \
 	src/fs/ops.c src/fs/ops.h src/fs/readdir.c src/fs/readdir.h src/fs/getattr.c \
 	src/fs/file_kinds.h src/fs/kind_table.c src/fs/kind_table.h \
-	src/fs/handles.c src/fs/reply.c src/fs/u64.c src/fs/u64.h \
-	src/fs/file_bytes.c src/fs/file_bytes.h \
+	src/fs/handles.c src/fs/reply.c \
 	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/text.c src/fs/append.c \
 	src/fs/delete.c src/fs/caller.c \
-	src/fs/errors_log.c src/fs/errors_log.h src/fs/store_park.c src/fs/store_park.h \
+	src/fs/store_park.c src/fs/store_park.h \
 	src/fs/follow.c src/fs/follow.h \
-	src/fs/dataset.c src/fs/dataset.h \
-	src/fs/mixture.c src/fs/mixture.h \
-	src/fs/batch_node.c src/fs/batch_node.h \
 	src/fs/batch_prefetch.c src/fs/batch_prefetch.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
-	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/mount \
+	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/tree -I$(top_srcdir)/src/mount \
 	-I$(top_srcdir)/src/prefetch
 src_fs_zrecordfs_CFLAGS = $(AM_CFLAGS) $(FUSE_CFLAGS)
-src_fs_zrecordfs_LDADD = src/lib/libzrecord.la src/files/libzrfiles.la \
+src_fs_zrecordfs_LDADD = src/tree/libzrtree.la \
+	src/lib/libzrecord.la src/files/libzrfiles.la \
 	src/prefetch/libzrpf.la src/mount/libzrmount.la \
 	src/common/libzrcommon.la \
 	$(FUSE_LIBS)

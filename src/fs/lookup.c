@@ -1,8 +1,7 @@
 /*
- * lookup.c - inode numbers and names: the static tree's arrays, the dynamic
- * node tables (records, batch files, batch folders; by inode and by name
- * and content version), and the grammar of the virtual names
- * (records/I.npy, batch/[MODE/B/]SEED-STEP.{npy,npz}, ...).
+ * lookup.c - inode numbers: the static tree's, and the dynamic node tables
+ * (records, batch files, batch folders; by inode and by name and content
+ * version) holding the nodes the tree's names resolve to (tree.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,8 +9,7 @@
 
 #include "file_bytes.h"
 #include "lookup.h"
-#include "mixture.h"
-#include "u64.h"
+#include "store_park.h"
 
 #define DYN_FIRST (1ull << 32)
 
@@ -40,7 +38,7 @@ int zrfs_ns_init(struct zrfs_fs *fs)
 void zrfs_ns_free(struct zrfs_fs *fs)
 {
 	for (size_t i = 0; fs->dyn && i < fs->capdyn; i++) {
-		struct zrfs_node *n = fs->dyn[i], *next;
+		struct zrtree_node *n = fs->dyn[i], *next;
 
 		for (; n; n = next) {
 			next = n->next;
@@ -55,7 +53,7 @@ void zrfs_ns_free(struct zrfs_fs *fs)
 }
 
 /* What a dynamic node's name means: equal for two lookups of one name. */
-static int same_name(const struct zrfs_node *a, const struct zrfs_node *b)
+static int same_name(const struct zrtree_node *a, const struct zrtree_node *b)
 {
 	return a->kind == b->kind && a->st == b->st && a->ds == b->ds &&
 	       a->mix == b->mix &&
@@ -64,7 +62,7 @@ static int same_name(const struct zrfs_node *a, const struct zrfs_node *b)
 	       a->step == b->step && a->form == b->form && a->idx == b->idx;
 }
 
-static uint64_t name_hash(const struct zrfs_node *n)
+static uint64_t name_hash(const struct zrtree_node *n)
 {
 	uint64_t h = hash((uintptr_t)n->st ^ (uintptr_t)n->ds ^
 			  (uintptr_t)n->mix ^
@@ -76,9 +74,9 @@ static uint64_t name_hash(const struct zrfs_node *n)
 }
 
 /* Caller holds tables_mu. */
-static struct zrfs_node **slot(struct zrfs_fs *fs, fuse_ino_t ino)
+static struct zrtree_node **slot(struct zrfs_fs *fs, fuse_ino_t ino)
 {
-	struct zrfs_node **p = &fs->dyn[hash(ino) & (fs->capdyn - 1)];
+	struct zrtree_node **p = &fs->dyn[hash(ino) & (fs->capdyn - 1)];
 
 	while (*p && (*p)->ino != ino)
 		p = &(*p)->next;
@@ -86,9 +84,9 @@ static struct zrfs_node **slot(struct zrfs_fs *fs, fuse_ino_t ino)
 }
 
 /* Caller holds tables_mu.  Where n is (or goes) in the by-name table. */
-static struct zrfs_node **kslot(struct zrfs_fs *fs, const struct zrfs_node *n)
+static struct zrtree_node **kslot(struct zrfs_fs *fs, const struct zrtree_node *n)
 {
-	struct zrfs_node **p = &fs->kdyn[name_hash(n) & (fs->capdyn - 1)];
+	struct zrtree_node **p = &fs->kdyn[name_hash(n) & (fs->capdyn - 1)];
 
 	while (*p && *p != n)
 		p = &(*p)->knext;
@@ -97,13 +95,13 @@ static struct zrfs_node **kslot(struct zrfs_fs *fs, const struct zrfs_node *n)
 
 /* Caller holds tables_mu.  The node named as tmpl that still shows what a
  * node made from tmpl would, or NULL. */
-static struct zrfs_node *kfind(struct zrfs_fs *fs, const struct zrfs_node *tmpl)
+static struct zrtree_node *kfind(struct zrfs_fs *fs, const struct zrtree_node *tmpl)
 {
-	struct zrfs_node *n = fs->kdyn[name_hash(tmpl) & (fs->capdyn - 1)];
+	struct zrtree_node *n = fs->kdyn[name_hash(tmpl) & (fs->capdyn - 1)];
 
 	for (; n; n = n->knext)
-		if (same_name(n, tmpl) && (tmpl->kind == ZRFS_K_RECORD ?
-					   zrfs_rec_same(n, tmpl->ver[0]) :
+		if (same_name(n, tmpl) && (tmpl->kind == ZRTREE_K_RECORD ?
+					   zrtree_rec_same(n, tmpl->ver[0]) :
 					   !memcmp(n->ver, tmpl->ver,
 						   sizeof(tmpl->ver))))
 			return n;
@@ -115,8 +113,8 @@ static struct zrfs_node *kfind(struct zrfs_fs *fs, const struct zrfs_node *tmpl)
 static void grow(struct zrfs_fs *fs)
 {
 	size_t cap = fs->capdyn * 2;
-	struct zrfs_node **t = calloc(cap, sizeof(*t));
-	struct zrfs_node **k = calloc(cap, sizeof(*k));
+	struct zrtree_node **t = calloc(cap, sizeof(*t));
+	struct zrtree_node **k = calloc(cap, sizeof(*k));
 
 	if (!t || !k) {
 		free(t);
@@ -124,7 +122,7 @@ static void grow(struct zrfs_fs *fs)
 		return;
 	}
 	for (size_t i = 0; i < fs->capdyn; i++) {
-		struct zrfs_node *n = fs->dyn[i], *next;
+		struct zrtree_node *n = fs->dyn[i], *next;
 
 		for (; n; n = next) {
 			size_t b = hash(n->ino) & (cap - 1);
@@ -144,12 +142,12 @@ static void grow(struct zrfs_fs *fs)
 	fs->capdyn = cap;
 }
 
-struct zrfs_node *zrfs_ns_get(struct zrfs_fs *fs, fuse_ino_t ino)
+struct zrtree_node *zrfs_ns_get(struct zrfs_fs *fs, fuse_ino_t ino)
 {
-	struct zrfs_node *n;
+	struct zrtree_node *n;
 
-	if (ino >= 1 && ino <= fs->nstat)
-		return fs->stat[ino - 1];
+	if (ino >= 1 && ino <= fs->tree.nstat)
+		return fs->tree.stat[ino - 1];
 	pthread_mutex_lock(&fs->tables_mu);
 	n = *slot(fs, ino);
 	pthread_mutex_unlock(&fs->tables_mu);
@@ -159,11 +157,11 @@ struct zrfs_node *zrfs_ns_get(struct zrfs_fs *fs, fuse_ino_t ino)
 /* Adds a kernel reference to the node with tmpl's name and content, made
  * (under a fresh inode) if there is none: a name whose content changed
  * gets a new inode, and the old one stays for the kernel's references.
- * Records: tmpl->ver[0] is its lookup view's epoch (zrfs_rec_same). */
-static int dyn_ref(struct zrfs_fs *fs, const struct zrfs_node *tmpl,
-		   struct zrfs_node **out)
+ * Records: tmpl->ver[0] is its lookup view's epoch (zrtree_rec_same). */
+static int dyn_ref(struct zrfs_fs *fs, const struct zrtree_node *tmpl,
+		   struct zrtree_node **out)
 {
-	struct zrfs_node *n;
+	struct zrtree_node *n;
 	int err = 0;
 
 	pthread_mutex_lock(&fs->tables_mu);
@@ -192,9 +190,9 @@ out:
 	return err;
 }
 
-void zrfs_ns_hold(struct zrfs_fs *fs, struct zrfs_node *n)
+void zrfs_ns_hold(struct zrfs_fs *fs, struct zrtree_node *n)
 {
-	if (n->ino <= fs->nstat)
+	if (n->ino <= fs->tree.nstat)
 		return;
 	pthread_mutex_lock(&fs->tables_mu);
 	n->nlookup++;
@@ -203,9 +201,9 @@ void zrfs_ns_hold(struct zrfs_fs *fs, struct zrfs_node *n)
 
 void zrfs_ns_forget(struct zrfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
 {
-	struct zrfs_node **p, *n;
+	struct zrtree_node **p, *n;
 
-	if (ino <= fs->nstat)
+	if (ino <= fs->tree.nstat)
 		return;
 	pthread_mutex_lock(&fs->tables_mu);
 	p = slot(fs, ino);
@@ -223,7 +221,7 @@ void zrfs_ns_forget(struct zrfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
 	pthread_mutex_unlock(&fs->tables_mu);
 }
 
-int zrfs_ns_records(struct zrfs_fs *fs, const struct zrfs_fstore *st,
+int zrfs_ns_records(struct zrfs_fs *fs, const struct zrtree_store *st,
 		   uint64_t **idx, size_t *count)
 {
 	uint64_t *v = NULL;
@@ -236,8 +234,8 @@ int zrfs_ns_records(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 		goto out;
 	}
 	for (size_t i = 0; i < fs->capdyn; i++)
-		for (struct zrfs_node *d = fs->dyn[i]; d; d = d->next)
-			if (d->kind == ZRFS_K_RECORD && d->st == st)
+		for (struct zrtree_node *d = fs->dyn[i]; d; d = d->next)
+			if (d->kind == ZRTREE_K_RECORD && d->st == st)
 				v[n++] = d->idx;
 out:
 	pthread_mutex_unlock(&fs->tables_mu);
@@ -246,151 +244,18 @@ out:
 	return err;
 }
 
-static int ends_with(const char *s, size_t len, const char *suf, size_t *stem)
+int zrfs_ns_lookup(struct zrfs_fs *fs, struct zrtree_node *parent,
+		  const char *name, struct zrtree_node **out)
 {
-	size_t k = strlen(suf);
+	struct zrtree_node t, *kid;
+	int err = zrtree_lookup(&fs->tree, parent, name, &kid, &t);
 
-	if (len <= k || memcmp(s + len - k, suf, k))
-		return 0;
-	*stem = len - k;
-	return 1;
-}
-
-static int lookup_record(struct zrfs_fs *fs, struct zrfs_node *dir,
-			 const char *name, struct zrfs_node **out)
-{
-	struct zrfs_node t = { .kind = ZRFS_K_RECORD, .st = dir->st };
-	size_t stem;
-	int err;
-
-	if (ends_with(name, strlen(name), ".png", &stem))
-		t.form = ZRFS_F_PNG;
-	else if (!ends_with(name, strlen(name), ".npy", &stem))
-		return -ENOENT;
-	if (zrfs_parse_u64(name, stem, &t.idx) ||
-	    t.idx >= zr_store_length(dir->st->zs))
-		return -ENOENT;
-	err = zrfs_rec_version(dir->st, t.idx, t.form, &t.size, &t.ver[0]);
-	/* only the records that are images have a .png */
-	if (err == ZR_E_DTYPE || err == ZR_E_SHAPE)
-		err = -ENOENT;
-	if (!err)
-		err = dyn_ref(fs, &t, out);
-	return err;
-}
-
-/* A ragged store's packed or padded form: SEED-STEP.SUFFIX, where SUFFIX
- * (which holds a dot) names a form (zrfile_npy_ragged_form). */
-static int flat_form(const char *name, size_t len, size_t *stem)
-{
-	const char *dot = memchr(name, '.', len);
-	int form;
-
-	if (!dot)
-		return 0;
-	form = zrfile_npy_ragged_form(dot + 1, len - (dot + 1 - name));
-	if (form < 0)
-		return 0;
-	*stem = dot - name;
-	return ZRFS_F_FLAT + form;
-}
-
-/* SEED-STEP followed by the suffix of a form this folder serves. */
-static int parse_batch_name(const struct zrfs_node *dir, const char *name,
-			    struct zrfs_node *t)
-{
-	size_t len = strlen(name), stem;
-	const char *dash;
-	int npz = !dir->st || zr_store_schema(dir->st->zs)->ragged, flat;
-	int flats = npz && dir->st, recs = 1;
-
-	if (dir->mix) /* as a store's or a dataset's (mixture.h) */
-		recs = !zrfs_mix_forms(dir->mix, &npz, &flats);
-	if (ends_with(name, len, ".indices.npy", &stem))
-		t->form = ZRFS_F_IDX;
-	else if (!recs)
-		return -ENOENT;
-	else if (flats && (flat = flat_form(name, len, &stem)))
-		t->form = flat;
-	else if (!npz && ends_with(name, len, ".npy", &stem))
-		t->form = ZRFS_F_NPY;
-	else if (npz && ends_with(name, len, ".npz", &stem))
-		t->form = ZRFS_F_NPZ;
-	else
-		return -ENOENT;
-	dash = memchr(name, '-', stem);
-	if (!dash || zrfs_parse_u64(name, dash - name, &t->seed) ||
-	    zrfs_parse_u64(dash + 1, stem - (dash + 1 - name), &t->step))
-		return -ENOENT;
-	return 0;
-}
-
-static int lookup_batch(struct zrfs_fs *fs, struct zrfs_node *dir,
-			const char *name, struct zrfs_node **out)
-{
-	/* Only what the folder's name fixed: a dynamic folder's table links
-	 * change under tables_mu meanwhile. */
-	struct zrfs_node t = {
-		.kind = dir->kind, .st = dir->st, .ds = dir->ds,
-		.mix = dir->mix,
-		.depth = dir->depth, .mode = dir->mode, .bsize = dir->bsize,
-	};
-	uint64_t v;
-	int err;
-
-	if (dir->depth == 0) {
-		t.mode = fs->opts.mode;
-		t.bsize = fs->opts.bsize;
-		if (zr_sampler_mode_parse(name, &t.mode) == 0) {
-			t.depth = 1;
-			return dyn_ref(fs, &t, out);
-		}
-	} else if (dir->depth == 1) {
-		if (zrfs_parse_u64(name, strlen(name), &v) || !v ||
-		    v > (1u << 24))
-			return -ENOENT;
-		t.bsize = v;
-		t.depth = 2;
-		return dyn_ref(fs, &t, out);
+	if (err || kid) {
+		*out = kid;
+		return zrfs_busy_to_park(err);
 	}
-	err = parse_batch_name(dir, name, &t);
-	if (err)
-		return err;
-	t.kind = ZRFS_K_BATCH;
-	err = zrfs_batch_lookup(fs, &t);
-	if (!err)
-		err = dyn_ref(fs, &t, out);
+	err = dyn_ref(fs, &t, out);
 	if (err || (*out)->lens != t.lens)
 		free(t.lens); /* a node of this content had its own */
 	return err;
-}
-
-static int lookup_static(struct zrfs_node *dir, const char *name,
-			 struct zrfs_node **out)
-{
-	for (size_t i = 0; i < dir->nkids; i++) {
-		struct zrfs_node *k = dir->kids[i];
-
-		if (strcmp(k->name, name))
-			continue;
-		*out = k;
-		return 0;
-	}
-	return -ENOENT;
-}
-
-int zrfs_ns_lookup(struct zrfs_fs *fs, struct zrfs_node *parent,
-		  const char *name, struct zrfs_node **out)
-{
-	switch (parent->kind) {
-	case ZRFS_K_DIR:
-	case ZRFS_K_STORE:
-		return lookup_static(parent, name, out);
-	case ZRFS_K_RECDIR:
-		return lookup_record(fs, parent, name, out);
-	case ZRFS_K_BATCHDIR:
-		return lookup_batch(fs, parent, name, out);
-	default:
-		return -ENOTDIR;
-	}
 }

@@ -21,6 +21,7 @@
 #include "batch_prefetch.h"
 #include "big_buffers.h"
 #include "file_kinds.h"
+#include "store_park.h"
 #include "follow.h"
 #include "fuse_dev.h"
 #include "fs.h"
@@ -28,7 +29,7 @@
 #include "lookup.h"
 #include "ops.h"
 #include "shape_cache.h"
-#include "static_tree.h"
+#include "tree.h"
 #include "utab.h"
 #include "opts.h"
 #include "errors_log.h"
@@ -57,7 +58,7 @@ static void detach(int notify)
 		if (null > 2)
 			close(null);
 	}
-	zrfs_elog_use_syslog(1);
+	zrtree_elog_use_syslog(1);
 	if (write(notify, &ok, 1) != 1)
 		(void)0;
 	close(notify);
@@ -67,7 +68,7 @@ static void detach(int notify)
  * is most often a wrong path: say so. */
 static void warn_if_empty(const struct zrfs_fs *fs)
 {
-	if (!fs->nstores)
+	if (!fs->tree.nstores)
 		fprintf(stderr, "zrecordfs: warning: SRC %s has no stores (a "
 			"store is a folder holding meta.zr)\n", fs->opts.src);
 }
@@ -100,7 +101,8 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 
 	if (zrfs_ns_init(fs))
 		return 1;
-	if (zrfs_tree_build(fs))
+	if (zrtree_build(&fs->tree, fs->opts.src, (fs->opts.ro ? ZR_OPEN_RDONLY : 0) |
+			 (fs->opts.follow_ms ? ZR_OPEN_FOLLOW : 0), &fs->opts.run))
 		goto out_tree;
 	warn_if_empty(fs);
 	fs->se = fuse_session_new(&fs->opts.args, &zrfs_ops, sizeof(zrfs_ops),
@@ -138,7 +140,8 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 	zrfile_shapes_clear();
 	/* Close (sync) before unmounting: once the mount is gone a new mount
 	 * of the same stores may start and must find them unlocked. */
-	if (zrfs_tree_free(fs))
+	zrfs_park_destroy(&fs->park);
+	if (zrtree_free(&fs->tree))
 		ret = 1;
 	fuse_session_unmount(fs->se);
 	fuse_session_destroy(fs->se);
@@ -151,7 +154,7 @@ out_signals:
 out_session:
 	fuse_session_destroy(fs->se);
 out_tree:
-	zrfs_tree_free(fs);
+	zrtree_free(&fs->tree);
 	zrfs_ns_free(fs);
 	return ret;
 }

@@ -62,7 +62,7 @@ static void changed(struct zrfs_fs *fs, struct zrfs_change *ch);
 static int lookup_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t parent,
 		       const char *name)
 {
-	struct zrfs_node *p = zrfs_ns_get(fs, parent), *n;
+	struct zrtree_node *p = zrfs_ns_get(fs, parent), *n;
 	struct fuse_entry_param e;
 	int err;
 
@@ -104,7 +104,7 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 static int getattr_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t ino,
 			const struct zrfs_fh *fh)
 {
-	struct zrfs_node *n = zrfs_ns_get(fs, ino);
+	struct zrtree_node *n = zrfs_ns_get(fs, ino);
 	struct stat st;
 	double attr_ttl, entry_ttl;
 	int err;
@@ -129,7 +129,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	run(FS(req), req, &how, NULL);
 }
 
-static int writable(enum zrfs_kind kind)
+static int writable(enum zrtree_kind kind)
 {
 	return !!(zrfs_kind_of(kind)->flags & ZRFS_KF_WRITABLE);
 }
@@ -145,7 +145,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
 	struct zrfs_fs *fs = FS(req);
-	struct zrfs_node *n = zrfs_ns_get(fs, ino);
+	struct zrtree_node *n = zrfs_ns_get(fs, ino);
 
 	if (!n) {
 		fuse_reply_err(req, ESTALE);
@@ -198,7 +198,7 @@ static void release_kind(struct zrfs_fs *fs, struct zrfs_fh *fh)
 static int open_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t ino,
 		     struct fuse_file_info *fi)
 {
-	struct zrfs_node *n = zrfs_ns_get(fs, ino);
+	struct zrtree_node *n = zrfs_ns_get(fs, ino);
 	const struct zrfs_kind_ops *k;
 	struct zrfs_fh *fh;
 	int err;
@@ -374,7 +374,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct zrfs_node *n = zrfs_ns_get(FS(req), ino);
+	struct zrtree_node *n = zrfs_ns_get(FS(req), ino);
 
 	if (!n)
 		fuse_reply_err(req, ESTALE);

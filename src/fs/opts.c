@@ -25,7 +25,7 @@ enum kind {
 	THREADS,	/* a decimal in [lo, hi], into ZR_THREADS         */
 	FLAG,		/* field = 1                                      */
 	FOLLOW,		/* [=SECONDS]: ro, and refresh every SECONDS      */
-	SCHED,		/* skip= or grow= (lo: which), length=: o->sched    */
+	SCHED,		/* skip= or grow= (lo: which), length=: o->run.sched    */
 	PASS,		/* libfuse's or the kernel's: handed on           */
 	REFUSED,	/* libfuse's, but not for zrecordfs               */
 };
@@ -57,24 +57,24 @@ static const struct opt table[] = {
 	  .help = "sequential|iid|cyclic (default iid)",
 	  .takes = "sampler=MODE takes sequential, iid or cyclic" },
 	{ .name = "batch_size=", .kind = NUM, .lo = 1, .hi = 1u << 24,
-	  FIELD(bsize), .arg = "batch_size=B",
+	  FIELD(run.bsize), .arg = "batch_size=B",
 	  .help = "default batch size (default 256)" },
 	{ .name = "threads=", .kind = THREADS, .lo = 0, .hi = 4096,
 	  .arg = "threads=N", .help = "libzrecord worker threads (sets "
 	  "ZR_THREADS;\n0: none, each request's thread gathers alone)" },
 	{ .name = "rank=", .kind = NUM, .lo = 0, .hi = UINT32_MAX - 1,
-	  FIELD(rank), .arg = "rank=R",
+	  FIELD(run.rank), .arg = "rank=R",
 	  .help = "serve rank R's slice of a W-rank global batch",
 	  .takes = "rank=R takes 0 to 4294967294, below world" },
 	{ .name = "world=", .kind = NUM, .lo = 1, .hi = UINT32_MAX,
-	  FIELD(world), .arg = "world=W",
+	  FIELD(run.world), .arg = "world=W",
 	  .help = "the number of ranks (default 1)" },
 	{ .name = "start=", .kind = NUM, .lo = 0, .hi = UINT64_MAX,
-	  FIELD(start), .arg = "start=P",
+	  FIELD(run.start), .arg = "start=P",
 	  .help = "a run that began at stream position P: step T\nreads "
 	  "positions P + T*W*B + R*B .. (default 0)" },
 	{ .name = "granule=", .kind = NUM, .lo = 1, .hi = UINT64_MAX,
-	  FIELD(granule), .arg = "granule=G",
+	  FIELD(run.granule), .arg = "granule=G",
 	  .help = "the stream's cycle multiple (default W*B): keep\nthe "
 	  "first run's W*B when W or B change" },
 	{ .name = "skip=", .kind = SCHED, .lo = ZRCOMMON_SKIP,
@@ -93,7 +93,7 @@ static const struct opt table[] = {
 	  .takes = "length=N[:N...] takes up to 1024 decimals, one per "
 	  "source" },
 	{ .name = "max_batch_bytes=", .kind = SIZE, .lo = 4096,
-	  FIELD(max_batch), .arg = "max_batch_bytes=N[K|M|G]",
+	  FIELD(run.max_batch), .arg = "max_batch_bytes=N[K|M|G]",
 	  .help = "largest batch file; a larger one is EFBIG at lookup\n"
 	  "(default: 1G or 1/8 of RAM, whichever is smaller)",
 	  .takes = "max_batch_bytes=N takes a byte count of 4096 or more, "
@@ -281,9 +281,9 @@ static int sched_option(struct zrfs_opts *o, int which, const char *val)
 	char msg[160];
 
 	if (which == ZRCOMMON_SKIP || which == ZRCOMMON_GROW)
-		return zrcommon_schedule_add(&o->sched, which, val, msg,
+		return zrcommon_schedule_add(&o->run.sched, which, val, msg,
 					     sizeof(msg));
-	return zrcommon_schedule_lengths(&o->sched, val, ':', msg,
+	return zrcommon_schedule_lengths(&o->run.sched, val, ':', msg,
 					 sizeof(msg));
 }
 
@@ -323,7 +323,7 @@ static int take(struct parse_ctx *c, const struct opt *t, const char *arg,
 		store(o, t, v);
 		return 0;
 	case SAMPLER:
-		return zr_sampler_mode_parse(val, &o->mode) ? -1 : 0;
+		return zr_sampler_mode_parse(val, &o->run.mode) ? -1 : 0;
 	case FLAG:
 		store(o, t, 1);
 		return 0;
@@ -487,9 +487,9 @@ static int finish(struct parse_ctx *c, struct fuse_cmdline_opts *cmd)
 		fprintf(stderr, "zrecordfs: missing MOUNTPOINT\n");
 		return -1;
 	}
-	if (o->rank >= o->world) {
+	if (o->run.rank >= o->run.world) {
 		fprintf(stderr, "zrecordfs: rank=%u needs world > %u\n",
-			o->rank, o->rank);
+			o->run.rank, o->run.rank);
 		return -1;
 	}
 	if (c->seen[SEEN_RW] && o->ro) {
@@ -509,10 +509,10 @@ int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)
 	struct fuse_cmdline_opts cmd;
 
 	memset(o, 0, sizeof(*o));
-	o->mode = ZR_SAMPLER_IID;
-	o->bsize = 256;
-	o->world = 1;
-	o->max_batch = zrfile_npy_default_max();
+	o->run.mode = ZR_SAMPLER_IID;
+	o->run.bsize = 256;
+	o->run.world = 1;
+	o->run.max_batch = zrfile_npy_default_max();
 	o->prefetch = 2;
 	o->args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	if (fuse_opt_parse(&o->args, &c, none, opt_proc) || c.bad)
@@ -535,7 +535,7 @@ void zrfs_opts_free(struct zrfs_opts *o)
 {
 	free(o->src);
 	free(o->mountpoint);
-	zrcommon_schedule_free(&o->sched);
+	zrcommon_schedule_free(&o->run.sched);
 	fuse_opt_free_args(&o->args);
 	o->src = o->mountpoint = NULL;
 }

@@ -14,7 +14,7 @@
 
 enum { ENT_OK, ENT_END };
 
-static int entry(struct zrfs_node *n, uint64_t i, char *name, size_t cap,
+static int entry(struct zrtree_node *n, uint64_t i, char *name, size_t cap,
 		 struct stat *st)
 {
 	static const zr_sampler_mode modes[] = {
@@ -29,16 +29,16 @@ static int entry(struct zrfs_node *n, uint64_t i, char *name, size_t cap,
 		return ENT_OK;
 	}
 	switch (n->kind) {
-	case ZRFS_K_DIR:
-	case ZRFS_K_STORE:
+	case ZRTREE_K_DIR:
+	case ZRTREE_K_STORE:
 		if (j >= n->nkids)
 			return ENT_END;
 		snprintf(name, cap, "%s", n->kids[j]->name);
 		st->st_ino = n->kids[j]->ino;
-		if (n->kids[j]->kind > ZRFS_K_BATCHDIR)
+		if (n->kids[j]->kind > ZRTREE_K_BATCHDIR)
 			st->st_mode = S_IFREG;
 		return ENT_OK;
-	case ZRFS_K_RECDIR:
+	case ZRTREE_K_RECDIR:
 		if (j >= zr_store_length(n->st->zs))
 			return ENT_END;
 		snprintf(name, cap, "%llu.npy", (unsigned long long)j);
@@ -46,7 +46,7 @@ static int entry(struct zrfs_node *n, uint64_t i, char *name, size_t cap,
 			     ZRFS_REC_IDX_BITS | (j & ((1ull << ZRFS_REC_IDX_BITS) - 1));
 		st->st_mode = S_IFREG;
 		return ENT_OK;
-	case ZRFS_K_BATCHDIR:
+	case ZRTREE_K_BATCHDIR:
 		if (n->depth != 0 || j >= sizeof(modes) / sizeof(modes[0]))
 			return ENT_END;
 		snprintf(name, cap, "%s", zr_sampler_mode_name(modes[j]));
@@ -57,7 +57,7 @@ static int entry(struct zrfs_node *n, uint64_t i, char *name, size_t cap,
 	}
 }
 
-void zrfs_readdir(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_node *n,
+void zrfs_readdir(fuse_req_t req, struct zrfs_fs *fs, struct zrtree_node *n,
 		 size_t size, off_t off)
 {
 	char *buf, name[64 + 256];

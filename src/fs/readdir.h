@@ -8,7 +8,7 @@
 
 /* Lists n (static folders, records/ streamed, batch/ folders) from
  * offset off, replying once. */
-void zrfs_readdir(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_node *n,
+void zrfs_readdir(fuse_req_t req, struct zrfs_fs *fs, struct zrtree_node *n,
 		 size_t size, off_t off);
 
 #endif

@@ -13,23 +13,24 @@
 #include <stdlib.h>
 
 #include "file_kinds.h"
+#include "store_park.h"
 #include "file_bytes.h"
 #include "lookup.h"
 #include "u64.h"
 #include "errors_log.h"
 
-static void log_failure(const struct zrfs_node *n, int err)
+static void log_failure(const struct zrtree_node *n, int err)
 {
-	zrfs_elog_add(n->st->log, n->st->path, "records/%llu.%s: %s",
+	zrtree_elog_add(n->st->log, n->st->path, "records/%llu.%s: %s",
 		      (unsigned long long)n->idx,
-		      n->form == ZRFS_F_PNG ? "png" : "npy",
+		      n->form == ZRTREE_F_PNG ? "png" : "npy",
 		      *zr_errmsg() ? zr_errmsg() : zr_strerror(err));
 }
 
 /* Caller holds fh->mu. */
 static int fill(struct zrfs_fh *fh)
 {
-	struct zrfs_node *n = fh->node;
+	struct zrtree_node *n = fh->node;
 	int err;
 
 	if (fh->buf)
@@ -37,8 +38,8 @@ static int fill(struct zrfs_fh *fh)
 	fh->buf = malloc(fh->len ? fh->len : 1);
 	if (!fh->buf)
 		return -ENOMEM;
-	err = zrfs_rec_fill(n->st, fh->view, n->idx, n->form, fh->buf,
-			    fh->len);
+	err = zrfs_busy_to_park(zrtree_rec_fill(n->st, fh->view, n->idx,
+						n->form, fh->buf, fh->len));
 	if (!err) {
 		zr_view_end(fh->view); /* buf holds all it could show */
 		fh->view = NULL;
@@ -53,16 +54,17 @@ static int fill(struct zrfs_fh *fh)
 
 static int record_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
-	struct zrfs_node *n = fh->node;
-	struct zrfs_fstore *st = n->st;
+	struct zrtree_node *n = fh->node;
+	struct zrtree_store *st = n->st;
 	uint64_t size;
 	/* What the handle serves, read at its first fill. */
-	int err = zrfs_views_begin(&st, 1, &fh->view);
+	int err = zrfs_busy_to_park(zrtree_views_begin(&st, 1, &fh->view));
 
 	(void)fs, (void)flags;
 	if (err)
 		return err;
-	err = zrfs_rec_size(st, fh->view, n->idx, n->form, &size);
+	err = zrfs_busy_to_park(zrtree_rec_size(st, fh->view, n->idx, n->form,
+						&size));
 	if (err == ZR_E_DTYPE || err == ZR_E_SHAPE)
 		err = -ENOENT; /* no longer an image: no .png */
 	/* The name shows other bytes now.  Of another size: the kernel must
@@ -70,7 +72,7 @@ static int record_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 	 * copied now and past the node's page cache (which has the old). */
 	if (err == -ENOENT || (!err && size != n->size))
 		err = -ESTALE;
-	else if (!err && !zrfs_rec_same(n, zr_view_epoch(fh->view)))
+	else if (!err && !zrtree_rec_same(n, zr_view_epoch(fh->view)))
 		fh->uncached = 1;
 	fh->len = size;
 	if (!err && fh->uncached) {
@@ -106,7 +108,7 @@ static int record_read(fuse_req_t req, struct zrfs_fs *fs,
 
 /* Makes the kernel look records/IDX.npy (and .png) up again at its next
  * use. */
-static void unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
+static void unname(struct zrfs_fs *fs, const struct zrtree_store *st,
 		   uint64_t idx)
 {
 	static const char *const ext[] = { "npy", "png" };
@@ -122,7 +124,7 @@ static void unname(struct zrfs_fs *fs, const struct zrfs_fstore *st,
 }
 
 void zrfs_record_unname_changed(struct zrfs_fs *fs,
-			       const struct zrfs_fstore *st,
+			       const struct zrtree_store *st,
 			       const uint64_t *del, size_t ndel,
 			       uint64_t length)
 {
@@ -135,7 +137,7 @@ void zrfs_record_unname_changed(struct zrfs_fs *fs,
 		uint64_t idx = known[i];
 
 		if (idx < length && !bsearch(&idx, del, ndel, sizeof(*del),
-					     zrfs_cmp_u64))
+					     zrtree_cmp_u64))
 			continue;
 		unname(fs, st, idx);
 	}

@@ -7,22 +7,29 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "errors_log.h"
 #include "store_park.h"
 #include "fs.h"
+
+/* The queue's: held for a few pointer moves, never across a call. */
+static pthread_mutex_t park_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int zrfs_busy_to_park(int err)
+{
+	return err == ZR_E_BUSY ? ZRFS_E_PARK : err;
+}
 
 void zrfs_writer_begin(struct zrfs_park_queue *q)
 {
 	/* Counted before the library call, so every request that meets
 	 * the call's ZR_E_BUSY finds a writer here and parks. */
-	zrfs_leaf_lock();
+	pthread_mutex_lock(&park_mu);
 	q->writers++;
-	zrfs_leaf_unlock();
+	pthread_mutex_unlock(&park_mu);
 }
 
 void zrfs_writer_end(struct zrfs_park_queue *q)
 {
-	zrfs_leaf_lock();
+	pthread_mutex_lock(&park_mu);
 	if (--q->writers == 0 && q->parked) {
 		struct zrfs_parked **tail = &q->ready;
 
@@ -31,20 +38,20 @@ void zrfs_writer_end(struct zrfs_park_queue *q)
 		*tail = q->parked;
 		q->parked = NULL;
 	}
-	zrfs_leaf_unlock();
+	pthread_mutex_unlock(&park_mu);
 }
 
 int zrfs_park(struct zrfs_park_queue *q, struct zrfs_parked *p)
 {
 	int err = -EAGAIN;
 
-	zrfs_leaf_lock();
+	pthread_mutex_lock(&park_mu);
 	if (q->writers) {
 		p->next = q->parked;
 		q->parked = p;
 		err = 0;
 	}
-	zrfs_leaf_unlock();
+	pthread_mutex_unlock(&park_mu);
 	return err;
 }
 
@@ -52,10 +59,10 @@ struct zrfs_parked *zrfs_park_take_ready(struct zrfs_park_queue *q)
 {
 	struct zrfs_parked *p;
 
-	zrfs_leaf_lock();
+	pthread_mutex_lock(&park_mu);
 	p = q->ready;
 	q->ready = NULL;
-	zrfs_leaf_unlock();
+	pthread_mutex_unlock(&park_mu);
 	return p;
 }
 

@@ -38,6 +38,10 @@ struct zrfs_parked {
 
 struct zrfs_park_queue; /* fs.h */
 
+/* ZR_E_BUSY (a tree view met a delete or compact) as ZRFS_E_PARK; any
+ * other code as it is. */
+int zrfs_busy_to_park(int err);
+
 /* Around the daemon's own zr_store_delete and zr_store_compact: after
  * zrfs_writer_end, the caller runs what zrfs_park_take_ready returns. */
 void zrfs_writer_begin(struct zrfs_park_queue *q);

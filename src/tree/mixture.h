@@ -10,35 +10,35 @@
  *
  * Its batch files are batch nodes of the batch kind (batch.c) whose node
  * has mix set: file_bytes.c plans them with the planner `zrecord batch
- * MIX` uses (src/files/batch_file.h), over the grid zrfs_mix_grid gives.
+ * MIX` uses (src/files/batch_file.h), over the grid zrtree_mix_grid gives.
  */
-#ifndef ZRFS_MIXTURE_H
-#define ZRFS_MIXTURE_H
+#ifndef ZRTREE_MIXTURE_H
+#define ZRTREE_MIXTURE_H
 
-#include "fs.h"
+#include "tree.h"
 #include "npy_file.h"
 
 /* The mixture of the file at abs (rel: relative to SRC, for messages),
  * read and parsed now (a failure is kept for its errors file); NULL when
  * out of memory. */
-struct zrfs_mix *zrfs_mix_new(const char *abs, const char *rel);
+struct zrtree_mix *zrtree_mix_new(const char *abs, const char *rel);
 /* After the whole tree is built: finds the sources among its nodes.
  * Returns whether the mixture serves batch/ and stats; if not, its
  * errors say why (also logged). */
-int zrfs_mix_resolve(struct zrfs_fs *fs, struct zrfs_mix *m);
-void zrfs_mix_free(struct zrfs_mix *m);
+int zrtree_mix_resolve(struct zrtree *t, struct zrtree_mix *m);
+void zrtree_mix_free(struct zrtree_mix *m);
 
 /* The stats file: JSON, one object. */
-int zrfs_mix_stats(struct zrfs_mix *m, char **out, size_t *len);
-struct zrfs_elog *zrfs_mix_elog(struct zrfs_mix *m);
+int zrtree_mix_stats(struct zrtree_mix *m, char **out, size_t *len);
+struct zrtree_elog *zrtree_mix_elog(struct zrtree_mix *m);
 /* The encoder's grid of m (source s's field f at grid[f * k + s], k * nf
- * streams, npy_mix.h), read through views (zrfs_batch_stores order; NULL:
+ * streams, npy_mix.h), read through views (zrtree_batch_stores order; NULL:
  * the stores as each read finds them). */
-void zrfs_mix_grid(const struct zrfs_mix *m, zr_view *const *views,
+void zrtree_mix_grid(const struct zrtree_mix *m, zr_view *const *views,
 		   zrfile_source *grid);
 /* Which batch names its folder serves: 0 with *npz (0: .npy) and *flat
  * (the packed and padded forms), or -1 when only .indices.npy (sources of
  * different fields or schemas). */
-int zrfs_mix_forms(const struct zrfs_mix *m, int *npz, int *flat);
+int zrtree_mix_forms(const struct zrtree_mix *m, int *npz, int *flat);
 
 #endif

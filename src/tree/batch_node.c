@@ -4,8 +4,8 @@
  */
 #include "batch_node.h"
 
-size_t zrfs_batch_stores(const struct zrfs_node *n,
-			struct zrfs_fstore *const **out)
+size_t zrtree_batch_stores(const struct zrtree_node *n,
+			struct zrtree_store *const **out)
 {
 	if (n->mix) {
 		*out = n->mix->st;
@@ -19,16 +19,16 @@ size_t zrfs_batch_stores(const struct zrfs_node *n,
 	return 1;
 }
 
-struct zrfs_elog *zrfs_batch_elog(const struct zrfs_node *n,
+struct zrtree_elog *zrtree_batch_elog(const struct zrtree_node *n,
 				  const char **name)
 {
-	struct zrfs_fstore *const *st;
+	struct zrtree_store *const *st;
 
 	if (n->mix) {
 		*name = n->mix->path;
 		return n->mix->log;
 	}
-	zrfs_batch_stores(n, &st);
+	zrtree_batch_stores(n, &st);
 	*name = st[0]->path;
 	return st[0]->log;
 }

@@ -20,26 +20,21 @@
 
 /* -- views ------------------------------------------------------------- */
 
-int zrfs_busy_to_park(int err)
-{
-	return err == ZR_E_BUSY ? ZRFS_E_PARK : err;
-}
-
-int zrfs_views_begin(struct zrfs_fstore *const *st, size_t n, zr_view **v)
+int zrtree_views_begin(struct zrtree_store *const *st, size_t n, zr_view **v)
 {
 	for (size_t i = 0; i < n; i++) {
 		int err = zr_view_begin(st[i]->zs, ZR_VIEW_TRY, &v[i]);
 
 		if (err) {
 			v[i] = NULL;
-			zrfs_views_end(v, i);
-			return zrfs_busy_to_park(err);
+			zrtree_views_end(v, i);
+			return err;
 		}
 	}
 	return 0;
 }
 
-void zrfs_views_end(zr_view **v, size_t n)
+void zrtree_views_end(zr_view **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		zr_view_end(v[i]);
@@ -47,10 +42,10 @@ void zrfs_views_end(zr_view **v, size_t n)
 	}
 }
 
-int zrfs_st_probe(struct zrfs_fstore *st)
+int zrtree_st_probe(struct zrtree_store *st)
 {
 	zr_view *v;
-	int err = zrfs_views_begin(&st, 1, &v);
+	int err = zrtree_views_begin(&st, 1, &v);
 
 	zr_view_end(err ? NULL : v);
 	return err;
@@ -59,14 +54,14 @@ int zrfs_st_probe(struct zrfs_fstore *st)
 /* -- records ----------------------------------------------------------- */
 
 /* Record idx's file: the encoder's RECORD form over the stream *s. */
-static int rec_plan(struct zrfs_fstore *st, zr_view *v, const uint64_t *idx,
+static int rec_plan(struct zrtree_store *st, zr_view *v, const uint64_t *idx,
 		    zrfile_source *s, zrfile_npy *f)
 {
 	*s = (zrfile_source){ .zs = st->zs, .view = v };
 	return zrfile_npy_plan(f, ZRFILE_RECORD, s, 1, idx, 1);
 }
 
-int zrfs_rec_size(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
+int zrtree_rec_size(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 		 uint64_t *size)
 {
 	zrfile_source s;
@@ -76,38 +71,38 @@ int zrfs_rec_size(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 
 	if (idx >= zr_view_length(v))
 		return -ENOENT;
-	if (form == ZRFS_F_PNG) {
+	if (form == ZRTREE_F_PNG) {
 		s = (zrfile_source){ .zs = st->zs, .view = v };
 		err = zrfile_record_png_plan(&s, idx, &img);
 		*size = err ? 0 : zrfile_png_size(&img);
-		return zrfs_busy_to_park(err);
+		return err;
 	}
 	err = rec_plan(st, v, &idx, &s, &f);
 	*size = f.total;
 	zrfile_npy_free(&f);
-	return zrfs_busy_to_park(err);
+	return err;
 }
 
-int zrfs_rec_version(struct zrfs_fstore *st, uint64_t idx, int form,
+int zrtree_rec_version(struct zrtree_store *st, uint64_t idx, int form,
 		    uint64_t *size, uint64_t *epoch)
 {
 	zr_view *v;
-	int err = zrfs_views_begin(&st, 1, &v);
+	int err = zrtree_views_begin(&st, 1, &v);
 
 	if (err)
 		return err;
-	err = zrfs_rec_size(st, v, idx, form, size);
+	err = zrtree_rec_size(st, v, idx, form, size);
 	*epoch = zr_view_epoch(v);
 	zr_view_end(v);
 	return err;
 }
 
-int zrfs_rec_same(const struct zrfs_node *n, uint64_t epoch)
+int zrtree_rec_same(const struct zrtree_node *n, uint64_t epoch)
 {
 	return !zr_store_index_changed(n->st->zs, n->ver[0], epoch, n->idx);
 }
 
-static int png_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx,
+static int png_fill(struct zrtree_store *st, zr_view *v, uint64_t idx,
 		    char *buf, uint64_t size)
 {
 	zrfile_source s = { .zs = st->zs, .view = v };
@@ -116,18 +111,18 @@ static int png_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx,
 
 	if (!err && zrfile_png_size(&img) != size)
 		err = -ESTALE;
-	return zrfs_busy_to_park(err ? err :
+	return (err ? err :
 				 zrfile_record_png_fill(&s, idx, &img, buf));
 }
 
-int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
+int zrtree_rec_fill(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 		 char *buf, uint64_t size)
 {
 	zrfile_source s;
 	zrfile_npy f;
 	int err;
 
-	if (form == ZRFS_F_PNG)
+	if (form == ZRTREE_F_PNG)
 		return png_fill(st, v, idx, buf, size);
 	err = rec_plan(st, v, &idx, &s, &f);
 	if (!err && f.total != size)
@@ -135,22 +130,22 @@ int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
 	if (!err)
 		err = zrfile_npy_fill(&f, buf);
 	zrfile_npy_free(&f);
-	return zrfs_busy_to_park(err);
+	return err;
 }
 
 /* -- batches ------------------------------------------------------------ */
 
-static int form_of(const struct zrfs_node *n)
+static int form_of(const struct zrtree_node *n)
 {
 	switch (n->form) {
-	case ZRFS_F_IDX:
+	case ZRTREE_F_IDX:
 		return ZRFILE_INDICES;
-	case ZRFS_F_NPY:
+	case ZRTREE_F_NPY:
 		return ZRFILE_STACK;
-	case ZRFS_F_NPZ:
+	case ZRTREE_F_NPZ:
 		return ZRFILE_NPZ;
 	default:
-		return n->form - ZRFS_F_FLAT;
+		return n->form - ZRTREE_F_FLAT;
 	}
 }
 
@@ -158,7 +153,7 @@ static int form_of(const struct zrfs_node *n)
  * sampler options, schedule and max_batch_bytes; a mixture's file and
  * the source lengths its lookup drew at; the node's stores as the shape
  * cache's key. */
-static void node_spec(const struct zrfs_opts *o, const struct zrfs_node *n,
+static void node_spec(const struct zrtree_run *o, const struct zrtree_node *n,
 		      uint64_t epoch, struct zrfile_batch_spec *s)
 {
 	*s = (struct zrfile_batch_spec){
@@ -177,14 +172,14 @@ static void node_spec(const struct zrfs_opts *o, const struct zrfs_node *n,
 
 /* The planner's streams of the node's stores (a dataset's by name, a
  * mixture's grid), read through their views. */
-static void node_streams(const struct zrfs_node *n, zr_view *const *views,
+static void node_streams(const struct zrtree_node *n, zr_view *const *views,
 			 zrfile_source *grid)
 {
-	struct zrfs_fstore *const *st;
-	size_t k = zrfs_batch_stores(n, &st);
+	struct zrtree_store *const *st;
+	size_t k = zrtree_batch_stores(n, &st);
 
 	if (n->mix) {
-		zrfs_mix_grid(n->mix, views, grid);
+		zrtree_mix_grid(n->mix, views, grid);
 		return;
 	}
 	for (size_t i = 0; i < k; i++)
@@ -196,40 +191,40 @@ static void node_streams(const struct zrfs_node *n, zr_view *const *views,
 /* A refusal the planner explained, into the errors file of n's store or
  * mixture: a batch the schedule does not serve yet, one over the byte cap,
  * records a packed or padded form cannot take. */
-static void log_refusal(const struct zrfs_node *n, int err, const char *msg)
+static void log_refusal(const struct zrtree_node *n, int err, const char *msg)
 {
 	unsigned long long b = n->bsize;
-	struct zrfs_elog *log;
+	struct zrtree_elog *log;
 	const char *name;
 
 	if (!msg[0] || (err == -EINVAL && !zrfile_npy_flat(form_of(n))))
 		return;
-	log = zrfs_batch_elog(n, &name);
+	log = zrtree_batch_elog(n, &name);
 	if (err == -ENOENT)
-		zrfs_elog_add(log, name, "batch %llu-%llu: -o length, grow: "
+		zrtree_elog_add(log, name, "batch %llu-%llu: -o length, grow: "
 			      "%s (ENOENT)", (unsigned long long)n->seed,
 			      (unsigned long long)n->step, msg);
 	else if (err == -EFBIG)
-		zrfs_elog_add(log, name, "batch of %llu: %s (EFBIG)", b, msg);
+		zrtree_elog_add(log, name, "batch of %llu: %s (EFBIG)", b, msg);
 	else if (err == -EINVAL)
-		zrfs_elog_add(log, name, "batch of %llu: %s (EINVAL); the "
+		zrtree_elog_add(log, name, "batch of %llu: %s (EINVAL); the "
 			      ".npz form holds any records, one member each",
 			      b, msg);
 }
 
-/* zrfs_plan_make, and into *spec (unless NULL) the spec it planned. */
-static int plan(struct zrfs_fs *fs, const struct zrfs_node *n,
+/* zrtree_plan_make, and into *spec (unless NULL) the spec it planned. */
+static int plan(struct zrtree *t, const struct zrtree_node *n,
 		struct zrfile_batch *p, int size_only, uint64_t length,
 		zr_view *const *views, struct zrfile_batch_spec *spec)
 {
-	struct zrfs_fstore *const *st;
-	size_t k = zrfs_batch_stores(n, &st);
+	struct zrtree_store *const *st;
+	size_t k = zrtree_batch_stores(n, &st);
 	struct zrfile_batch_spec s;
 	zrfile_source *grid;
 	char msg[320];
 	int err;
 
-	node_spec(&fs->opts, n, zrfs_views_epoch(views, k), &s);
+	node_spec(t->run, n, zrtree_views_epoch(views, k), &s);
 	grid = zrfile_batch_sources(p, n->mix ? n->mix->k : 0,
 				    n->mix ? n->mix->nf : k);
 	if (grid)
@@ -241,17 +236,17 @@ static int plan(struct zrfs_fs *fs, const struct zrfs_node *n,
 	} else if (spec) {
 		*spec = s;
 	}
-	return zrfs_busy_to_park(err);
+	return err;
 }
 
-int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
+int zrtree_plan_make(struct zrtree *t, const struct zrtree_node *n,
 		   struct zrfile_batch *p, int size_only, uint64_t length,
 		   zr_view *const *views)
 {
-	return plan(fs, n, p, size_only, length, views, NULL);
+	return plan(t, n, p, size_only, length, views, NULL);
 }
 
-uint64_t zrfs_views_epoch(zr_view *const *views, size_t k)
+uint64_t zrtree_views_epoch(zr_view *const *views, size_t k)
 {
 	uint64_t sum = 0;
 
@@ -263,16 +258,16 @@ uint64_t zrfs_views_epoch(zr_view *const *views, size_t k)
 /* The planner's early refusal of n, before any view, allocation or table
  * read: -EFBIG for a batch over max_batch_bytes whatever records it held
  * (one store per field: a mixture's first source's). */
-static int bound(struct zrfs_fs *fs, const struct zrfs_node *n)
+static int bound(struct zrtree *t, const struct zrtree_node *n)
 {
-	struct zrfs_fstore *const *st;
-	size_t k = zrfs_batch_stores(n, &st);
+	struct zrtree_store *const *st;
+	size_t k = zrtree_batch_stores(n, &st);
 	struct zrfile_batch_spec s;
 	struct zrfile_batch_least l;
 	char msg[160];
 	int err;
 
-	node_spec(&fs->opts, n, 0, &s);
+	node_spec(t->run, n, 0, &s);
 	zrfile_batch_least_init(&l, n->mix != NULL);
 	if (n->mix)
 		for (uint32_t f = 0; f < n->mix->nf; f++)
@@ -287,27 +282,27 @@ static int bound(struct zrfs_fs *fs, const struct zrfs_node *n)
 	return err;
 }
 
-/* zrfs_batch_version, and into *lens (unless NULL) a mixture's lengths;
+/* zrtree_batch_version, and into *lens (unless NULL) a mixture's lengths;
  * what the plan read of a packed or padded batch is kept for its reads. */
-static int version(struct zrfs_fs *fs, const struct zrfs_node *n,
+static int version(struct zrtree *t, const struct zrtree_node *n,
 		   uint64_t *size, uint64_t ver[2], uint64_t **lens)
 {
-	struct zrfs_fstore *const *st;
-	size_t k = zrfs_batch_stores(n, &st);
+	struct zrtree_store *const *st;
+	size_t k = zrtree_batch_stores(n, &st);
 	struct zrfile_batch_spec s;
 	struct zrfile_batch p;
 	zr_view **v = NULL;
-	int err = bound(fs, n);
+	int err = bound(t, n);
 
 	if (!err && !(v = calloc(k, sizeof(*v))))
 		err = -ENOMEM;
 	if (!err)
-		err = zrfs_views_begin(st, k, v);
+		err = zrtree_views_begin(st, k, v);
 	if (err) {
 		free(v);
 		return err;
 	}
-	err = plan(fs, n, &p, 1, 0, v, &s);
+	err = plan(t, n, &p, 1, 0, v, &s);
 	if (!err) {
 		*size = p.total;
 		ver[0] = p.length;
@@ -319,26 +314,18 @@ static int version(struct zrfs_fs *fs, const struct zrfs_node *n,
 		}
 		zrfile_batch_free(&p);
 	}
-	zrfs_views_end(v, k);
+	zrtree_views_end(v, k);
 	free(v);
 	return err;
 }
 
-int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
+int zrtree_batch_version(struct zrtree *t, const struct zrtree_node *n,
 		       uint64_t *size, uint64_t ver[2])
 {
-	return version(fs, n, size, ver, NULL);
+	return version(t, n, size, ver, NULL);
 }
 
-int zrfs_batch_lookup(struct zrfs_fs *fs, struct zrfs_node *t)
+int zrtree_batch_lookup(struct zrtree *tree, struct zrtree_node *t)
 {
-	return version(fs, t, &t->size, t->ver, &t->lens);
-}
-
-int zrfs_node_size(struct zrfs_fs *fs, const struct zrfs_node *n,
-		  uint64_t *size)
-{
-	(void)fs;
-	*size = n->size;
-	return 0;
+	return version(tree, t, &t->size, t->ver, &t->lens);
 }

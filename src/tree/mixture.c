@@ -18,23 +18,23 @@
 #include "errors_log.h"
 #include "statsjson.h"
 
-struct zrfs_mix *zrfs_mix_new(const char *abs, const char *rel)
+struct zrtree_mix *zrtree_mix_new(const char *abs, const char *rel)
 {
-	struct zrfs_mix *m = calloc(1, sizeof(*m));
+	struct zrtree_mix *m = calloc(1, sizeof(*m));
 	char msg[256];
 
-	if (!m || !(m->path = strdup(rel)) || !(m->log = zrfs_elog_new())) {
-		zrfs_mix_free(m);
+	if (!m || !(m->path = strdup(rel)) || !(m->log = zrtree_elog_new())) {
+		zrtree_mix_free(m);
 		return NULL;
 	}
 	if (zr_mixfile_read(abs, &m->file, msg, sizeof(msg)))
-		zrfs_elog_add(m->log, m->path, "not served: %s", msg);
+		zrtree_elog_add(m->log, m->path, "not served: %s", msg);
 	else
 		m->parsed = 1;
 	return m;
 }
 
-void zrfs_mix_free(struct zrfs_mix *m)
+void zrtree_mix_free(struct zrtree_mix *m)
 {
 	if (!m)
 		return;
@@ -44,11 +44,11 @@ void zrfs_mix_free(struct zrfs_mix *m)
 	free(m->names);
 	free(m->st);
 	free(m->path);
-	zrfs_elog_free(m->log);
+	zrtree_elog_free(m->log);
 	free(m);
 }
 
-struct zrfs_elog *zrfs_mix_elog(struct zrfs_mix *m)
+struct zrtree_elog *zrtree_mix_elog(struct zrtree_mix *m)
 {
 	return m->log;
 }
@@ -56,15 +56,15 @@ struct zrfs_elog *zrfs_mix_elog(struct zrfs_mix *m)
 /* -- finding the sources ------------------------------------------------ */
 
 /* The node of path rel (relative to SRC, "" for SRC itself). */
-static struct zrfs_node *walk(struct zrfs_fs *fs, const char *rel)
+static struct zrtree_node *walk(struct zrtree *t, const char *rel)
 {
-	struct zrfs_node *n = fs->stat[0];
+	struct zrtree_node *n = t->stat[0];
 	char buf[PATH_MAX], *save = NULL;
 
 	snprintf(buf, sizeof(buf), "%s", rel);
 	for (char *c = strtok_r(buf, "/", &save); c && n;
 	     c = strtok_r(NULL, "/", &save)) {
-		struct zrfs_node *next = NULL;
+		struct zrtree_node *next = NULL;
 
 		for (size_t i = 0; !next && i < n->nkids; i++)
 			if (!strcmp(n->kids[i]->name, c))
@@ -88,15 +88,15 @@ static void say(char *why, size_t cap, const char *fmt, ...)
 /* The node the mount shows for abs (resolved, mixsource.h), or NULL (a
  * reason in why): abs must be inside SRC, so "..", symlinks and absolute
  * paths inside SRC all name the folder the mount shows. */
-static struct zrfs_node *served(struct zrfs_fs *fs, const char *abs,
+static struct zrtree_node *served(struct zrtree *t, const char *abs,
 				char *why, size_t cap)
 {
 	char src[PATH_MAX];
-	struct zrfs_node *n;
+	struct zrtree_node *n;
 	size_t r;
 
-	if (!realpath(fs->opts.src, src)) {
-		say(why, cap, "%s: %s", fs->opts.src, strerror(errno));
+	if (!realpath(t->src, src)) {
+		say(why, cap, "%s: %s", t->src, strerror(errno));
 		return NULL;
 	}
 	r = strlen(src);
@@ -104,7 +104,7 @@ static struct zrfs_node *served(struct zrfs_fs *fs, const char *abs,
 		say(why, cap, "%s is outside this mount's SRC (%s)", abs, src);
 		return NULL;
 	}
-	n = walk(fs, abs[r] ? abs + r + 1 : "");
+	n = walk(t, abs[r] ? abs + r + 1 : "");
 	if (!n)
 		say(why, cap, "%s is not served by this mount (a store or "
 		    "dataset folder under SRC is)", abs);
@@ -112,17 +112,17 @@ static struct zrfs_node *served(struct zrfs_fs *fs, const char *abs,
 }
 
 /* Source src's stores as this mount serves them: f[], names[]. */
-static int map_fields(struct zrfs_fs *fs, const zrcommon_mixsource *src,
-		      struct zrfs_fstore **f, const char **names, char *why,
+static int map_fields(struct zrtree *t, const zrcommon_mixsource *src,
+		      struct zrtree_store **f, const char **names, char *why,
 		      size_t cap)
 {
 	for (uint32_t i = 0; i < src->nf; i++) {
-		struct zrfs_node *n = served(fs, src->store[i], why, cap);
+		struct zrtree_node *n = served(t, src->store[i], why, cap);
 
-		if (n && n->kind != ZRFS_K_STORE)
+		if (n && n->kind != ZRTREE_K_STORE)
 			say(why, cap, "%s is not served by this mount as a "
 			    "store", src->store[i]);
-		if (!n || n->kind != ZRFS_K_STORE)
+		if (!n || n->kind != ZRTREE_K_STORE)
 			return -ENOENT;
 		f[i] = n->st;
 		names[i] = src->name[i] ? n->name : NULL;
@@ -133,36 +133,36 @@ static int map_fields(struct zrfs_fs *fs, const zrcommon_mixsource *src,
 /* Source s's fields on disk (*src) and the stores this mount serves for
  * them (f[], names[]: ZRCOMMON_MIX_FIELDS), or -1 with the reason
  * logged. */
-static int find_source(struct zrfs_fs *fs, struct zrfs_mix *m, uint32_t s,
-		       zrcommon_mixsource *src, struct zrfs_fstore **f,
+static int find_source(struct zrtree *t, struct zrtree_mix *m, uint32_t s,
+		       zrcommon_mixsource *src, struct zrtree_store **f,
 		       const char **names)
 {
 	char *file = NULL, *dir = NULL, why[PATH_MAX + 64] = "";
-	int err = asprintf(&file, "%s/%s", fs->opts.src, m->path) < 0 ?
+	int err = asprintf(&file, "%s/%s", t->src, m->path) < 0 ?
 		  -ENOMEM : 0;
 
 	if (!err)
 		err = zrcommon_mix_source_dir(file, m->file.path[s], &dir, why,
 					      sizeof(why));
-	if (!err && !served(fs, dir, why, sizeof(why)))
+	if (!err && !served(t, dir, why, sizeof(why)))
 		err = -ENOENT;
 	if (!err)
 		err = zrcommon_mix_source_fields(dir, src, why, sizeof(why));
 	if (!err)
-		err = map_fields(fs, src, f, names, why, sizeof(why));
+		err = map_fields(t, src, f, names, why, sizeof(why));
 	free(file);
 	free(dir);
 	if (!err)
 		return 0;
 	if (err == -ENOMEM && !*why)
 		say(why, sizeof(why), "%s", strerror(ENOMEM));
-	zrfs_elog_add(m->log, m->path, "not served: source %u (\"%s\"): %s",
+	zrtree_elog_add(m->log, m->path, "not served: source %u (\"%s\"): %s",
 		      s, m->file.path[s], why);
 	return -1;
 }
 
 /* The stores, each once, ascending id; slot[] their places. */
-static int unique_stores(struct zrfs_mix *m)
+static int unique_stores(struct zrtree_mix *m)
 {
 	size_t cells = (size_t)m->k * m->nf;
 
@@ -189,7 +189,7 @@ static int unique_stores(struct zrfs_mix *m)
 	return 0;
 }
 
-void zrfs_mix_grid(const struct zrfs_mix *m, zr_view *const *views,
+void zrtree_mix_grid(const struct zrtree_mix *m, zr_view *const *views,
 		   zrfile_source *grid)
 {
 	for (size_t c = 0; c < (size_t)m->k * m->nf; c++)
@@ -198,7 +198,7 @@ void zrfs_mix_grid(const struct zrfs_mix *m, zr_view *const *views,
 			.view = views ? views[m->slot[c]] : NULL };
 }
 
-int zrfs_mix_forms(const struct zrfs_mix *m, int *npz, int *flat)
+int zrtree_mix_forms(const struct zrtree_mix *m, int *npz, int *flat)
 {
 	zrfile_source s = { .zs = m->grid[0]->zs, .name = m->names[0] };
 
@@ -210,24 +210,24 @@ int zrfs_mix_forms(const struct zrfs_mix *m, int *npz, int *flat)
 
 /* Whether the sources can make files of records (else only indices):
  * the same fields, of one schema each. */
-static int check_records(struct zrfs_mix *m, const zrcommon_mixsource *src)
+static int check_records(struct zrtree_mix *m, const zrcommon_mixsource *src)
 {
 	zrfile_source *streams, *grid;
 	char msg[256];
 	int err = zrcommon_mix_same_fields(src, m->k, msg, sizeof(msg));
 
 	if (err) {
-		zrfs_elog_add(m->log, m->path, "batch files of records not "
+		zrtree_elog_add(m->log, m->path, "batch files of records not "
 			      "served: %s; .indices.npy is", msg);
 		return 0;
 	}
 	streams = zrfile_mix_alloc(m->k, m->nf, &grid);
 	if (!streams)
 		return 0;
-	zrfs_mix_grid(m, NULL, grid);
+	zrtree_mix_grid(m, NULL, grid);
 	err = zrfile_mix_check(streams, m->k, m->nf, msg, sizeof(msg));
 	if (err)
-		zrfs_elog_add(m->log, m->path, "batch files of records not "
+		zrtree_elog_add(m->log, m->path, "batch files of records not "
 			      "served: %s", msg);
 	free(streams);
 	return !err;
@@ -235,7 +235,7 @@ static int check_records(struct zrfs_mix *m, const zrcommon_mixsource *src)
 
 /* Copies source s's stores into the grid (nf columns; names per field
  * from source 0, compared by check_records). */
-static void place(struct zrfs_mix *m, uint32_t s, struct zrfs_fstore **f,
+static void place(struct zrtree_mix *m, uint32_t s, struct zrtree_store **f,
 		  const char **names, size_t nf)
 {
 	for (size_t i = 0; i < nf && i < m->nf; i++) {
@@ -249,15 +249,15 @@ static void place(struct zrfs_mix *m, uint32_t s, struct zrfs_fstore **f,
 		m->grid[i * m->k + s] = f[nf - 1];
 }
 
-static int resolve(struct zrfs_fs *fs, struct zrfs_mix *m,
+static int resolve(struct zrtree *t, struct zrtree_mix *m,
 		   zrcommon_mixsource *src)
 {
-	struct zrfs_fstore *f[ZRCOMMON_MIX_FIELDS];
+	struct zrtree_store *f[ZRCOMMON_MIX_FIELDS];
 	const char *names[ZRCOMMON_MIX_FIELDS];
 	int bad = 0;
 
 	for (uint32_t s = 0; s < m->k; s++) {
-		if (find_source(fs, m, s, &src[s], f, names)) {
+		if (find_source(t, m, s, &src[s], f, names)) {
 			bad = 1;
 			continue;
 		}
@@ -275,7 +275,7 @@ static int resolve(struct zrfs_fs *fs, struct zrfs_mix *m,
 	return bad ? -1 : unique_stores(m);
 }
 
-int zrfs_mix_resolve(struct zrfs_fs *fs, struct zrfs_mix *m)
+int zrtree_mix_resolve(struct zrtree *t, struct zrtree_mix *m)
 {
 	zrcommon_mixsource *src;
 	int ok = 0;
@@ -285,8 +285,8 @@ int zrfs_mix_resolve(struct zrfs_fs *fs, struct zrfs_mix *m)
 	m->k = m->file.k;
 	src = calloc(m->k, sizeof(*src));
 	if (!src)
-		zrfs_elog_add(m->log, m->path, "not served: out of memory");
-	else if (!resolve(fs, m, src)) {
+		zrtree_elog_add(m->log, m->path, "not served: out of memory");
+	else if (!resolve(t, m, src)) {
 		m->records = check_records(m, src);
 		m->ok = ok = 1;
 	}
@@ -298,7 +298,7 @@ int zrfs_mix_resolve(struct zrfs_fs *fs, struct zrfs_mix *m)
 
 /* Source s's records now: its shortest store's, which a dataset draws
  * over. */
-static uint64_t source_length(const struct zrfs_mix *m, uint32_t s)
+static uint64_t source_length(const struct zrtree_mix *m, uint32_t s)
 {
 	uint64_t n = UINT64_MAX;
 
@@ -310,7 +310,7 @@ static uint64_t source_length(const struct zrfs_mix *m, uint32_t s)
 	return n;
 }
 
-int zrfs_mix_stats(struct zrfs_mix *m, char **out, size_t *len)
+int zrtree_mix_stats(struct zrtree_mix *m, char **out, size_t *len)
 {
 	uint64_t *n = calloc(m->k, sizeof(*n));
 	zrcommon_mix_figures fig = {

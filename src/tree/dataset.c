@@ -3,7 +3,7 @@
  */
 #include "dataset.h"
 
-uint64_t zrfs_ds_length(const struct zrfs_dataset *ds)
+uint64_t zrtree_ds_length(const struct zrtree_dataset *ds)
 {
 	uint64_t n = zr_store_length(ds->st[0]->zs);
 

@@ -7,72 +7,66 @@
  * with the bounds a batch name must pass before any view); here a batch
  * node becomes its spec, read through the daemon's views.
  */
-#ifndef ZRFS_FILE_BYTES_H
-#define ZRFS_FILE_BYTES_H
+#ifndef ZRTREE_FILE_BYTES_H
+#define ZRTREE_FILE_BYTES_H
 
 #include "batch_node.h"
 #include "batch_file.h"
 #include "record_png.h"
 
-/* The daemon's views: begun with ZR_VIEW_TRY, so that they never wait for
- * a delete or compact but answer ZR_E_BUSY, which the request parks on
- * (store_park.h). */
-/* ZR_E_BUSY as ZRFS_E_PARK; any other code as it is. */
-int zrfs_busy_to_park(int err);
-/* Begins the views of n stores (all or none): 0, ZRFS_E_PARK while one has
+/* The tree's views: begun with ZR_VIEW_TRY, so that they never wait for
+ * a delete or compact but answer ZR_E_BUSY (on which the mount parks the
+ * request, store_park.h). */
+/* Begins the views of n stores (all or none): 0, ZR_E_BUSY while one has
  * a delete or compact running, or an error. */
-int zrfs_views_begin(struct zrfs_fstore *const *st, size_t n, zr_view **v);
-void zrfs_views_end(zr_view **v, size_t n);
+int zrtree_views_begin(struct zrtree_store *const *st, size_t n, zr_view **v);
+void zrtree_views_end(zr_view **v, size_t n);
 /* 0 when no delete or compact of st runs now (a library call that would
  * wait for one then waits for none, unless one starts meanwhile), else
- * ZRFS_E_PARK. */
-int zrfs_st_probe(struct zrfs_fstore *st);
+ * ZR_E_BUSY. */
+int zrtree_st_probe(struct zrtree_store *st);
 
-/* Size of record idx's file in form ZRFS_F_NPY (records/I.npy) or
- * ZRFS_F_PNG (records/I.png: ZR_E_DTYPE or ZR_E_SHAPE unless the record is
+/* Size of record idx's file in form ZRTREE_F_NPY (records/I.npy) or
+ * ZRTREE_F_PNG (records/I.png: ZR_E_DTYPE or ZR_E_SHAPE unless the record is
  * a uint8 image), as view v of st shows it; -ENOENT past its length.
- * Every function here gives ZRFS_E_PARK where its view met a running
+ * Every function here gives ZR_E_BUSY where its view met a running
  * delete or compact (store_park.h). */
-int zrfs_rec_size(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
+int zrtree_rec_size(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 		 uint64_t *size);
 /* At lookup: the size, through a view begun now, and that view's epoch
- * (the node's version, see Contents in fs.h). */
-int zrfs_rec_version(struct zrfs_fstore *st, uint64_t idx, int form,
+ * (the node's version, see Contents in tree.h). */
+int zrtree_rec_version(struct zrtree_store *st, uint64_t idx, int form,
 		    uint64_t *size, uint64_t *epoch);
 /* Whether record node n (looked up at delete epoch n->ver[0]) shows at
  * epoch the bytes it did: no delete between changed its index. */
-int zrfs_rec_same(const struct zrfs_node *n, uint64_t epoch);
-/* Fills buf (size bytes, from zrfs_rec_size) with record idx's file, as
+int zrtree_rec_same(const struct zrtree_node *n, uint64_t epoch);
+/* Fills buf (size bytes, from zrtree_rec_size) with record idx's file, as
  * view v shows it. */
-int zrfs_rec_fill(struct zrfs_fstore *st, zr_view *v, uint64_t idx, int form,
+int zrtree_rec_fill(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 		 char *buf, uint64_t size);
 
 
 /* Plans batch node n's file (zrfile_batch_plan; size_only: only what its
  * size needs), sampling from the first length records (0: all the views
  * have; a mixture: at the lengths its lookup kept, length their sum),
- * through views (one per store, zrfs_batch_stores order).  A refusal the
+ * through views (one per store, zrtree_batch_stores order).  A refusal the
  * planner explains goes to the node's errors file.  -EFBIG over the
  * mount's max_batch_bytes.  Fill and free p with zrfile_batch_*. */
-int zrfs_plan_make(struct zrfs_fs *fs, const struct zrfs_node *n,
+int zrtree_plan_make(struct zrtree *t, const struct zrtree_node *n,
 		   struct zrfile_batch *p, int size_only, uint64_t length,
 		   zr_view *const *views);
 /* The sum of k views' delete epochs: two sets of views of the same stores
  * with the same sum show the same records at every index (epochs only
  * grow), so the batch drawn from their first N records is the same. */
-uint64_t zrfs_views_epoch(zr_view *const *views, size_t k);
+uint64_t zrtree_views_epoch(zr_view *const *views, size_t k);
 /* At lookup: the size and version tag of batch node n (see Contents in
- * fs.h), after refusing with -EFBIG, before any view, allocation or table
+ * tree.h), after refusing with -EFBIG, before any view, allocation or table
  * read, a batch that would exceed max_batch_bytes or the .npz member
  * limit whatever records it held. */
-int zrfs_batch_version(struct zrfs_fs *fs, const struct zrfs_node *n,
+int zrtree_batch_version(struct zrtree *t, const struct zrtree_node *n,
 		       uint64_t *size, uint64_t ver[2]);
-/* zrfs_batch_version into t's size and ver, and of a mixture's batch
+/* zrtree_batch_version into t's size and ver, and of a mixture's batch
  * the source lengths it draws at into t->lens (the caller's to free). */
-int zrfs_batch_lookup(struct zrfs_fs *fs, struct zrfs_node *t);
-
-/* A record or batch node's size, fixed at lookup (a kind's size). */
-int zrfs_node_size(struct zrfs_fs *fs, const struct zrfs_node *n,
-		  uint64_t *size);
+int zrtree_batch_lookup(struct zrtree *tree, struct zrtree_node *t);
 
 #endif

@@ -5,14 +5,14 @@
 
 #include "u64.h"
 
-int zrfs_cmp_u64(const void *a, const void *b)
+int zrtree_cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return (x > y) - (x < y);
 }
 
-int zrfs_parse_u64(const char *s, size_t len, uint64_t *out)
+int zrtree_parse_u64(const char *s, size_t len, uint64_t *out)
 {
 	uint64_t v = 0;
 
