@@ -66,7 +66,7 @@ static int fields_of(const mix *m, uint32_t *nf)
 }
 
 /* Source s's field f of nf in the grid, as a mount's mixture folder lays
- * it out (src/fs/mixture.c): a source of fewer fields repeats its last,
+ * it out (src/tree/mixture.c): a source of fewer fields repeats its last,
  * one of more is cut to the first nf. */
 static void grid_of(const mix *m, uint32_t nf, zrfile_source *grid)
 {

@@ -1,6 +1,6 @@
 /*
  * batch.c - batch files (a store's batch/..., a dataset's @batch/...).
- * A batch node stands for one content (see Contents in fs.h): the batch
+ * A batch node stands for one content (see Contents in tree.h): the batch
  * drawn from the first ver[0] records while its stores' delete epochs sum
  * to ver[1].  Appends change nothing in it, compacts only move its
  * records; only a delete changes what it is drawn from.

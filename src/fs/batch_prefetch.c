@@ -9,7 +9,7 @@
  * stores' view epochs; it also keeps a packed form's shapes for that
  * lookup), then the plan and each piece are made through views whose
  * epochs still sum to that version's.  Epochs only grow, so such views
- * show the same record at every index as the lookup's did (fs.h,
+ * show the same record at every index as the lookup's did (tree.h,
  * Contents): the bytes are those of any node of that version and size,
  * whatever appends or compacts came between.  An open takes them only if
  * its node has that version and size and its own views are still at it

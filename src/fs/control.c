@@ -12,7 +12,7 @@
 #include "store_park.h"
 #include "errors_log.h"
 
-/* Open files keep their bytes (see Contents in fs.h), so compact need not
+/* Open files keep their bytes (see Contents in tree.h), so compact need not
  * wait for them; but a record file opened before the last delete and not
  * read yet still reads through its library view, whose bytes compact
  * would move: the library refuses then (EBUSY) until it is read or

@@ -69,7 +69,7 @@ struct zrfs_kind_ops {
 /* Append and control files: opened write-only to act, read-only to show
  * their usage line; never both at once (O_RDWR). */
 #define ZRFS_KF_WRITABLE 1u
-/* A node's bytes never change (see Contents in fs.h): the kernel may keep
+/* A node's bytes never change (see Contents in tree.h): the kernel may keep
  * its pages from open to open, unless the handle is uncached. */
 #define ZRFS_KF_KEEP_CACHE 2u
 /* An open file's size is what its handle serves (fh->len). */

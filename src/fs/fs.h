@@ -1,7 +1,8 @@
 /*
- * fs.h - the zrecordfs daemon's shared types: the mount, its stores and
- * datasets, the namespace nodes and open-file handles.  Everything below the
- * FUSE layer is libzrecord's public API; these types only route requests.
+ * fs.h - the zrecordfs daemon's shared types: the mount, its options,
+ * open-file handles and parked requests.  What the mount serves is the
+ * tree of src/tree (tree.h) over libzrecord's public API; these types
+ * only route requests to it.
  *
  * Stores.  The daemon keeps no lock, generation or log of its own on a
  * store: every read of a record table goes through a library view
@@ -18,7 +19,15 @@
  * buffers' inside the prefetcher's; no lock is held across a
  * fuse_lowlevel_notify_* call.
  *
- * What a node is and shows (Contents) is in src/tree/tree.h.
+ * Open files.  What a node is and shows is in src/tree/tree.h
+ * (Contents).  An open handle serves one content from open to release,
+ * so no read of it can see a change made after the open.  A handle of the
+ * node's own content copies it at the first read the page cache cannot
+ * answer, through the library views it began at open (so whatever deletes
+ * came since), and the kernel keeps the pages across opens (keep_cache); a
+ * handle opened after the name's content changed, at the same size,
+ * copies the new content at open and is served past the page cache
+ * (direct_io).
  */
 #ifndef ZRFS_H
 #define ZRFS_H

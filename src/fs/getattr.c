@@ -1,7 +1,7 @@
 /*
  * getattr.c - getattr for every node kind: modes, exact sizes and cache
  * timeouts, from the node's kind (file_kinds.h), and statfs.  Record and batch nodes keep the size they were looked up
- * with (see Contents in fs.h), so their attributes never expire; a batch
+ * with (see Contents in tree.h), so their attributes never expire; a batch
  * name's entry does at once (its content follows the store), a record
  * name's is invalidated by the delete that changes it.  Text and control
  * files have attribute timeout 0; a control file's size is that of its

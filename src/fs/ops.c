@@ -218,7 +218,7 @@ static int open_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t ino,
 	if ((fi->flags & O_ACCMODE) == O_WRONLY)
 		fh->owner = zrfs_caller(req);
 	/* A record or batch node's bytes never change (see Contents in
-	 * fs.h): the kernel may keep its pages from open to open. */
+	 * tree.h): the kernel may keep its pages from open to open. */
 	if ((k->flags & ZRFS_KF_KEEP_CACHE) && !fh->uncached)
 		fi->keep_cache = 1;
 	else

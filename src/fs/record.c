@@ -1,6 +1,6 @@
 /*
  * record.c - records/I.npy, and records/I.png for image records.  A record node's bytes never change (see
- * Contents in fs.h), so the kernel keeps their pages (keep_cache) and a
+ * Contents in tree.h), so the kernel keeps their pages (keep_cache) and a
  * repeated open costs no decoding: a handle copies its record only when
  * the kernel first asks for a page it does not have, through the library
  * view it began at open, so every read of a handle serves that one record

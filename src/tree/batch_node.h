@@ -1,7 +1,7 @@
 /*
  * batch_node.h - what a batch node (a store's, a dataset's or a
  * mixture's batch file) reads and where its failures are written: the
- * two questions every part of the daemon's batch code asks of a node.
+ * two questions all batch code asks of a node.
  */
 #ifndef ZRTREE_BATCH_NODE_H
 #define ZRTREE_BATCH_NODE_H

@@ -1,6 +1,6 @@
 /*
  * dataset.h - a folder of several stores served as one dataset: the
- * length its @batch files draw over.  A leaf: the namespace (lookup.c)
+ * length its @batch files draw over.  A leaf: the names (names.c)
  * and the batch bytes (file_bytes.c) both use it.
  */
 #ifndef ZRTREE_DATASET_H

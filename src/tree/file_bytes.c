@@ -1,8 +1,8 @@
 /*
- * file_bytes.c - record and batch files as the daemon serves them (see
+ * file_bytes.c - record and batch files as a mount serves them (see
  * file_bytes.h): a record node's file from the common encoder
  * (npy_file.h), a batch node's as a spec for the batch planner `zrecord
- * batch` uses (src/files/batch_file.h) with the mount's options passed
+ * batch` uses (src/files/batch_file.h) with the tree's run options passed
  * in, and the refusals the planner explains written to the errors file.
  * Everything here reads through library views (ZR_VIEW_TRY: ZR_E_BUSY at
  * once during a delete or compact, which the caller parks), so the record
@@ -149,7 +149,7 @@ static int form_of(const struct zrtree_node *n)
 	}
 }
 
-/* Node n's batch as the planner's spec (batch_file.h): the mount's
+/* Node n's batch as the planner's spec (batch_file.h): the tree's
  * sampler options, schedule and max_batch_bytes; a mixture's file and
  * the source lengths its lookup drew at; the node's stores as the shape
  * cache's key. */

@@ -1,11 +1,11 @@
 /*
- * file_bytes.h - record and batch files as the daemon serves them: their sizes
+ * file_bytes.h - record and batch files as a mount serves them: their sizes
  * from the record table and the sampler alone (getattr never decompresses)
  * and their bytes, both from the one encoder `zrecord` uses too
  * (src/files/npy_file.h, where the header policy is).  A batch is planned
  * and filled by the planner `zrecord batch` uses (src/files/batch_file.h,
  * with the bounds a batch name must pass before any view); here a batch
- * node becomes its spec, read through the daemon's views.
+ * node becomes its spec, read through non-waiting views.
  */
 #ifndef ZRTREE_FILE_BYTES_H
 #define ZRTREE_FILE_BYTES_H
@@ -51,7 +51,7 @@ int zrtree_rec_fill(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
  * have; a mixture: at the lengths its lookup kept, length their sum),
  * through views (one per store, zrtree_batch_stores order).  A refusal the
  * planner explains goes to the node's errors file.  -EFBIG over the
- * mount's max_batch_bytes.  Fill and free p with zrfile_batch_*. */
+ * tree's max_batch_bytes.  Fill and free p with zrfile_batch_*. */
 int zrtree_plan_make(struct zrtree *t, const struct zrtree_node *n,
 		   struct zrfile_batch *p, int size_only, uint64_t length,
 		   zr_view *const *views);

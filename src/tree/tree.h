@@ -16,17 +16,9 @@
  * length) and the sum of its stores' epochs, which compacts leave, as
  * they change no content; a mixture's: the sum of its sources' lengths,
  * which the node keeps one by one to draw at).  When the store changes
- * what a name
- * shows, a later lookup of the name makes a new node (a new inode), and the
- * old one lives on for the kernel's references: what rename(2) over a file
- * does.  An open handle serves one content from open to release, so no
- * read of it can see a change made after the open.  A handle of the
- * node's own content copies it at the first read the page cache cannot
- * answer, through the library views it began at open (so whatever deletes
- * came since), and the kernel keeps the pages across opens (keep_cache); a
- * handle opened after the name's content changed, at the same size,
- * copies the new content at open and is served past the page cache
- * (direct_io).
+ * what a name shows, a later lookup of the name makes a new node (a new inode), and the
+ * old one lives on for its open files (the mount's: the kernel's
+ * references): what rename(2) over a file does.
  */
 #ifndef ZRTREE_TREE_H
 #define ZRTREE_TREE_H
@@ -85,7 +77,7 @@ enum zrtree_form {
 struct zrtree_store {
 	zr_store *zs;
 	char *path;		/* relative to SRC, for messages          */
-	uint32_t id;		/* index in the mount's store array       */
+	uint32_t id;		/* index in the tree's store array        */
 	uint64_t records_ino;	/* its records/ folder's node (its ino)  */
 	struct zrtree_elog *log;	/* its errors file (errors_log.h)      */
 };
@@ -98,7 +90,7 @@ struct zrtree_dataset {
 };
 
 /* A mixture file served as a folder (mixture.h); what it serves, fixed
- * once resolved (the mount's stores are). */
+ * once resolved (the tree's stores are). */
 struct zrtree_mix {
 	char *path;		/* the file, relative to SRC (messages) */
 	struct zrtree_elog *log;	/* its errors file (errors_log.h)    */

@@ -1,6 +1,6 @@
 /*
  * u64.h - record indices as names and sorted arrays: a leaf the namespace
- * (lookup.c), the delete file and the invalidation after it share.
+ * (names.c), the mount's delete file and the invalidation after it share.
  */
 #ifndef ZRTREE_U64_H
 #define ZRTREE_U64_H
