@@ -35,6 +35,7 @@
 #include "batch_prefetch.h"
 #include "big_buffers.h"
 #include "file_bytes.h"
+#include "open_file.h"
 #include "prefetch.h"
 
 #define ZRFS_PF_DS (1ull << 32) /* in zrpf_seq.form: src is a dataset */
@@ -226,11 +227,7 @@ int zrfs_pf_take(struct zrfs_fh *fh)
 	seq_of(n, &s);
 	if (!zrpf_take(pf, &s, n->step, n->ver, n->size, &b))
 		return 0;
-	fh->buf = b.buf;
-	fh->cap = b.cap;
-	fh->cached = 1;
-	atomic_store_explicit(&fh->state, ZRFS_FILL_DONE,
-			      memory_order_release);
+	zrtree_file_adopt(fh->file, b.buf, b.cap);
 	return 1;
 }
 
@@ -240,7 +237,7 @@ void zrfs_pf_store(struct zrfs_fs *fs, const struct zrfs_fh *fh)
 
 	if (fh->uncached || fs->opts.direct_batches)
 		return;
-	bv.buf[0].mem = fh->buf;
+	bv.buf[0].mem = (void *)zrtree_file_bytes(fh->file);
 	/* An open holds no page of the file (a READ would: never from
 	 * there), so the kernel can take these at once.  A failure leaves
 	 * the reads to the buffer, as without. */

@@ -14,10 +14,9 @@
 void zrfs_pf_start(struct zrfs_fs *fs);
 /* Stops it and frees what it holds; reports what it did on stderr. */
 void zrfs_pf_stop(void);
-/* At a batch open whose views show the node's own content (their epochs
- * sum to node->ver[1]): 1 when fh->buf now holds the node's bytes,
- * gathered ahead (fh's state is then ZRFS_FILL_DONE, its views are the
- * caller's to end), else 0. */
+/* At a batch open whose open file shows the node's own content (not
+ * fresh, open_file.h): 1 when the file now holds the node's bytes,
+ * gathered ahead (zrtree_file_adopt), else 0. */
 int zrfs_pf_take(struct zrfs_fh *fh);
 /* After zrfs_pf_take gave fh its bytes, with no lock held and before the
  * open's reply: hands them to the kernel's page cache of the node

@@ -110,6 +110,13 @@ void zrfs_record_unname_changed(struct zrfs_fs *fs,
 			       const uint64_t *del, size_t ndel,
 			       uint64_t length);
 
+/* Record and batch files (tree_files.c): open opens the node's file of
+ * src/tree (open_file.h; ZRFS_E_PARK while a delete or compact of a store
+ * it reads runs), read serves it from its buffer. */
+int zrfs_file_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags);
+int zrfs_file_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
+		   size_t size, off_t off);
+
 /* Batch files (batch.c): open checks that the stores still hold the
  * node's content (else, at the same size, an uncached handle with the new
  * one; at another size -ESTALE); a read the page cache cannot answer

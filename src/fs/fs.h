@@ -11,8 +11,8 @@
  * request is parked until that call returns (store_park.h).
  *
  * Lock order (outermost first): an append or delete handle's mutex, a
- * record or batch handle's mutex, then any one of the leaf mutexes:
- * tables_mu, the kept buffers' (big_buffers.h), the park queue's
+ * record or batch file's (src/tree/open_file.c), then any one of the leaf
+ * mutexes: tables_mu, the kept buffers' (big_buffers.h), the park queue's
  * (store_park.c), the errors rings' (src/tree/errors_log.c), or the
  * prefetcher's (batch_prefetch.c: taken with no other lock held).  A leaf
  * mutex is never held while another lock is taken, but for the kept
@@ -98,13 +98,6 @@ struct zrfs_fs {
 	struct zrfs_follower *follower; /* -o follow (follow.c) */
 };
 
-/* How far an open record or batch file's buffer is. */
-enum zrfs_fill_state {
-	ZRFS_FILL_NONE,		/* nothing in buf yet                     */
-	ZRFS_FILL_PLANNED,	/* batch: fill is set, its pieces coming  */
-	ZRFS_FILL_DONE,		/* buf holds the whole file               */
-};
-
 /* An open file: per-kind state.  The kernel's open holds one reference
  * and every request working on the handle holds one more while it runs:
  * the kernel may send release as soon as it has a read's reply, while the
@@ -113,29 +106,16 @@ enum zrfs_fill_state {
 struct zrfs_fh {
 	struct zrtree_node *node;
 	_Atomic unsigned refs;
-	/* Guards buf of a record or batch (nested inside the store locks),
-	 * and the state of an append or delete handle (outside them). */
+	/* Guards the state of an append or delete handle. */
 	pthread_mutex_t mu;
-	char *buf;		/* the file's bytes                        */
-	/* record: the store as it was at open, which the first fill reads
-	 * (under mu); batch: one view per store of the node (its
-	 * zrtree_batch_stores order); ended once buf holds the file */
-	zr_view *view;
-	zr_view **views;
-	size_t len, cap;
-	int cached;		/* buf came from zrcommon_bigbuf_get            */
+	/* record, batch: the open file (src/tree/open_file.h: its views,
+	 * its bytes as reads reach them, its own lock) */
+	struct zrtree_file *file;
+	char *buf;		/* text: the file's bytes                 */
+	size_t len;		/* the file's size                        */
 	int uncached;		/* record, batch: served past the page cache
 				 * (bytes newer than the node's, or
 				 * -o direct_batches) */
-	/* record, batch: how far buf is (enum zrfs_fill_state), written
-	 * under mu (release) and read without it (acquire), so that reads
-	 * of bytes already in take no lock */
-	atomic_int state;
-	/* batch: the pieces of buf a read may need, filled as reads reach
-	 * them (batch.c); set under mu before state is PLANNED. */
-	struct zrfs_fill *fill;
-	/* what the kind keeps besides buf and view, freed with the handle */
-	void (*drop)(struct zrfs_fh *fh);
 	struct zrfile_npystream *ns;    /* append session (NULL between them) */
 	struct zrfile_idxlist *ix;	/* delete: the parser of the input
 					 * since the last commit (NULL: none) */

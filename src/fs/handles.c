@@ -1,16 +1,16 @@
 /*
  * handles.c - open-file handles: allocation, reference counts (and the list
- * shutdown frees); large batch buffers come from big_buffers.h.
+ * shutdown frees).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "big_buffers.h"
 #include "file_kinds.h"
 #include "index_list.h"
 #include "npy_stream.h"
 #include "lookup.h"
+#include "open_file.h"
 
 struct zrfs_fh *zrfs_fh_new(struct zrfs_fs *fs, struct zrtree_node *n)
 {
@@ -41,13 +41,8 @@ static void fh_free(struct zrfs_fs *fs, struct zrfs_fh *fh)
 	if (fh->next)
 		fh->next->prev = fh->prev;
 	pthread_mutex_unlock(&fs->tables_mu);
-	if (fh->cached)
-		zrcommon_bigbuf_put(fh->buf, fh->cap);
-	else
-		free(fh->buf);
-	if (fh->drop)
-		fh->drop(fh);
-	zr_view_end(fh->view);
+	free(fh->buf);
+	zrtree_file_close(fh->file);
 	pthread_mutex_destroy(&fh->mu);
 	zrfile_npystream_free(fh->ns); /* an unfinished session is aborted */
 	zrfile_idxlist_free(fh->ix);
