@@ -41,7 +41,8 @@ EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
 	tests/cli/importdata.py tests/cli/test_import_images.py \
 	tests/cli/test_import_wds.py tests/cli/test_import_arrays.py \
 	tests/cli/test_import_scale.py tests/cli/test_import_mount.py \
-	tests/cli/test_recover.py tests/cli/test_delete_from.py
+	tests/cli/test_recover.py tests/cli/test_delete_from.py \
+	tests/cli/test_cat.py
 TESTS += tests/cli.test
 
 # A driver that feeds src/files awkward inputs for the suite to check.
