@@ -153,7 +153,7 @@ static int cat_record(const struct zrtree_node *n, const char *path)
 /* A batch file, planned as the mount plans it at the first read (from
  * the records its lookup counted) and written as `zrecord batch` writes
  * one: a dense .npy in bounded pieces, any other form whole (at most
- * max_batch_bytes, which the lookup checked). */
+ * max_batch_bytes, as the mount's buffer). */
 static int cat_batch(struct zrtree *t, const struct zrtree_node *n,
 		     const char *path)
 {
@@ -171,7 +171,8 @@ static int cat_batch(struct zrtree *t, const struct zrtree_node *n,
 	if (err) {
 		rc = lib_error(path, "cat", err);
 	} else {
-		rc = zr_cli_write_file(&p.file, NULL, path, "cat");
+		rc = zr_cli_write_file_max(&p.file, NULL, t->run->max_batch,
+					   path, "cat");
 		zrfile_batch_free(&p);
 	}
 	zrtree_views_end(views, k);

@@ -6,6 +6,7 @@ stats, the text and usage files) and ls prints what os.listdir of the
 mount gives.  Bad paths and options are refused with a message naming
 them and nothing on stdout; the run options are refused in the mount's
 words."""
+import errno
 import json
 import os
 import subprocess
@@ -228,3 +229,18 @@ def test_help_lists_the_run_options(zr):
     rows = out[out.index("    -o sampler=MODE"):]
     for line in rows.splitlines():
         assert line in fs.splitlines(), line
+
+
+def test_max_batch_bytes_as_the_mount(zr, src, mounted):
+    m = mounted(src, "ro", "max_batch_bytes=4K")
+    with pytest.raises(OSError) as e:
+        open(m.path("rag", "batch", "1-0.npz"), "rb")
+    assert e.value.errno == errno.EFBIG
+    r = zr.run("cat", src, "rag/batch/1-0.npz", "-o", "max_batch_bytes=4K")
+    err = r.stderr.decode()
+    assert r.returncode == 1 and r.stdout == b"", err
+    assert "rag/batch/1-0.npz" in err and "File too large" in err, err
+    # a batch under the cap is served, the same bytes
+    small = "rag/batch/sequential/2/0-0.npz"
+    assert zr.ok("cat", src, small, "-o", "max_batch_bytes=4K") == \
+        read(m, small)
