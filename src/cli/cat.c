@@ -7,7 +7,7 @@
  * PATH` writes what reading MNT/PATH gives under the same -o options.
  */
 #include <errno.h>
-#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -54,6 +54,8 @@ struct opt {
 static const struct opt table[] = {
 	{ .name = "ro", .kind = FLAG, FIELD(ro), .pass = 1, .arg = "ro",
 	  .help = "read-only: stores are shared with readers, no writer" },
+	/* RUN: parsed, and their --help rows printed, by run_opts.c; named
+	 * here for their place in --help */
 	{ .name = "sampler=", .kind = RUN },
 	{ .name = "batch_size=", .kind = RUN },
 	{ .name = "threads=", .kind = THREADS, .lo = 0, .hi = 4096,

@@ -100,11 +100,6 @@ static const struct opt *find(const char *arg)
 	return NULL;
 }
 
-int zrtree_run_is(const char *arg)
-{
-	return find(arg) != NULL;
-}
-
 int zrtree_run_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	char *end;

@@ -20,8 +20,6 @@ void zrtree_run_defaults(struct zrtree_run *r);
 /* Frees what skip=, grow= and length= added. */
 void zrtree_run_free(struct zrtree_run *r);
 
-/* Whether arg ("name=value") is a run option. */
-int zrtree_run_is(const char *arg);
 /* Parses the run option arg into r: 0, or -EINVAL with what the option
  * takes in msg ("rank=R takes 0 to 4294967294, below world"); a message
  * names the option, the caller the value.  -ENOENT when arg is no run
