@@ -24,12 +24,14 @@ typedef struct zr_cli_cmd {
 	const char *synopsis; /* "STORE INDEX... [-o OUT]" */
 	const char *help;     /* the rest of `zrecord NAME --help` */
 	int waits;            /* takes --wait[=SECONDS] (zr_cli_open waits) */
+	void (*help_more)(void); /* prints rows help cannot hold (cat: the
+				  * run options' table), or NULL */
 } zr_cli_cmd;
 
 extern const zr_cli_cmd zr_cli_create, zr_cli_append, zr_cli_get,
 	zr_cli_batch, zr_cli_stats, zr_cli_schema, zr_cli_verify,
 	zr_cli_train_dict, zr_cli_delete, zr_cli_compact, zr_cli_sync,
-	zr_cli_import, zr_cli_recover;
+	zr_cli_import, zr_cli_recover, zr_cli_cat, zr_cli_ls;
 
 /* -- errors (util.c) ----------------------------------------------------- */
 
@@ -160,5 +162,9 @@ int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
 struct zrfile_npy;
 int zr_cli_write_file(const struct zrfile_npy *f, const char *out,
 		      const char *store, const char *cmd);
+/* The same with max the most a form built whole may take (zrecord cat:
+ * the run's max_batch_bytes, as the mount's). */
+int zr_cli_write_file_max(const struct zrfile_npy *f, const char *out,
+			  uint64_t max, const char *store, const char *cmd);
 
 #endif

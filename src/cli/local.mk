@@ -7,12 +7,14 @@ src_cli_zrecord_SOURCES = \
 	src/cli/batch.h src/cli/batchmix.c \
 	src/cli/mixopen.c src/cli/mixopen.h src/cli/mixstats.c \
 	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c \
+	src/cli/cat.c \
 	$(zr_import_sources)
 src_cli_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/cli \
-	-I$(top_srcdir)/src/import
+	-I$(top_srcdir)/src/tree -I$(top_srcdir)/src/import
 src_cli_zrecord_CFLAGS = $(AM_CFLAGS) $(IMPORT_CFLAGS)
-src_cli_zrecord_LDADD = src/files/libzrfiles.la src/common/libzrcommon.la \
+src_cli_zrecord_LDADD = src/tree/libzrtree.la \
+	src/files/libzrfiles.la src/common/libzrcommon.la \
 	src/lib/libzrecord.la $(IMPORT_LIBS) -lm
 
 # The parts of `zrecord import` that work on buffers, which the fuzz
@@ -39,7 +41,8 @@ EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
 	tests/cli/importdata.py tests/cli/test_import_images.py \
 	tests/cli/test_import_wds.py tests/cli/test_import_arrays.py \
 	tests/cli/test_import_scale.py tests/cli/test_import_mount.py \
-	tests/cli/test_recover.py tests/cli/test_delete_from.py
+	tests/cli/test_recover.py tests/cli/test_delete_from.py \
+	tests/cli/test_cat.py
 TESTS += tests/cli.test
 
 # A driver that feeds src/files awkward inputs for the suite to check.

@@ -61,6 +61,8 @@ void zr_cli_print_help(const zr_cli_cmd *cmd)
 {
 	printf("Usage: zrecord %s %s\n\n%s", cmd->name, cmd->synopsis,
 	       cmd->help);
+	if (cmd->help_more)
+		cmd->help_more();
 	if (cmd->waits)
 		printf("\n"
 		"  --wait[=SECONDS]  when another process holds the store's lock\n"

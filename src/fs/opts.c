@@ -1,9 +1,11 @@
 /*
  * opts.c - parses `zrecordfs SRC MNT [-f] [-d] [-o opts]`.  One table
  * names every -o option zrecordfs knows: ours (parsed into struct
- * zrfs_opts), libfuse's and the kernel's (handed on), and libfuse's that
- * do not work here (refused, saying why).  The same table prints --help,
- * which tests/man_check.py holds against zrecordfs(8).
+ * zrfs_opts; those of batch files, which `zrecord cat -o` takes too, by
+ * the table of src/tree/run_opts.h), libfuse's and the kernel's (handed
+ * on), and libfuse's that do not work here (refused, saying why).  The
+ * same table prints --help, which tests/man_check.py holds against
+ * zrecordfs(8).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -14,18 +16,17 @@
 #include <sys/stat.h>
 
 #include "mountinfo.h"
-#include "npy_file.h"
 #include "fs.h"
 #include "opts.h"
+#include "run_opts.h"
 
 enum kind {
 	NUM,		/* a decimal in [lo, hi], into field              */
 	SIZE,		/* a byte count of at least lo, with K, M or G    */
-	SAMPLER,	/* sequential, iid or cyclic                      */
+	RUN,		/* a run option: o->run (run_opts.h)              */
 	THREADS,	/* a decimal in [lo, hi], into ZR_THREADS         */
 	FLAG,		/* field = 1                                      */
 	FOLLOW,		/* [=SECONDS]: ro, and refresh every SECONDS      */
-	SCHED,		/* skip= or grow= (lo: which), length=: o->run.sched    */
 	PASS,		/* libfuse's or the kernel's: handed on           */
 	REFUSED,	/* libfuse's, but not for zrecordfs               */
 };
@@ -53,51 +54,21 @@ struct opt {
 static const struct opt table[] = {
 	{ .name = "ro", .kind = FLAG, FIELD(ro), .pass = 1, .arg = "ro",
 	  .help = "read-only: stores are shared with readers, no writer" },
-	{ .name = "sampler=", .kind = SAMPLER, .arg = "sampler=MODE",
-	  .help = "sequential|iid|cyclic (default iid)",
-	  .takes = "sampler=MODE takes sequential, iid or cyclic" },
-	{ .name = "batch_size=", .kind = NUM, .lo = 1, .hi = 1u << 24,
-	  FIELD(run.bsize), .arg = "batch_size=B",
-	  .help = "default batch size (default 256)" },
+	/* RUN: parsed, and their --help rows printed, by run_opts.c; named
+	 * here for their place in --help */
+	{ .name = "sampler=", .kind = RUN },
+	{ .name = "batch_size=", .kind = RUN },
 	{ .name = "threads=", .kind = THREADS, .lo = 0, .hi = 4096,
 	  .arg = "threads=N", .help = "libzrecord worker threads (sets "
 	  "ZR_THREADS;\n0: none, each request's thread gathers alone)" },
-	{ .name = "rank=", .kind = NUM, .lo = 0, .hi = UINT32_MAX - 1,
-	  FIELD(run.rank), .arg = "rank=R",
-	  .help = "serve rank R's slice of a W-rank global batch",
-	  .takes = "rank=R takes 0 to 4294967294, below world" },
-	{ .name = "world=", .kind = NUM, .lo = 1, .hi = UINT32_MAX,
-	  FIELD(run.world), .arg = "world=W",
-	  .help = "the number of ranks (default 1)" },
-	{ .name = "start=", .kind = NUM, .lo = 0, .hi = UINT64_MAX,
-	  FIELD(run.start), .arg = "start=P",
-	  .help = "a run that began at stream position P: step T\nreads "
-	  "positions P + T*W*B + R*B .. (default 0)" },
-	{ .name = "granule=", .kind = NUM, .lo = 1, .hi = UINT64_MAX,
-	  FIELD(run.granule), .arg = "granule=G",
-	  .help = "the stream's cycle multiple (default W*B): keep\nthe "
-	  "first run's W*B when W or B change" },
-	{ .name = "skip=", .kind = SCHED, .lo = ZRCOMMON_SKIP,
-	  .arg = "skip=A:B",
-	  .help = "positions A..B-1 are not served (repeatable)",
-	  .takes = "skip=A:B takes positions A < B, at most 65536 entries" },
-	{ .name = "grow=", .kind = SCHED, .lo = ZRCOMMON_GROW,
-	  .arg = "grow=P[:K]:N", .help = "the store (source K of a mixture) "
-	  "has N records\nfrom its first cycle boundary at or after P\n"
-	  "(repeatable)",
-	  .takes = "grow=P:N or grow=P:K:N takes decimals, K below 1024, "
-	  "at most 65536 entries" },
-	{ .name = "length=", .kind = SCHED, .lo = 2, .arg = "length=N[:N...]",
-	  .help = "the stream's lengths at position 0, one per source\n"
-	  "(default: the lengths at each lookup)",
-	  .takes = "length=N[:N...] takes up to 1024 decimals, one per "
-	  "source" },
-	{ .name = "max_batch_bytes=", .kind = SIZE, .lo = 4096,
-	  FIELD(run.max_batch), .arg = "max_batch_bytes=N[K|M|G]",
-	  .help = "largest batch file; a larger one is EFBIG at lookup\n"
-	  "(default: 1G or 1/8 of RAM, whichever is smaller)",
-	  .takes = "max_batch_bytes=N takes a byte count of 4096 or more, "
-	  "with an optional K, M or G: 4K, 64M, 2G" },
+	{ .name = "rank=", .kind = RUN },
+	{ .name = "world=", .kind = RUN },
+	{ .name = "start=", .kind = RUN },
+	{ .name = "granule=", .kind = RUN },
+	{ .name = "skip=", .kind = RUN },
+	{ .name = "grow=", .kind = RUN },
+	{ .name = "length=", .kind = RUN },
+	{ .name = "max_batch_bytes=", .kind = RUN },
 	{ .name = "prefetch=", .kind = NUM, .lo = 0, .hi = 16,
 	  FIELD(prefetch), .arg = "prefetch=D",
 	  .help = "after two consecutive steps of a batch sequence,\n"
@@ -171,23 +142,6 @@ static const char usage_tail[] =
 	"A daemon waits\nfor the one that served MOUNTPOINT before to close "
 	"its stores.\n\n";
 
-/* "    -o ARG   HELP", continuation lines under the first. */
-static void usage_option(const struct opt *t)
-{
-	const char *h = t->help;
-	int w = printf("    -o %s", t->arg);
-
-	do {
-		size_t n = strcspn(h, "\n");
-
-		if (w > 26)
-			w = printf("\n") - 1;
-		printf("%*s%.*s\n", 27 - w, "", (int)n, h);
-		h += n + (h[n] == '\n');
-		w = 0;
-	} while (*h);
-}
-
 static void usage(const char *prog)
 {
 	const char *sep = "";
@@ -195,8 +149,10 @@ static void usage(const char *prog)
 
 	printf(usage_text, prog);
 	for (size_t i = 0; i < NOPTS; i++)
-		if (table[i].arg)
-			usage_option(&table[i]);
+		if (table[i].kind == RUN)
+			zrtree_run_help(table[i].name);
+		else if (table[i].arg)
+			zrtree_run_help_row(table[i].arg, table[i].help);
 	printf("\nOther -o options must be libfuse or mount options:");
 	for (size_t i = 0; i < NOPTS; i++) {
 		const struct opt *t = &table[i];
@@ -221,43 +177,6 @@ static void usage(const char *prog)
 	fuse_lowlevel_help();
 }
 
-/* A whole decimal u64 in [lo, hi]. */
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* A byte count of at least lo, with an optional binary K, M or G. */
-static int parse_size(const char *s, uint64_t lo, uint64_t *out)
-{
-	static const char units[] = "KMG";
-	size_t len = strlen(s);
-	const char *u = len ? strchr(units, s[len - 1]) : NULL;
-	unsigned shift = u && *u ? 10 * (unsigned)(u - units + 1) : 0;
-	char num[24];
-	uint64_t v;
-
-	len -= shift != 0;
-	if (len == 0 || len >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, len);
-	num[len] = 0;
-	if (parse_u64(num, 1, UINT64_MAX >> shift, &v) || (v << shift) < lo)
-		return -EINVAL;
-	*out = v << shift;
-	return 0;
-}
-
 /* SECONDS of follow=: 0.01 to 3600. */
 static int parse_seconds(const char *s, unsigned *ms)
 {
@@ -270,21 +189,6 @@ static int parse_seconds(const char *s, unsigned *ms)
 		return -EINVAL;
 	*ms = (unsigned)(v * 1000 + 0.5);
 	return 0;
-}
-
-/* -o skip= (which ZRCOMMON_SKIP), grow= (ZRCOMMON_GROW) or length= into
- * o's schedule (schedule.h, applied by the batch planner as `zrecord
- * batch --skip --grow --length` applies them); 0, or -1 for a bad value,
- * which the caller reports in the option's own words. */
-static int sched_option(struct zrfs_opts *o, int which, const char *val)
-{
-	char msg[160];
-
-	if (which == ZRCOMMON_SKIP || which == ZRCOMMON_GROW)
-		return zrcommon_schedule_add(&o->run.sched, which, val, msg,
-					     sizeof(msg));
-	return zrcommon_schedule_lengths(&o->run.sched, val, ':', msg,
-					 sizeof(msg));
 }
 
 /* NUM, SIZE and FLAG fields are uint64_t, or 4 bytes: uint32_t or an int
@@ -311,24 +215,20 @@ static int take(struct parse_ctx *c, const struct opt *t, const char *arg,
 	switch (t->kind) {
 	case NUM:
 	case THREADS:
-		if (parse_u64(val, t->lo, t->hi, &v))
+		if (zrtree_run_u64(val, t->lo, t->hi, &v))
 			return -1;
 		if (t->kind == NUM)
 			store(o, t, v);
 		/* The pool reads ZR_THREADS when it starts, after this. */
 		return t->kind == THREADS ? setenv("ZR_THREADS", val, 1) : 0;
 	case SIZE:
-		if (parse_size(val, t->lo, &v))
+		if (zrtree_run_size(val, t->lo, &v))
 			return -1;
 		store(o, t, v);
 		return 0;
-	case SAMPLER:
-		return zr_sampler_mode_parse(val, &o->run.mode) ? -1 : 0;
 	case FLAG:
 		store(o, t, 1);
 		return 0;
-	case SCHED:
-		return sched_option(o, (int)t->lo, val);
 	default: /* FOLLOW */
 		o->follow_ms = 1000;
 		if (val && parse_seconds(val, &o->follow_ms))
@@ -361,7 +261,7 @@ static int option(struct parse_ctx *c, const char *arg,
 		  struct fuse_args *outargs)
 {
 	const struct opt *t = NULL;
-	char range[96];
+	char range[160];
 	int err;
 
 	for (size_t i = 0; arg[0] == '-' && i < sizeof(fuse_flags) /
@@ -380,6 +280,12 @@ static int option(struct parse_ctx *c, const char *arg,
 	c->seen[t->seen] = 1;
 	if (t->kind == PASS)
 		return 1;
+	if (t->kind == RUN) {
+		if (zrtree_run_parse(&c->o->run, arg, range, sizeof(range)))
+			return refuse(c, "zrecordfs: bad option '%s' (%s)\n",
+				      arg, range);
+		return 0;
+	}
 	err = take(c, t, arg, outargs);
 	if (err == -1) {
 		snprintf(range, sizeof(range), "%s takes %llu to %llu", t->arg,
@@ -475,6 +381,7 @@ static int add_defaults(struct parse_ctx *c)
 static int finish(struct parse_ctx *c, struct fuse_cmdline_opts *cmd)
 {
 	struct zrfs_opts *o = c->o;
+	char why[96];
 
 	o->mountpoint = cmd->mountpoint;
 	o->foreground = cmd->foreground;
@@ -487,9 +394,8 @@ static int finish(struct parse_ctx *c, struct fuse_cmdline_opts *cmd)
 		fprintf(stderr, "zrecordfs: missing MOUNTPOINT\n");
 		return -1;
 	}
-	if (o->run.rank >= o->run.world) {
-		fprintf(stderr, "zrecordfs: rank=%u needs world > %u\n",
-			o->run.rank, o->run.rank);
+	if (zrtree_run_check(&o->run, why, sizeof(why))) {
+		fprintf(stderr, "zrecordfs: %s\n", why);
 		return -1;
 	}
 	if (c->seen[SEEN_RW] && o->ro) {
@@ -509,10 +415,7 @@ int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)
 	struct fuse_cmdline_opts cmd;
 
 	memset(o, 0, sizeof(*o));
-	o->run.mode = ZR_SAMPLER_IID;
-	o->run.bsize = 256;
-	o->run.world = 1;
-	o->run.max_batch = zrfile_npy_default_max();
+	zrtree_run_defaults(&o->run);
 	o->prefetch = 2;
 	o->args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	if (fuse_opt_parse(&o->args, &c, none, opt_proc) || c.bad)
@@ -535,7 +438,7 @@ void zrfs_opts_free(struct zrfs_opts *o)
 {
 	free(o->src);
 	free(o->mountpoint);
-	zrcommon_schedule_free(&o->run.sched);
+	zrtree_run_free(&o->run);
 	fuse_opt_free_args(&o->args);
 	o->src = o->mountpoint = NULL;
 }

@@ -173,6 +173,15 @@ int zrtree_lookup(struct zrtree *t, const struct zrtree_node *dir,
 		  const char *name, struct zrtree_node **kid,
 		  struct zrtree_node *tmpl);
 
+/* The k-th entry of folder n (from 0; "." and ".." are the host's): its
+ * name into name (cap bytes, truncated as snprintf does), whether it is a
+ * folder into *is_dir, and its static node into *kid, or NULL for a
+ * generated entry (records/I.npy, batch/'s mode folders), which the host
+ * resolves by name.  0, -ENOENT past the last entry, -ENOTDIR when n is no
+ * folder.  records/ lists the records of the store's length now. */
+int zrtree_entry(const struct zrtree_node *n, uint64_t k, char *name,
+		 size_t cap, int *is_dir, struct zrtree_node **kid);
+
 /* The text of a stats, schema or errors node, in a new malloc'd buffer
  * (ZR_E_BUSY while a compact runs: stats would wait for it). */
 int zrtree_text(const struct zrtree_node *n, char **out, size_t *len);
