@@ -14,12 +14,15 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "file_bytes.h"
+#include "open_file.h"
 #include "run_opts.h"
 #include "tree.h"
 
 /* Dynamic folders below a static one: batch/MODE/B/, then a file. */
 #define DYN_DEPTH 4
+/* Bytes of a file gathered and written at a time: a batch's pieces are
+ * about as large (batch_file.h). */
+#define CAT_PIECE ((uint64_t)1 << 20)
 
 /* Where a walk of PATH is: a static node, and below it the templates of
  * the dynamic nodes named since (zrtree_lookup). */
@@ -127,56 +130,31 @@ static int walk_error(const char *cmd, const char *src, const char *path,
 
 /* -- cat ---------------------------------------------------------------- */
 
-/* records/I.npy or I.png, through one view of its store. */
-static int cat_record(const struct zrtree_node *n, const char *path)
+/* A record or batch file, through the read transaction a mount's open of
+ * it takes (open_file.h): planned as the mount plans it at the first
+ * read, from the records its lookup counted, gathered and written a
+ * piece at a time (its buffer is the mount's: at most max_batch_bytes). */
+static int cat_file(struct zrtree *t, const struct zrtree_node *n,
+		    const char *path)
 {
-	struct zrtree_store *st = n->st;
-	char *buf = NULL;
-	uint64_t size;
-	zr_view *v;
-	int err = zrtree_views_begin(&st, 1, &v);
+	struct zrtree_file *f;
+	zr_cli_out o;
+	uint64_t size, len;
+	int rc, err = zrtree_file_open(t, n, &f);
 
-	if (err)
-		return lib_error(path, "cat", err);
-	err = zrtree_rec_size(st, v, n->idx, n->form, &size);
-	if (!err && !(buf = size < SIZE_MAX ? malloc(size ? size : 1) : NULL))
-		err = -ENOMEM;
-	if (!err)
-		err = zrtree_rec_fill(st, v, n->idx, n->form, buf, size);
-	zr_view_end(v);
-	err = err ? lib_error(path, "cat", err)
-		  : zr_cli_out_all(NULL, buf, size, path, "cat");
-	free(buf);
-	return err;
-}
-
-/* A batch file, planned as the mount plans it at the first read (from
- * the records its lookup counted) and written as `zrecord batch` writes
- * one: a dense .npy in bounded pieces, any other form whole (at most
- * max_batch_bytes, as the mount's buffer). */
-static int cat_batch(struct zrtree *t, const struct zrtree_node *n,
-		     const char *path)
-{
-	struct zrtree_store *const *st;
-	size_t k = zrtree_batch_stores(n, &st);
-	zr_view **views = calloc(k, sizeof(*views));
-	struct zrfile_batch p;
-	int rc, err = views ? zrtree_views_begin(st, k, views) : -ENOMEM;
-
-	if (err) {
-		free(views);
-		return lib_error(path, "cat", err);
+	if (err) /* ESTALE: a delete since the lookup, as the mount's */
+		return lib_error(path, "cat", err == -ESTALE ? -ENOENT : err);
+	size = zrtree_file_size(f);
+	rc = zr_cli_out_open(&o, NULL, path, "cat");
+	for (uint64_t off = 0; rc == ZR_CLI_OK && off < size; off += len) {
+		len = size - off < CAT_PIECE ? size - off : CAT_PIECE;
+		err = zrtree_file_fill(f, off, off + len);
+		rc = err ? lib_error(path, "cat", err)
+			 : zr_cli_out_write(&o, zrtree_file_bytes(f) + off,
+					    len, path, "cat");
 	}
-	err = zrtree_plan_make(t, n, &p, 0, n->ver[0], views);
-	if (err) {
-		rc = lib_error(path, "cat", err);
-	} else {
-		rc = zr_cli_write_file_max(&p.file, NULL, t->run->max_batch,
-					   path, "cat");
-		zrfile_batch_free(&p);
-	}
-	zrtree_views_end(views, k);
-	free(views);
+	rc = zr_cli_out_close(&o, path, "cat", rc);
+	zrtree_file_close(f);
 	return rc;
 }
 
@@ -214,10 +192,8 @@ static int cat_one(struct zrtree *t, const char *src, const char *path)
 		fprintf(stderr, "zrecord: cat: %s is a folder: zrecord ls "
 			"lists it\n", path);
 		rc = ZR_CLI_FAIL;
-	} else if (n->kind == ZRTREE_K_RECORD) {
-		rc = cat_record(n, path);
-	} else if (n->kind == ZRTREE_K_BATCH) {
-		rc = cat_batch(t, n, path);
+	} else if (n->kind == ZRTREE_K_RECORD || n->kind == ZRTREE_K_BATCH) {
+		rc = cat_file(t, n, path);
 	} else {
 		rc = cat_text(n, path);
 	}

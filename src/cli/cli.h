@@ -162,9 +162,5 @@ int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
 struct zrfile_npy;
 int zr_cli_write_file(const struct zrfile_npy *f, const char *out,
 		      const char *store, const char *cmd);
-/* The same with max the most a form built whole may take (zrecord cat:
- * the run's max_batch_bytes, as the mount's). */
-int zr_cli_write_file_max(const struct zrfile_npy *f, const char *out,
-			  uint64_t max, const char *store, const char *cmd);
 
 #endif

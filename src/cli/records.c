@@ -50,11 +50,12 @@ static int write_stack(const zrfile_npy *f, zr_cli_out *o,
 	return rc;
 }
 
-/* Any other form is built whole, in at most max bytes: a ragged
- * record's place in the file depends on the ones before it. */
-static int write_whole(const zrfile_npy *f, zr_cli_out *o, uint64_t max,
+/* Any other form is built whole: a ragged record's place in the file
+ * depends on the ones before it. */
+static int write_whole(const zrfile_npy *f, zr_cli_out *o,
 		       const char *store, const char *cmd)
 {
+	uint64_t max = zrfile_npy_default_max();
 	char msg[320];
 	void *buf = NULL;
 	int err = f->total + f->slack > max ? -EFBIG : 0;
@@ -65,9 +66,8 @@ static int write_whole(const zrfile_npy *f, zr_cli_out *o, uint64_t max,
 		snprintf(msg, sizeof(msg), "the file is %llu bytes, built "
 			 "whole in memory (a ragged store's records are placed "
 			 "after the ones before them), and may take at most "
-			 "%llu (max_batch_bytes, by default 1 GiB or an eighth "
-			 "of the RAM, as a mount's): ask for fewer records at "
-			 "a time",
+			 "%llu (1 GiB or an eighth of the RAM, as a mount's "
+			 "max_batch_bytes): ask for fewer records at a time",
 			 (unsigned long long)f->total,
 			 (unsigned long long)max);
 		return zr_cli_error(store, cmd, err, msg);
@@ -79,8 +79,8 @@ static int write_whole(const zrfile_npy *f, zr_cli_out *o, uint64_t max,
 	return err;
 }
 
-int zr_cli_write_file_max(const zrfile_npy *f, const char *out,
-			  uint64_t max, const char *store, const char *cmd)
+int zr_cli_write_file(const zrfile_npy *f, const char *out,
+		      const char *store, const char *cmd)
 {
 	uint64_t row;
 	zr_cli_out o;
@@ -89,15 +89,8 @@ int zr_cli_write_file_max(const zrfile_npy *f, const char *out,
 	if (rc != ZR_CLI_OK)
 		return rc;
 	rc = zrfile_npy_rows_at(f, &row) ? write_stack(f, &o, store, cmd) :
-					   write_whole(f, &o, max, store, cmd);
+					   write_whole(f, &o, store, cmd);
 	return zr_cli_out_close(&o, store, cmd, rc);
-}
-
-int zr_cli_write_file(const zrfile_npy *f, const char *out,
-		      const char *store, const char *cmd)
-{
-	return zr_cli_write_file_max(f, out, zrfile_npy_default_max(), store,
-				     cmd);
 }
 
 int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
