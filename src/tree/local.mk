@@ -11,6 +11,7 @@ src_tree_libzrtree_la_SOURCES = \
 	src/tree/errors_log.c src/tree/errors_log.h \
 	src/tree/dataset.c src/tree/dataset.h \
 	src/tree/mixture.c src/tree/mixture.h \
-	src/tree/batch_node.c src/tree/batch_node.h
+	src/tree/batch_node.c src/tree/batch_node.h \
+	src/tree/refresh.c
 src_tree_libzrtree_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files
