@@ -53,7 +53,7 @@ static int open_sources(mix *m)
 
 /* The fields the batch reads: source 0's, which every source must have
  * but for --indices (the pairs need no fields; a source's length is then
- * drawn over the grid a mount lays out, see grid_of). */
+ * drawn over the grid a mount lays out, see zr_cli_mix_grid). */
 static int fields_of(const mix *m, uint32_t *nf)
 {
 	*nf = (uint32_t)m->src[0].nf;
@@ -63,23 +63,6 @@ static int fields_of(const mix *m, uint32_t *nf)
 					    "sources need the same fields "
 					    "(a dataset's stores, by name)");
 	return ZR_CLI_OK;
-}
-
-/* Source s's field f of nf in the grid, as a mount's mixture folder lays
- * it out (src/tree/mixture.c): a source of fewer fields repeats its last,
- * one of more is cut to the first nf. */
-static void grid_of(const mix *m, uint32_t nf, zrfile_source *grid)
-{
-	uint32_t k = m->file.k;
-
-	for (uint32_t s = 0; s < k; s++)
-		for (uint32_t f = 0; f < nf; f++) {
-			size_t g = f < m->src[s].nf ? f : m->src[s].nf - 1;
-
-			grid[(size_t)f * k + s] = (zrfile_source){
-				.zs = m->src[s].zs[g],
-				.name = m->src[s].name[g] };
-		}
 }
 
 /* --indices, --form (a mixture of ragged stores only) or the form a
@@ -121,7 +104,7 @@ static int draw(const mix *m)
 		zrfile_batch_free(&b);
 		return zr_cli_error(m->a->store, "batch", -ENOMEM, NULL);
 	}
-	grid_of(m, nf, grid);
+	zr_cli_mix_grid(m->src, m->file.k, nf, grid);
 	rc = form_of(m, grid, nf, &form);
 	if (rc != ZR_CLI_OK) {
 		zrfile_batch_free(&b);

@@ -1,7 +1,7 @@
 /*
  * mixopen.c - reads a mixture file and opens its sources (mixopen.h):
  * the resolver shared with the mount finds them, this opens their stores
- * read-only.
+ * read-only and lays them out in the grid a mount's mixture folder has.
  */
 #include <errno.h>
 #include <limits.h>
@@ -9,6 +9,7 @@
 
 #include "mixopen.h"
 #include "mixsource.h"
+#include "npy_mix.h"
 
 int zr_cli_mix_read(const char *path, const char *cmd, zr_mixfile *f)
 {
@@ -22,12 +23,9 @@ int zr_cli_mix_read(const char *path, const char *cmd, zr_mixfile *f)
 }
 
 /* Opens source s's stores (their paths and names in at, whose names s
- * takes) and its length: that of its shortest store among the first nf0
- * (source 0's count of fields), as a mount's grid holds a source's
- * fields (a source of fewer repeats its last, which the minimum already
- * counts; one of more is cut). */
+ * takes). */
 static int open_source(zr_cli_mixsrc *s, zrcommon_mixsource *at,
-		       size_t nf0, const char *cmd, uint64_t *n)
+		       const char *cmd)
 {
 	int rc = ZR_CLI_OK;
 
@@ -39,10 +37,36 @@ static int open_source(zr_cli_mixsrc *s, zrcommon_mixsource *at,
 	s->nf = at->nf;
 	for (size_t f = 0; rc == ZR_CLI_OK && f < s->nf; f++)
 		rc = zr_cli_open(at->store[f], ZR_OPEN_RDONLY, cmd, &s->zs[f]);
-	for (size_t f = 0; rc == ZR_CLI_OK && f < s->nf && f < nf0; f++)
-		if (!f || zr_store_length(s->zs[f]) < *n)
-			*n = zr_store_length(s->zs[f]);
 	return rc;
+}
+
+void zr_cli_mix_grid(const zr_cli_mixsrc *src, uint32_t k, uint32_t nf,
+		     zrfile_source *grid)
+{
+	for (uint32_t s = 0; s < k; s++)
+		for (uint32_t f = 0; f < nf; f++) {
+			size_t g = f < src[s].nf ? f : src[s].nf - 1;
+
+			grid[(size_t)f * k + s] = (zrfile_source){
+				.zs = src[s].zs[g], .name = src[s].name[g] };
+		}
+}
+
+/* Each opened source's records into have: its shortest field's in the
+ * grid of source 0's fields. */
+static int lengths_of(const char *path, const zr_cli_mixsrc *src,
+		      uint32_t k, const char *cmd, uint64_t *have)
+{
+	uint32_t nf = (uint32_t)src[0].nf;
+	zrfile_source *grid = calloc((size_t)k * nf, sizeof(*grid));
+
+	if (!grid)
+		return zr_cli_error(path, cmd, -ENOMEM, NULL);
+	zr_cli_mix_grid(src, k, nf, grid);
+	for (uint32_t s = 0; s < k; s++)
+		have[s] = zrfile_mix_source_length(grid, k, nf, s);
+	free(grid);
+	return ZR_CLI_OK;
 }
 
 int zr_cli_mix_open(const char *path, const zr_mixfile *f, const char *cmd,
@@ -61,8 +85,10 @@ int zr_cli_mix_open(const char *path, const zr_mixfile *f, const char *cmd,
 	*out = calloc(f->k, sizeof(**out));
 	rc = *out ? ZR_CLI_OK : zr_cli_error(path, cmd, -ENOMEM, NULL);
 	for (uint32_t i = 0; rc == ZR_CLI_OK && i < f->k; i++)
-		rc = open_source(&(*out)[i], &at[i], at[0].nf, cmd, &have[i]);
+		rc = open_source(&(*out)[i], &at[i], cmd);
 	zrcommon_mix_sources_free(at, f->k);
+	if (rc == ZR_CLI_OK)
+		rc = lengths_of(path, *out, f->k, cmd, have);
 	return rc;
 }
 

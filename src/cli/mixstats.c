@@ -24,9 +24,7 @@ static int one_schema(const zr_cli_mixsrc *src, uint32_t k)
 
 	if (!st)
 		return -ENOMEM;
-	for (size_t c = 0; c < (size_t)k * nf; c++)
-		grid[c] = (zrfile_source){ .zs = src[c % k].zs[c / k],
-					   .name = src[c % k].name[c / k] };
+	zr_cli_mix_grid(src, k, nf, grid);
 	ok = !zrfile_mix_check(st, k, nf, msg, sizeof(msg));
 	free(st);
 	return ok;

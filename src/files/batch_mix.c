@@ -5,30 +5,13 @@
  * record) for each sample, and the encoder reads them through the
  * mixture's streams (npy_mix.h).  The batch is drawn at given source
  * lengths (a mount's lookup's, which its reads keep) or at those the
- * views show now.
+ * views show now (zrfile_mix_source_length).
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "batch_file_impl.h"
 #include "npy_mix.h"
-
-/* Source s's records in the grid, as its views show them (else its
- * stores now): its shortest field's, which a dataset draws over. */
-static uint64_t source_length(const zrfile_source *grid, uint32_t k,
-			      size_t nf, uint32_t s)
-{
-	uint64_t n = UINT64_MAX;
-
-	for (size_t f = 0; f < nf; f++) {
-		const zrfile_source *c = &grid[f * k + s];
-		uint64_t l = c->view ? zr_view_length(c->view)
-				     : zr_store_length(c->zs);
-
-		n = l < n ? l : n;
-	}
-	return n;
-}
 
 /* The lengths to draw at into *len: the spec's (their sum is length), or
  * now's (kept in b->lens; -ESTALE if length, 0 for any, is not their
@@ -48,7 +31,8 @@ static int lengths_of(struct zrfile_batch *b,
 	if (!(b->lens = calloc(b->k, sizeof(*b->lens))))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < b->k; i++) {
-		b->lens[i] = source_length(b->grid, b->k, nf, i);
+		b->lens[i] = zrfile_mix_source_length(b->grid, b->k,
+						      (uint32_t)nf, i);
 		sum += b->lens[i];
 	}
 	*len = b->lens;

@@ -3,7 +3,8 @@
  * reads take keys (source, index), group them by source, read each
  * source's records with one gather (the library's, fanned out across its
  * pool, through the source's view), and put them back in batch order, so
- * that the encoder lays out and fills the batch as it would a store's.
+ * that the encoder lays out and fills the batch as it would a store's;
+ * and the grid of a mixture's sources, and a source's length in it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -215,6 +216,21 @@ zrfile_source *zrfile_mix_alloc(uint32_t k, uint32_t nf,
 	if (b)
 		*grid = (zrfile_source *)(b + head);
 	return (zrfile_source *)b;
+}
+
+uint64_t zrfile_mix_source_length(const zrfile_source *grid, uint32_t k,
+				  uint32_t nf, uint32_t s)
+{
+	uint64_t n = UINT64_MAX;
+
+	for (uint32_t f = 0; f < nf; f++) {
+		const zrfile_source *c = &grid[(size_t)f * k + s];
+		uint64_t l = c->view ? zr_view_length(c->view)
+				     : zr_store_length(c->zs);
+
+		n = l < n ? l : n;
+	}
+	return n;
 }
 
 static int same_schema(const zr_schema *a, const zr_schema *b)

@@ -30,6 +30,13 @@ struct zrfile_mix {
  * that are single stores).  NULL when out of memory. */
 zrfile_source *zrfile_mix_alloc(uint32_t k, uint32_t nf,
 				zrfile_source **grid);
+/* Source s's records in a grid of k sources and nf fields (laid out as
+ * above): its shortest field's, which a dataset draws over, each field
+ * as its view shows it (a NULL view: its store now).  `zrecord batch
+ * MIX`, `zrecord stats MIX` and a mount's mixture folder (its stats, its
+ * batches' lengths) all count a source so.  UINT64_MAX if nf is 0. */
+uint64_t zrfile_mix_source_length(const zrfile_source *grid, uint32_t k,
+				  uint32_t nf, uint32_t s);
 /* Makes streams[0..nf) read the grid's fields and checks that every
  * source has the fields of source 0 (same names, the same dtype and
  * raggedness, a dense field the same item shape), which only files of

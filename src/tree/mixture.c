@@ -296,34 +296,27 @@ int zrtree_mix_resolve(struct zrtree *t, struct zrtree_mix *m)
 
 /* -- stats -------------------------------------------------------------- */
 
-/* Source s's records now: its shortest store's, which a dataset draws
- * over. */
-static uint64_t source_length(const struct zrtree_mix *m, uint32_t s)
-{
-	uint64_t n = UINT64_MAX;
-
-	for (uint32_t f = 0; f < m->nf; f++) {
-		uint64_t l = zr_store_length(m->grid[(size_t)f * m->k + s]->zs);
-
-		n = l < n ? l : n;
-	}
-	return n;
-}
-
+/* Each source's records now (the stores as the stats read finds them). */
 int zrtree_mix_stats(struct zrtree_mix *m, char **out, size_t *len)
 {
 	uint64_t *n = calloc(m->k, sizeof(*n));
+	zrfile_source *grid = calloc((size_t)m->k * m->nf, sizeof(*grid));
 	zrcommon_mix_figures fig = {
 		.path = m->path, .file = &m->file, .records = n,
 		.fields = m->names[0] ? m->names : NULL, .nf = m->nf,
 		.records_served = m->records };
 	int err;
 
-	if (!n)
+	if (!n || !grid) {
+		free(n);
+		free(grid);
 		return -ENOMEM;
+	}
+	zrtree_mix_grid(m, NULL, grid);
 	for (uint32_t s = 0; s < m->k; s++)
-		n[s] = source_length(m, s);
+		n[s] = zrfile_mix_source_length(grid, m->k, m->nf, s);
 	err = zrcommon_mix_stats_json(&fig, out, len);
+	free(grid);
 	free(n);
 	return err;
 }

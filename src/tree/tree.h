@@ -28,9 +28,7 @@
 #include "zrecord.h"
 #include "mixfile.h"
 #include "schedule.h"
-
-/* A store's or a mixture's ring of recent failures (errors_log.h). */
-struct zrtree_elog;
+#include "errors_log.h" /* a store's or a mixture's recent failures */
 
 /* What batch files draw and how large they may be: the mount's -o
  * options and `zrecord cat`'s. */
@@ -80,6 +78,9 @@ struct zrtree_store {
 	uint32_t id;		/* index in the tree's store array        */
 	uint64_t records_ino;	/* its records/ folder's node (its ino)  */
 	struct zrtree_elog *log;	/* its errors file (errors_log.h)      */
+	/* zrtree_refresh's last failure written to log ("": none since its
+	 * last success); only the refreshing thread touches it */
+	char refresh_last[ZRTREE_ELOG_LINE];
 };
 
 /* A folder whose direct children include at least two stores. */
@@ -162,6 +163,14 @@ int zrtree_build(struct zrtree *t, const char *src, unsigned flags,
 /* Closes every store (syncing read-write ones) and frees the tree.
  * Returns the first close failure. */
 int zrtree_free(struct zrtree *t);
+
+/* What -o follow does each interval (refresh.c): zr_store_refresh on
+ * every store (opened with ZR_OPEN_FOLLOW), so that names looked up
+ * afterwards show what writers elsewhere synced.  A store whose refresh
+ * fails stays as it was, and the failure goes to its errors file once:
+ * not again until its message changes or a refresh succeeds.  One thread
+ * at a time (the mount's follower); any thread may look up meanwhile. */
+void zrtree_refresh(struct zrtree *t);
 
 /* Resolves name in folder dir: a static node into *kid, else (*kid NULL)
  * a dynamic one (a record, batch file or batch folder) into *tmpl, with
