@@ -22,9 +22,6 @@
  * direct_io), if it has the node's size; otherwise it fails with ESTALE and
  * the kernel looks the name up again.
  */
-#include <errno.h>
-#include <stdlib.h>
-
 #include "batch_prefetch.h"
 #include "file_kinds.h"
 #include "open_file.h"

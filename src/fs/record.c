@@ -10,7 +10,6 @@
  * move).  After a delete, the names whose bytes it changed are made to be
  * looked up again.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
