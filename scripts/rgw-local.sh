@@ -197,11 +197,14 @@ EOF
 }
 
 # Run daemon $1 (a name for the logs) in the foreground, in the background:
-# its PID is $! at once, not a pid file read later.
+# its PID is $! at once, not a pid file read later.  In a session of its
+# own (setsid execs it in place: a background job leads no group), so a
+# Ctrl-C or a timeout(1) meant for the caller does not reach it on top of
+# stop's SIGTERM (Ceph 16 aborts on a second signal while it shuts down).
 run_daemon() {
 	name=$1
 	shift
-	"$@" -c "$D/ceph.conf" -f </dev/null >"$D/log/$name.out" 2>&1 &
+	setsid "$@" -c "$D/ceph.conf" -f </dev/null >"$D/log/$name.out" 2>&1 &
 	echo "$name $!" >>"$D/pids"
 }
 
@@ -390,7 +393,7 @@ start() {
 	CEPH_CONF=$D/ceph.conf
 	export CEPH_CONF
 	trap on_exit EXIT
-	trap 'exit 1' INT TERM HUP
+	trap 'fail interrupted' INT TERM HUP
 	fsid=$(uuid)
 	mon_port=${RGW_LOCAL_MON_PORT:-$(free_port)}
 	rgw_port=${RGW_LOCAL_PORT:-$(free_port)}

@@ -4,7 +4,7 @@
 # the S3 backend will make.  Not in `make check` yet (nothing there reads
 # from S3 until the S3 backend lands); run it with:
 #   make check-rgw
-dist_noinst_SCRIPTS += tests/rgw.test scripts/rgw-local.sh
+dist_noinst_SCRIPTS += tests/rgw.test scripts/rgw-local.sh scripts/delay-relay.py
 EXTRA_DIST += tests/rgw.mk
 
 check-rgw:
