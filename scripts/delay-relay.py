@@ -110,6 +110,9 @@ def parse():
                    help="stop after this long (at most 3600)")
     p.add_argument("--max-conns", type=int, default=64)
     a = p.parse_args()
+    if not 0 < a.to < 65536 or not 0 <= a.port < 65536:
+        p.error("--to 1 to 65535 and --port 0 to 65535, not %d and %d" %
+                (a.to, a.port))
     if not 0 <= a.delay_ms <= 10000:
         p.error("--delay-ms: 0 to 10000, not %g" % a.delay_ms)
     if not 0 < a.seconds <= 3600:
