@@ -10,7 +10,6 @@ src_tree_libzrtree_la_SOURCES = \
 	src/tree/text.c src/tree/u64.c src/tree/u64.h \
 	src/tree/file_bytes.c src/tree/file_bytes.h \
 	src/tree/errors_log.c src/tree/errors_log.h \
-	src/tree/dataset.c src/tree/dataset.h \
 	src/tree/mixture.c src/tree/mixture.h \
 	src/tree/batch_node.c src/tree/batch_node.h \
 	src/tree/open_file.c src/tree/open_file.h \
