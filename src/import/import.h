@@ -21,6 +21,9 @@
  * one that changed between the walk and the read. */
 #define ZR_IMP_EBAD (-EBADMSG)
 #define ZR_IMP_ECHANGED (-ESTALE)
+/* A mistake in the input that no call failed for: the message says why
+ * and names no errno (zr_imp_error). */
+#define ZR_IMP_ETEXT 0
 #define ZR_IMP_NAME_MAX 64
 
 /* How a field's bytes become a record. */
@@ -191,6 +194,9 @@ int zr_imp_run_end(zr_imp_run *r, int rc);
 /* Reports an error about the import as a whole or one input (report.c);
  * returns ZR_IMP_FAIL. */
 int zr_imp_error(const char *where, int err, const char *detail);
+/* A warning line about where ("zrecord: import: warning: ..."); the
+ * import goes on. */
+void zr_imp_warn(const char *where, const char *detail);
 /* 1 if the last report was of an input error (ZR_IMP_EBAD/ECHANGED). */
 int zr_imp_input_failed(void);
 /* rc, or 0 after noting path as skipped when rc followed the report of
