@@ -26,6 +26,7 @@ zr_import_fuzz_sources = src/import/report.c src/import/image.c \
 # `zrecord import`: its sources and the decoders it links (configure.ac).
 zr_import_sources = \
 	src/import/import.h src/import/command.c src/import/dataset.c \
+	src/import/dest.c \
 	src/import/pipeline.c src/import/progress.c src/import/field.c \
 	src/import/report.c src/import/image.c src/import/image_xform.c \
 	src/import/image_cmyk.c src/import/folder.c src/import/wds.c \
@@ -41,6 +42,7 @@ EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
 	tests/cli/importdata.py tests/cli/test_import_images.py \
 	tests/cli/test_import_wds.py tests/cli/test_import_arrays.py \
 	tests/cli/test_import_scale.py tests/cli/test_import_mount.py \
+	tests/cli/test_import_edges.py \
 	tests/cli/test_recover.py tests/cli/test_delete_from.py \
 	tests/cli/test_cat.py
 TESTS += tests/cli.test

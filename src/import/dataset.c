@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +30,8 @@ typedef struct imp_store {
 
 struct zr_imp_dataset {
 	const zr_imp_config *cfg;
-	char *tmp;       /* DEST.tmp-XXXXXX                   */
+	zr_imp_dest dest; /* DEST.tmp-XXXXXX, where it is built */
+	char *tmp;       /* dest.tmp                          */
 	int committed;
 	unsigned n;
 	imp_store st[ZR_IMP_MAX_FIELDS];
@@ -55,20 +55,12 @@ int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out)
 		return zr_imp_error(cfg->dest, -EEXIST, "DEST exists: remove "
 				    "it or name a new folder");
 	}
-	if (asprintf(&d->tmp, "%s.tmp-XXXXXX", cfg->dest) < 0) {
+	if (zr_imp_dest_make(&d->dest, cfg->dest)) {
+		zr_imp_dest_free(&d->dest);
 		free(d);
-		return zr_imp_error(cfg->dest, -ENOMEM, NULL);
+		return ZR_IMP_FAIL;
 	}
-	if (!mkdtemp(d->tmp)) {
-		int err = -errno;
-
-		free(d->tmp);
-		free(d);
-		return zr_imp_error(cfg->dest, err, err == -ENOENT ?
-				    "the folder DEST goes in does not exist" :
-				    "cannot create the temporary folder "
-				    "beside DEST");
-	}
+	d->tmp = d->dest.tmp;
 	*out = d;
 	return 0;
 }
@@ -443,17 +435,10 @@ int zr_imp_dataset_commit(zr_imp_dataset *d)
 	return 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 void zr_imp_dataset_free(zr_imp_dataset *d)
 {
 	unsigned i;
+	int rc;
 
 	if (!d)
 		return;
@@ -463,11 +448,10 @@ void zr_imp_dataset_free(zr_imp_dataset *d)
 		if (d->st[i].wb_fd >= 0)
 			close(d->st[i].wb_fd);
 	}
-	if (!d->committed &&
-	    nftw(d->tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0)
+	if (!d->committed && (rc = zr_imp_rmtree(d->tmp)) < 0)
 		fprintf(stderr, "zrecord: import: cannot remove %s: %s\n",
-			d->tmp, strerror(errno));
-	free(d->tmp);
+			d->tmp, zr_strerror(rc));
+	zr_imp_dest_free(&d->dest);
 	free(d->rin);
 	free(d->keep);
 	free(d);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "zrecord.h"
@@ -126,6 +127,23 @@ void zr_imp_field_decode(zr_imp_field *f, const zr_imp_image_opts *opts,
 enum zr_imp_kind zr_imp_kind_of_ext(const char *ext);
 /* 1 if the name ends in .jpg .jpeg .png .webp (any case). */
 int zr_imp_is_image_name(const char *name);
+
+/* -- DEST's temporary folder (dest.c) ----------------------------------- */
+
+typedef struct zr_imp_dest {
+	char *tmp;        /* DEST.tmp-XXXXXX                          */
+	char *dir;        /* the folder DEST goes in                  */
+	const char *base; /* DEST's last name (in the caller's DEST)  */
+	dev_t dir_dev;    /* dir's device and inode, 0 if it is none  */
+	ino_t dir_ino;
+} zr_imp_dest;
+
+/* Makes t->tmp with the mode mkdir(2) would give under the umask.
+ * Reports its failures. */
+int zr_imp_dest_make(zr_imp_dest *t, const char *dest);
+void zr_imp_dest_free(zr_imp_dest *t);
+/* Removes path and everything under it (symlinks not followed). */
+int zr_imp_rmtree(const char *path);
 
 /* -- the dataset being written (dataset.c) ------------------------------ */
 

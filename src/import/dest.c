@@ -1,0 +1,80 @@
+/*
+ * dest.c - DEST's temporary folder, DEST.tmp-XXXXXX beside DEST: made
+ * with the mode a mkdir under the caller's umask gives (mkdtemp's is
+ * 0700).
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "import.h"
+
+#define SUFFIX ".tmp-"
+#define SUFFIX_RAND 6 /* mkdtemp's XXXXXX */
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+int zr_imp_rmtree(const char *path)
+{
+	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0 ? -errno : 0;
+}
+
+/* The folder DEST goes in, and DEST's last name. */
+static int split_dest(const char *dest, char **dir, const char **base)
+{
+	const char *slash = strrchr(dest, '/');
+
+	*base = slash ? slash + 1 : dest;
+	*dir = slash == dest ? strdup("/") :
+	       slash ? strndup(dest, (size_t)(slash - dest)) : strdup(".");
+	return *dir ? 0 : -ENOMEM;
+}
+
+int zr_imp_dest_make(zr_imp_dest *t, const char *dest)
+{
+	mode_t mask;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	if (split_dest(dest, &t->dir, &t->base) < 0 ||
+	    asprintf(&t->tmp, "%s" SUFFIX "XXXXXX", dest) < 0) {
+		t->tmp = NULL;
+		return zr_imp_error(dest, -ENOMEM, NULL);
+	}
+	if (!mkdtemp(t->tmp)) {
+		err = -errno;
+		free(t->tmp);
+		t->tmp = NULL;
+		return zr_imp_error(dest, err, err == -ENOENT ?
+				    "the folder DEST goes in does not exist" :
+				    "cannot create the temporary folder "
+				    "beside DEST");
+	}
+	/* the mode mkdir(2) would give: others may read what they may */
+	mask = umask(0);
+	umask(mask);
+	err = chmod(t->tmp, 0777 & ~mask) < 0 ? -errno : 0;
+	if (err < 0) {
+		zr_imp_error(t->tmp, err, "cannot set up the temporary folder");
+		zr_imp_rmtree(t->tmp);
+		return ZR_IMP_FAIL;
+	}
+	return 0;
+}
+
+void zr_imp_dest_free(zr_imp_dest *t)
+{
+	free(t->tmp);
+	free(t->dir);
+	t->tmp = t->dir = NULL;
+}

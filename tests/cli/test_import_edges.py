@@ -1,0 +1,48 @@
+"""`zrecord import` at the edges a new user meets (issue 32): DEST inside
+its SOURCE, the dataset folder's mode, dangling links under --skip-bad,
+class names that are not UTF-8, folders of .npy files and missing
+sources, a killed import's leftovers, the summaries' wording, and which
+source file each record came from."""
+import io
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import tarfile
+import time
+
+import numpy as np
+import pytest
+
+from conftest import npy_bytes
+from importdata import (class_folder, icons, pil_array, read_bytes,
+                        records)
+
+
+def flat_folder(path, n):
+    """path/NNN.png of n real icons; the names in import order."""
+    os.makedirs(path)
+    names = []
+    for i, icon in enumerate(icons(n)):
+        name = f"{i:03d}.png"
+        with open(os.path.join(path, name), "wb") as f:
+            f.write(read_bytes(icon))
+        names.append(name)
+    return names
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027, 0o077])
+def test_dataset_folder_mode_follows_umask(zr, tmp_path, mask):
+    src = tmp_path / "flat"
+    flat_folder(str(src), 2)
+    old = os.umask(mask)
+    try:
+        zr.ok("import", src, tmp_path / "ds")
+        os.mkdir(tmp_path / "ref")
+    finally:
+        os.umask(old)
+    got = stat.S_IMODE(os.stat(tmp_path / "ds").st_mode)
+    assert got == stat.S_IMODE(os.stat(tmp_path / "ref").st_mode) == \
+        0o777 & ~mask
