@@ -65,6 +65,11 @@ int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out)
 	return 0;
 }
 
+const zr_imp_dest *zr_imp_dataset_dest(const zr_imp_dataset *d)
+{
+	return &d->dest;
+}
+
 static int valid_name(const char *name)
 {
 	return *name && strcmp(name, ".") && strcmp(name, "..") &&

@@ -1,7 +1,8 @@
 /*
  * dest.c - DEST's temporary folder, DEST.tmp-XXXXXX beside DEST: made
  * with the mode a mkdir under the caller's umask gives (mkdtemp's is
- * 0700).
+ * 0700).  The walks of the sources ask it which names to leave out, so
+ * that a DEST inside a SOURCE never imports itself.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -29,6 +30,15 @@ int zr_imp_rmtree(const char *path)
 	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0 ? -errno : 0;
 }
 
+/* 1 if name is base.tmp-XXXXXX, a temporary folder of DEST. */
+static int tmp_named(const char *base, const char *name)
+{
+	size_t b = strlen(base), s = strlen(SUFFIX);
+
+	return strlen(name) == b + s + SUFFIX_RAND && !strncmp(name, base, b) &&
+	       !strncmp(name + b, SUFFIX, s);
+}
+
 /* The folder DEST goes in, and DEST's last name. */
 static int split_dest(const char *dest, char **dir, const char **base)
 {
@@ -42,6 +52,7 @@ static int split_dest(const char *dest, char **dir, const char **base)
 
 int zr_imp_dest_make(zr_imp_dest *t, const char *dest)
 {
+	struct stat st;
 	mode_t mask;
 	int err;
 
@@ -50,6 +61,10 @@ int zr_imp_dest_make(zr_imp_dest *t, const char *dest)
 	    asprintf(&t->tmp, "%s" SUFFIX "XXXXXX", dest) < 0) {
 		t->tmp = NULL;
 		return zr_imp_error(dest, -ENOMEM, NULL);
+	}
+	if (stat(t->dir, &st) == 0) {
+		t->dir_dev = st.st_dev;
+		t->dir_ino = st.st_ino;
 	}
 	if (!mkdtemp(t->tmp)) {
 		err = -errno;
@@ -70,6 +85,14 @@ int zr_imp_dest_make(zr_imp_dest *t, const char *dest)
 		return ZR_IMP_FAIL;
 	}
 	return 0;
+}
+
+int zr_imp_dest_hides(const zr_imp_dest *t, const struct stat *dir,
+		      const char *name)
+{
+	if (dir->st_dev != t->dir_dev || dir->st_ino != t->dir_ino)
+		return 0;
+	return !strcmp(name, t->base) || tmp_named(t->base, name);
 }
 
 void zr_imp_dest_free(zr_imp_dest *t)

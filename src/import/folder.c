@@ -27,6 +27,7 @@ typedef struct walk {
 	char **classes;
 	size_t nclasses, ccap;
 	uint64_t bytes, ignored;
+	const zr_imp_dest *dest; /* left out wherever the walk meets it */
 } walk;
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -37,6 +38,29 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 static int visible(const struct dirent *d)
 {
 	return d->d_name[0] != '.';
+}
+
+/* The visible entries of dir in byte order, without DEST and its
+ * temporary folders (a DEST inside a SOURCE); n, or -errno. */
+static int list_dir(const walk *w, const char *dir, struct dirent ***out)
+{
+	struct dirent **list;
+	struct stat st;
+	int n, i, m = 0;
+
+	n = scandir(dir, &list, visible, by_name);
+	if (n < 0)
+		return -errno;
+	if (stat(dir, &st) < 0)
+		st.st_ino = 0;
+	for (i = 0; i < n; i++)
+		if (st.st_ino && zr_imp_dest_hides(w->dest, &st,
+						   list[i]->d_name))
+			free(list[i]);
+		else
+			list[m++] = list[i];
+	*out = list;
+	return m;
 }
 
 static int push(walk *w, const char *path, const struct stat *st,
@@ -95,9 +119,9 @@ static int scan(walk *w, const char *dir, int64_t label, int top_flat)
 	struct dirent **list;
 	int n, i, rc = 0;
 
-	n = scandir(dir, &list, visible, by_name);
+	n = list_dir(w, dir, &list);
 	if (n < 0)
-		return zr_imp_error(dir, -errno, "cannot read the folder");
+		return zr_imp_error(dir, n, "cannot read the folder");
 	for (i = 0; i < n; i++) {
 		if (rc == 0)
 			rc = scan_one(w, dir, list[i]->d_name, label, top_flat);
@@ -142,9 +166,9 @@ static int subfolders(const char *dir, walk *w, int *classed)
 	char *path;
 	int n, i, images = 0, rc = 0;
 
-	n = scandir(dir, &list, visible, by_name);
+	n = list_dir(w, dir, &list);
 	if (n < 0)
-		return zr_imp_error(dir, -errno, "cannot read the folder");
+		return zr_imp_error(dir, n, "cannot read the folder");
 	*classed = 0;
 	for (i = 0; i < n; i++) {
 		if (rc == 0 && asprintf(&path, "%s/%s", dir,
@@ -223,9 +247,9 @@ static int walk_all(walk *w, char **srcs, int n, int *classed)
 				return rc;
 			continue;
 		}
-		m = scandir(srcs[i], &list, visible, by_name);
+		m = list_dir(w, srcs[i], &list);
 		if (m < 0)
-			return zr_imp_error(srcs[i], -errno, "cannot read");
+			return zr_imp_error(srcs[i], m, "cannot read");
 		for (j = 0, rc = 0; j < m; j++) {
 			struct stat st;
 
@@ -287,7 +311,7 @@ static int queue(const zr_imp_config *cfg, walk *w, zr_imp_dataset *d,
 int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,
 		  zr_imp_dataset *d)
 {
-	walk w = { 0 };
+	walk w = { .dest = zr_imp_dataset_dest(d) };
 	int classed = 0, rc;
 	size_t i;
 

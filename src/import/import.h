@@ -141,6 +141,10 @@ typedef struct zr_imp_dest {
 /* Makes t->tmp with the mode mkdir(2) would give under the umask.
  * Reports its failures. */
 int zr_imp_dest_make(zr_imp_dest *t, const char *dest);
+/* 1 if name, in the folder of stat dir, is DEST or a temporary folder
+ * of DEST: the walks of the sources leave them out. */
+int zr_imp_dest_hides(const zr_imp_dest *t, const struct stat *dir,
+		      const char *name);
 void zr_imp_dest_free(zr_imp_dest *t);
 /* Removes path and everything under it (symlinks not followed). */
 int zr_imp_rmtree(const char *path);
@@ -165,6 +169,8 @@ typedef struct zr_imp_config {
 
 /* Creates DEST.tmp-XXXXXX next to DEST (which must not exist). */
 int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out);
+/* Where the dataset is built (what the walks leave out). */
+const zr_imp_dest *zr_imp_dataset_dest(const zr_imp_dataset *d);
 /* Names a field: its store index (creating the slot; the store itself
  * is created with the first record's schema). */
 int zr_imp_dataset_field(zr_imp_dataset *d, const char *name, int *store);

@@ -33,6 +33,30 @@ def flat_folder(path, n):
     return names
 
 
+def test_dest_inside_class_source(zr, tmp_path):
+    """The import's own temporary folder is no class, and the labels and
+    classes.json are those of a DEST outside."""
+    src = tmp_path / "jpg"
+    class_folder(str(src), per_class=2)
+    zr.ok("import", src, tmp_path / "outside")
+    zr.ok("import", src, src / "ds")
+    want = json.loads((tmp_path / "outside" / "classes.json").read_text())
+    assert json.loads((src / "ds" / "classes.json").read_text()) == want
+    assert np.array_equal(
+        np.array(records(zr, src / "ds" / "label")),
+        np.array(records(zr, tmp_path / "outside" / "label")))
+
+
+def test_dest_inside_flat_source(zr, tmp_path):
+    src = tmp_path / "flat"
+    names = flat_folder(str(src), 3)
+    zr.ok("import", src, src / "ds")
+    got = records(zr, src / "ds" / "image")
+    assert len(got) == len(names)
+    for name, img in zip(names, got):
+        assert np.array_equal(img, pil_array(read_bytes(src / name)))
+
+
 @pytest.mark.parametrize("mask", [0o022, 0o027, 0o077])
 def test_dataset_folder_mode_follows_umask(zr, tmp_path, mask):
     src = tmp_path / "flat"
