@@ -28,6 +28,9 @@ typedef struct walk {
 	size_t nclasses, ccap;
 	uint64_t bytes, ignored;
 	const zr_imp_dest *dest; /* left out wherever the walk meets it */
+	int skip_bad;
+	char **bad;              /* --skip-bad: "PATH\0WHY" of entries */
+	size_t nbad;             /* that cannot be read                */
 } walk;
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -91,6 +94,26 @@ static int push(walk *w, const char *path, const struct stat *st,
 
 static int scan(walk *w, const char *dir, int64_t label, int top_flat);
 
+/* An entry that cannot be read (a dangling link, a folder without
+ * permission): the end of the walk, or under --skip-bad a bad input
+ * listed in the summary like any other. */
+static int bad_entry(walk *w, const char *path, int err, const char *what)
+{
+	char **bad;
+
+	if (!w->skip_bad)
+		return zr_imp_error(path, err, what);
+	bad = realloc(w->bad, (w->nbad + 1) * sizeof(*bad));
+	if (!bad)
+		return zr_imp_error(path, -ENOMEM, NULL);
+	w->bad = bad;
+	if (asprintf(&bad[w->nbad], "%s%c%s: %s", path, 0, what,
+		     zr_strerror(err)) < 0)
+		return zr_imp_error(path, -ENOMEM, NULL);
+	w->nbad++;
+	return 0;
+}
+
 static int scan_one(walk *w, const char *dir, const char *name,
 		    int64_t label, int top_flat)
 {
@@ -101,7 +124,7 @@ static int scan_one(walk *w, const char *dir, const char *name,
 	if (asprintf(&path, "%s/%s", dir, name) < 0)
 		return zr_imp_error(dir, -ENOMEM, NULL);
 	if (stat(path, &st) < 0)
-		rc = zr_imp_error(path, -errno, "cannot stat");
+		rc = bad_entry(w, path, -errno, "cannot stat");
 	else if (S_ISDIR(st.st_mode) && !top_flat)
 		rc = scan(w, path, label, 0);
 	else if (S_ISREG(st.st_mode) && zr_imp_is_image_name(name))
@@ -121,7 +144,7 @@ static int scan(walk *w, const char *dir, int64_t label, int top_flat)
 
 	n = list_dir(w, dir, &list);
 	if (n < 0)
-		return zr_imp_error(dir, n, "cannot read the folder");
+		return bad_entry(w, dir, n, "cannot read the folder");
 	for (i = 0; i < n; i++) {
 		if (rc == 0)
 			rc = scan_one(w, dir, list[i]->d_name, label, top_flat);
@@ -283,6 +306,8 @@ static int queue(const zr_imp_config *cfg, walk *w, zr_imp_dataset *d,
 	rc = zr_imp_run_new(cfg, d, w->n, w->bytes, &r);
 	if (rc)
 		return rc;
+	for (i = 0; i < w->nbad; i++)
+		zr_imp_run_skip(r, w->bad[i], w->bad[i] + strlen(w->bad[i]) + 1);
 	for (i = 0; i < w->n && rc == 0; i++) {
 		rc = zr_imp_run_next(r, &s);
 		if (rc)
@@ -311,7 +336,8 @@ static int queue(const zr_imp_config *cfg, walk *w, zr_imp_dataset *d,
 int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,
 		  zr_imp_dataset *d)
 {
-	walk w = { .dest = zr_imp_dataset_dest(d) };
+	walk w = { .dest = zr_imp_dataset_dest(d),
+		   .skip_bad = cfg->skip_bad };
 	int classed = 0, rc;
 	size_t i;
 
@@ -331,6 +357,9 @@ int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,
 		free(w.e[i].path);
 	for (i = 0; i < w.nclasses; i++)
 		free(w.classes[i]);
+	for (i = 0; i < w.nbad; i++)
+		free(w.bad[i]);
+	free(w.bad);
 	free(w.e);
 	free(w.classes);
 	return rc;

@@ -70,3 +70,23 @@ def test_dataset_folder_mode_follows_umask(zr, tmp_path, mask):
     got = stat.S_IMODE(os.stat(tmp_path / "ds").st_mode)
     assert got == stat.S_IMODE(os.stat(tmp_path / "ref").st_mode) == \
         0o777 & ~mask
+
+
+@pytest.mark.parametrize("classed", [False, True])
+def test_skip_bad_skips_dangling_symlink(zr, tmp_path, classed):
+    src = tmp_path / "src"
+    where = src / "cat" if classed else src
+    names = flat_folder(str(where), 3)
+    os.symlink(tmp_path / "gone.png", where / "001b.png")
+    err = zr.fails(1, "import", src, tmp_path / "ds")
+    assert "001b.png" in err
+    assert not (tmp_path / "ds").exists()
+    r = zr.run("import", "--skip-bad", src, tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    err = r.stderr.decode()
+    assert "skipped 1 bad input (--skip-bad)" in err
+    assert "001b.png" in err
+    got = records(zr, tmp_path / "ds" / "image")
+    assert len(got) == len(names)
+    for name, img in zip(names, got):
+        assert np.array_equal(img, pil_array(read_bytes(where / name)))
