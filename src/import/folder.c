@@ -215,11 +215,65 @@ static int subfolders(const char *dir, walk *w, int *classed)
 	return rc;
 }
 
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no
+ * overlong forms, no surrogates, at most U+10FFFF), 0 if there is none. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (*p < 0x80)
+		return 1;
+	if (*p >= 0xc2 && *p <= 0xdf)
+		n = 2;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		n = 3;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (*p == 0xe0)
+		lo = 0xa0;
+	else if (*p == 0xed)
+		hi = 0x9f;
+	else if (*p == 0xf0)
+		lo = 0x90;
+	else if (*p == 0xf4)
+		hi = 0x8f;
+	for (i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+		if (p[i] < lo || p[i] > hi)
+			return 0;
+	return n;
+}
+
+/* One name as a JSON string into text (6 bytes a byte at most): UTF-8
+ * as it is, a byte that is not as the lone surrogate \udcXX, which is
+ * how Python's surrogateescape (os.fsdecode) holds it, so that
+ * os.fsencode of what json.load reads is the folder's name again. */
+static size_t json_name(char *text, const char *name)
+{
+	const unsigned char *p = (const unsigned char *)name;
+	size_t o = 0, n;
+
+	text[o++] = '"';
+	while (*p) {
+		n = utf8_len(p);
+		if (n == 0)
+			o += (size_t)sprintf(text + o, "\\udc%02x", *p++);
+		else if (*p < 0x20 || *p == '"' || *p == '\\')
+			o += (size_t)sprintf(text + o, "\\u%04x", *p++);
+		else
+			while (n--)
+				text[o++] = (char)*p++;
+	}
+	text[o++] = '"';
+	return o;
+}
+
 /* classes.json: the class names, label 0 first, as one JSON array. */
 static int classes_json(walk *w, zr_imp_dataset *d)
 {
 	size_t i, len = 4, o = 0;
-	const unsigned char *p;
 	char *text;
 	int rc;
 
@@ -230,13 +284,11 @@ static int classes_json(walk *w, zr_imp_dataset *d)
 		return zr_imp_error("classes.json", -ENOMEM, NULL);
 	text[o++] = '[';
 	for (i = 0; i < w->nclasses; i++) {
-		o += (size_t)sprintf(text + o, "%s\"", i ? ", " : "");
-		for (p = (const unsigned char *)w->classes[i]; *p; p++)
-			if (*p < 0x20 || *p == '"' || *p == '\\')
-				o += (size_t)sprintf(text + o, "\\u%04x", *p);
-			else
-				text[o++] = (char)*p;
-		text[o++] = '"';
+		if (i) {
+			text[o++] = ',';
+			text[o++] = ' ';
+		}
+		o += json_name(text + o, w->classes[i]);
 	}
 	strcpy(text + o, "]\n");
 	rc = zr_imp_dataset_write_file(d, "classes.json", text);

@@ -90,3 +90,29 @@ def test_skip_bad_skips_dangling_symlink(zr, tmp_path, classed):
     assert len(got) == len(names)
     for name, img in zip(names, got):
         assert np.array_equal(img, pil_array(read_bytes(where / name)))
+
+
+def test_classes_json_keeps_non_utf8_names(zr, tmp_path):
+    """Bytes that are not UTF-8 are written as \\udcXX escapes: Python's
+    json reads them back as surrogateescape does, so os.fsencode gives
+    the folder's name again."""
+    src = tmp_path / "src"
+    os.makedirs(src)
+    classes = [b"caf\xe9", "na\u00efve".encode(), b"tab\tq\"uote",
+               b"\xed\xa0\x80surrogate", b"\xff\xfe"]
+    icon = read_bytes(icons(1)[0])
+    for c in classes:
+        d = os.path.join(os.fsencode(src), c)
+        os.mkdir(d)
+        with open(os.path.join(d, b"0.png"), "wb") as f:
+            f.write(icon)
+    zr.ok("import", src, tmp_path / "ds")
+    raw = (tmp_path / "ds" / "classes.json").read_bytes()
+    raw.decode("utf-8")  # strict: valid UTF-8 text
+    with open(tmp_path / "ds" / "classes.json", encoding="utf-8") as f:
+        names = json.load(f)
+    assert [os.fsencode(n) for n in names] == sorted(classes)
+    assert names[sorted(classes).index("na\u00efve".encode())] == \
+        "na\u00efve"
+    labels = [int(x) for x in records(zr, tmp_path / "ds" / "label")]
+    assert labels == list(range(len(classes)))
