@@ -3,6 +3,7 @@
  * what kind of source it was given and runs that source into a new
  * dataset folder, which appears at DEST only when everything went in.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <malloc.h>
 #include <sched.h>
@@ -42,6 +43,25 @@ static int ends_with(const char *s, const char *suf)
 	return n >= k && !strcasecmp(s + n - k, suf);
 }
 
+/* 1 if the folder holds .npy/.npz files and no images: an npy source. */
+static int npy_folder(const char *dir)
+{
+	struct dirent **list;
+	int n, i, npy = 0, images = 0;
+
+	n = zr_imp_list_dir(NULL, dir, &list);
+	for (i = 0; i < n; i++) {
+		npy |= ends_with(list[i]->d_name, ".npy") ||
+		       ends_with(list[i]->d_name, ".npz");
+		images |= zr_imp_is_image_name(list[i]->d_name);
+		free(list[i]);
+	}
+	if (n >= 0)
+		free(list);
+	return npy && !images;
+}
+
+/* The kind of source src is, or -errno when it cannot be found. */
 static int detect(const char *src)
 {
 	struct stat st;
@@ -58,13 +78,15 @@ static int detect(const char *src)
 		return T_NPY;
 	if (ends_with(src, ".mdb"))
 		return T_LMDB;
-	if (stat(src, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (stat(src, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
 		return T_AUTO;
 	if (asprintf(&mdb, "%s/data.mdb", src) < 0)
-		return T_AUTO;
+		return -ENOMEM;
 	lmdb = access(mdb, F_OK) == 0;
 	free(mdb);
-	return lmdb ? T_LMDB : T_IMAGES;
+	return lmdb ? T_LMDB : npy_folder(src) ? T_NPY : T_IMAGES;
 }
 
 /* "S" or "H,W": positive sizes up to 65535. */
@@ -241,6 +263,8 @@ static int parse_args(int argc, char **argv, import_args *a)
 	for (i = 0; i < a->nsrcs && a->type == T_AUTO; i++) {
 		int t = detect(a->srcs[i]);
 
+		if (t < 0)
+			return zr_imp_error(a->srcs[i], t, NULL);
 		if (t == T_AUTO)
 			return zr_cli_usage(cmd, "cannot tell what '%s' is: "
 					    "give --type", a->srcs[i]);
@@ -327,8 +351,9 @@ const zr_cli_cmd zr_cli_import = {
 	"          dense store of its dtype and row shape\n"
 	"  lmdb    an LMDB folder (holding data.mdb): values (and --keys)\n"
 	"          as ragged uint8 stores, in key order\n"
-	"  npy     .npy/.npz files: rows of each array (dense), or one\n"
-	"          record per array with --per-file (ragged)\n\n"
+	"  npy     .npy/.npz files, or folders of them (in name order):\n"
+	"          rows of each array (dense), or one record per array\n"
+	"          with --per-file (ragged)\n\n"
 	"Images are decoded to uint8 HWC with the channels the file holds\n"
 	"(1 grey, 2 grey+alpha, 3 RGB, 4 RGBA) into a ragged store.\n"
 	"  --rgb              convert every image to 3 channels (PIL's rules)\n"

@@ -52,7 +52,7 @@ int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out)
 	d->cfg = cfg;
 	if (lstat(cfg->dest, &st) == 0) {
 		free(d);
-		return zr_imp_error(cfg->dest, -EEXIST, "DEST exists: remove "
+		return zr_imp_error(cfg->dest, ZR_IMP_ETEXT, "DEST exists: remove "
 				    "it or name a new folder");
 	}
 	if (zr_imp_dest_make(&d->dest, cfg->dest)) {
@@ -408,7 +408,7 @@ int zr_imp_dataset_commit(zr_imp_dataset *d)
 	int rc;
 
 	if (d->length == 0)
-		return zr_imp_error(d->cfg->dest, -ENODATA, "no records "
+		return zr_imp_error(d->cfg->dest, ZR_IMP_ETEXT, "no records "
 				    "found in the sources");
 	for (i = 0; i < d->n; i++) {
 		imp_store *st = &d->st[i];

@@ -1,9 +1,11 @@
 /*
  * dest.c - DEST's temporary folder, DEST.tmp-XXXXXX beside DEST: made
  * with the mode a mkdir under the caller's umask gives (mkdtemp's is
- * 0700).  The walks of the sources ask it which names to leave out, so
- * that a DEST inside a SOURCE never imports itself.
+ * 0700).  The walks of the sources list folders through it, which
+ * leaves DEST and its temporary folders out, so that a DEST inside a
+ * SOURCE never imports itself.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -90,9 +92,40 @@ int zr_imp_dest_make(zr_imp_dest *t, const char *dest)
 int zr_imp_dest_hides(const zr_imp_dest *t, const struct stat *dir,
 		      const char *name)
 {
-	if (dir->st_dev != t->dir_dev || dir->st_ino != t->dir_ino)
+	if (!t || dir->st_dev != t->dir_dev || dir->st_ino != t->dir_ino)
 		return 0;
 	return !strcmp(name, t->base) || tmp_named(t->base, name);
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int visible(const struct dirent *d)
+{
+	return d->d_name[0] != '.';
+}
+
+int zr_imp_list_dir(const zr_imp_dest *t, const char *dir,
+		    struct dirent ***out)
+{
+	struct dirent **list;
+	struct stat st;
+	int n, i, m = 0;
+
+	n = scandir(dir, &list, visible, by_name);
+	if (n < 0)
+		return -errno;
+	if (stat(dir, &st) < 0)
+		st.st_ino = 0;
+	for (i = 0; i < n; i++)
+		if (st.st_ino && zr_imp_dest_hides(t, &st, list[i]->d_name))
+			free(list[i]);
+		else
+			list[m++] = list[i];
+	*out = list;
+	return m;
 }
 
 void zr_imp_dest_free(zr_imp_dest *t)

@@ -33,39 +33,6 @@ typedef struct walk {
 	size_t nbad;             /* that cannot be read                */
 } walk;
 
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-	return strcmp((*a)->d_name, (*b)->d_name);
-}
-
-static int visible(const struct dirent *d)
-{
-	return d->d_name[0] != '.';
-}
-
-/* The visible entries of dir in byte order, without DEST and its
- * temporary folders (a DEST inside a SOURCE); n, or -errno. */
-static int list_dir(const walk *w, const char *dir, struct dirent ***out)
-{
-	struct dirent **list;
-	struct stat st;
-	int n, i, m = 0;
-
-	n = scandir(dir, &list, visible, by_name);
-	if (n < 0)
-		return -errno;
-	if (stat(dir, &st) < 0)
-		st.st_ino = 0;
-	for (i = 0; i < n; i++)
-		if (st.st_ino && zr_imp_dest_hides(w->dest, &st,
-						   list[i]->d_name))
-			free(list[i]);
-		else
-			list[m++] = list[i];
-	*out = list;
-	return m;
-}
-
 static int push(walk *w, const char *path, const struct stat *st,
 		int64_t label)
 {
@@ -142,7 +109,7 @@ static int scan(walk *w, const char *dir, int64_t label, int top_flat)
 	struct dirent **list;
 	int n, i, rc = 0;
 
-	n = list_dir(w, dir, &list);
+	n = zr_imp_list_dir(w->dest, dir, &list);
 	if (n < 0)
 		return bad_entry(w, dir, n, "cannot read the folder");
 	for (i = 0; i < n; i++) {
@@ -189,7 +156,7 @@ static int subfolders(const char *dir, walk *w, int *classed)
 	char *path;
 	int n, i, images = 0, rc = 0;
 
-	n = list_dir(w, dir, &list);
+	n = zr_imp_list_dir(w->dest, dir, &list);
 	if (n < 0)
 		return zr_imp_error(dir, n, "cannot read the folder");
 	*classed = 0;
@@ -209,7 +176,7 @@ static int subfolders(const char *dir, walk *w, int *classed)
 	}
 	free(list);
 	if (rc == 0 && *classed && images)
-		rc = zr_imp_error(dir, -EINVAL, "holds both images and class "
+		rc = zr_imp_error(dir, ZR_IMP_ETEXT, "holds both images and class "
 				  "folders: move the images into a class "
 				  "folder, or import the folders one by one");
 	return rc;
@@ -308,7 +275,7 @@ static int walk_all(walk *w, char **srcs, int n, int *classed)
 		if (rc)
 			return rc;
 		if (first >= 0 && c != first)
-			return zr_imp_error(srcs[i], -EINVAL, "one SOURCE has "
+			return zr_imp_error(srcs[i], ZR_IMP_ETEXT, "one SOURCE has "
 					    "class folders and another not");
 		first = c;
 	}
@@ -322,7 +289,7 @@ static int walk_all(walk *w, char **srcs, int n, int *classed)
 				return rc;
 			continue;
 		}
-		m = list_dir(w, srcs[i], &list);
+		m = zr_imp_list_dir(w->dest, srcs[i], &list);
 		if (m < 0)
 			return zr_imp_error(srcs[i], m, "cannot read");
 		for (j = 0, rc = 0; j < m; j++) {
@@ -395,7 +362,7 @@ int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,
 
 	rc = walk_all(&w, srcs, n, &classed);
 	if (rc == 0 && w.n == 0)
-		rc = zr_imp_error(srcs[0], -ENOENT, "no .jpg, .jpeg, .png or "
+		rc = zr_imp_error(srcs[0], ZR_IMP_ETEXT, "no .jpg, .jpeg, .png or "
 				  ".webp files found");
 	if (rc == 0 && w.ignored)
 		fprintf(stderr, "zrecord: import: ignored %llu file%s that "

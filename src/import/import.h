@@ -145,6 +145,12 @@ int zr_imp_dest_make(zr_imp_dest *t, const char *dest);
  * of DEST: the walks of the sources leave them out. */
 int zr_imp_dest_hides(const zr_imp_dest *t, const struct stat *dir,
 		      const char *name);
+/* The entries of dir not starting with a dot, in byte order of their
+ * names, without the ones zr_imp_dest_hides (t may be NULL: none); n
+ * entries into *out (each and the array malloc'd), or -errno. */
+struct dirent;
+int zr_imp_list_dir(const zr_imp_dest *t, const char *dir,
+		    struct dirent ***out);
 void zr_imp_dest_free(zr_imp_dest *t);
 /* Removes path and everything under it (symlinks not followed). */
 int zr_imp_rmtree(const char *path);
@@ -221,6 +227,8 @@ int zr_imp_error(const char *where, int err, const char *detail);
 /* A warning line about where ("zrecord: import: warning: ..."); the
  * import goes on. */
 void zr_imp_warn(const char *where, const char *detail);
+/* "ignored N file(s) that is/are not WHAT" when n > 0. */
+void zr_imp_note_ignored(uint64_t n, const char *what);
 /* 1 if the last report was of an input error (ZR_IMP_EBAD/ECHANGED). */
 int zr_imp_input_failed(void);
 /* rc, or 0 after noting path as skipped when rc followed the report of

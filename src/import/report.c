@@ -41,6 +41,14 @@ void zr_imp_warn(const char *where, const char *detail)
 		where, detail);
 }
 
+void zr_imp_note_ignored(uint64_t n, const char *what)
+{
+	if (n)
+		fprintf(out ? out : stderr, "zrecord: import: ignored %llu "
+			"file%s that %s not %s\n", (unsigned long long)n,
+			n == 1 ? "" : "s", n == 1 ? "is" : "are", what);
+}
+
 int zr_imp_input_failed(void)
 {
 	return last_input;

@@ -33,7 +33,7 @@ static int to_pipeline(void *ctx, zr_imp_sample *s, uint64_t bytes)
 		if (*st < 0 && zr_imp_dataset_field(
 			    c->d, zr_imp_wds_field_name(c->w, s->f[k].store),
 			    st) < 0) {
-			rc = zr_imp_error(s->where, -EINVAL, "a field name "
+			rc = zr_imp_error(s->where, ZR_IMP_ETEXT, "a field name "
 					  "that cannot name a store");
 			zr_imp_sample_clear(s);
 			return rc;

@@ -116,3 +116,58 @@ def test_classes_json_keeps_non_utf8_names(zr, tmp_path):
         "na\u00efve"
     labels = [int(x) for x in records(zr, tmp_path / "ds" / "label")]
     assert labels == list(range(len(classes)))
+
+
+def npy_folder(path, arrays):
+    os.makedirs(path)
+    names = [f"{i:02d}.npy" for i in range(len(arrays))]
+    # written out of order: the import sorts by name
+    for name, a in reversed(list(zip(names, arrays))):
+        with open(os.path.join(path, name), "wb") as f:
+            f.write(npy_bytes(a))
+    return names
+
+
+@pytest.mark.parametrize("typed", [False, True])
+def test_folder_of_npy_files_rows(zr, tmp_path, typed):
+    arrays = [np.arange(6 * i, 6 * i + 6, dtype="<f4").reshape(2, 3)
+              for i in range(4)]
+    npy_folder(str(tmp_path / "arr"), arrays)
+    (tmp_path / "arr" / "notes.txt").write_text("not an array\n")
+    args = ["--type", "npy"] if typed else []
+    r = zr.run("import", *args, tmp_path / "arr", tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    assert b"ignored 1 file that is not .npy" in r.stderr
+    got = zr.load("get", tmp_path / "ds" / "data", *range(8))
+    assert np.array_equal(got, np.concatenate(arrays))
+
+
+def test_folder_of_npy_files_per_file(zr, tmp_path):
+    arrays = [np.arange(i + 1, dtype="<i4") * i for i in range(5)]
+    npy_folder(str(tmp_path / "arr"), arrays)
+    zr.ok("import", "--per-file", tmp_path / "arr", tmp_path / "arr" / "ds")
+    got = records(zr, tmp_path / "arr" / "ds" / "data")
+    assert len(got) == len(arrays)
+    for a, b in zip(arrays, got):
+        assert np.array_equal(a, b)
+
+
+def test_missing_source_and_empty_folder(zr, tmp_path):
+    err = zr.fails(1, "import", tmp_path / "nothere", tmp_path / "ds")
+    assert str(tmp_path / "nothere") in err
+    assert "No such file or directory" in err
+    os.mkdir(tmp_path / "empty")
+    (tmp_path / "empty" / "README").write_text("x\n")
+    err = zr.fails(1, "import", tmp_path / "empty", tmp_path / "ds")
+    assert "no .jpg, .jpeg, .png or .webp files" in err
+    assert "No such file or directory" not in err
+    assert not (tmp_path / "ds").exists()
+
+
+def test_messages_name_no_errno_that_did_not_happen(zr, tmp_path):
+    src = tmp_path / "mixed"
+    class_folder(str(src), per_class=1)
+    (src / "x.png").write_bytes(read_bytes(icons(1)[0]))
+    err = zr.fails(1, "import", src, tmp_path / "ds")
+    assert "holds both images and class folders" in err
+    assert "Invalid argument" not in err
