@@ -426,7 +426,9 @@ int zr_imp_dataset_commit(zr_imp_dataset *d)
 		if (rc < 0)
 			return zr_imp_error(st->name, rc, zr_errmsg());
 	}
-	rc = fsync_dir(d->tmp);
+	rc = zr_imp_dest_seal(&d->dest);
+	if (rc == 0)
+		rc = fsync_dir(d->tmp);
 	if (rc == 0 && renameat2(AT_FDCWD, d->tmp, AT_FDCWD, d->cfg->dest,
 				 RENAME_NOREPLACE) < 0)
 		rc = -errno;

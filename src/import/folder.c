@@ -364,10 +364,8 @@ int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,
 	if (rc == 0 && w.n == 0)
 		rc = zr_imp_error(srcs[0], ZR_IMP_ETEXT, "no .jpg, .jpeg, .png or "
 				  ".webp files found");
-	if (rc == 0 && w.ignored)
-		fprintf(stderr, "zrecord: import: ignored %llu file%s that "
-			"are not .jpg/.jpeg/.png/.webp\n",
-			(unsigned long long)w.ignored, w.ignored == 1 ? "" : "s");
+	if (rc == 0)
+		zr_imp_note_ignored(w.ignored, ".jpg/.jpeg/.png/.webp");
 	if (rc == 0 && classed)
 		rc = classes_json(&w, d);
 	if (rc == 0)

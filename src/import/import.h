@@ -138,9 +138,13 @@ typedef struct zr_imp_dest {
 	ino_t dir_ino;
 } zr_imp_dest;
 
-/* Makes t->tmp with the mode mkdir(2) would give under the umask.
- * Reports its failures. */
+/* Removes what killed imports of DEST left (a DEST.tmp-XXXXXX whose
+ * owner file names a process of this host that is gone), saying so,
+ * then makes t->tmp with the mode mkdir(2) would give under the umask
+ * and an owner file naming this process.  Reports its failures. */
 int zr_imp_dest_make(zr_imp_dest *t, const char *dest);
+/* Removes the owner file: the folder is about to become DEST. */
+int zr_imp_dest_seal(const zr_imp_dest *t);
 /* 1 if name, in the folder of stat dir, is DEST or a temporary folder
  * of DEST: the walks of the sources leave them out. */
 int zr_imp_dest_hides(const zr_imp_dest *t, const struct stat *dir,
@@ -214,9 +218,12 @@ int zr_imp_run_new(const zr_imp_config *cfg, zr_imp_dataset *d,
 int zr_imp_run_next(zr_imp_run *r, zr_imp_sample **out);
 /* Counts source bytes read (progress). */
 void zr_imp_run_bytes(zr_imp_run *r, uint64_t n);
-/* Counts a sample the source leaves out (--drop-incomplete, a broken
- * shard under --skip-bad) in the report; where and why are copied. */
+/* Counts a sample the source leaves out under --skip-bad (a broken
+ * shard, an unreadable entry) in the report; where and why are copied. */
 void zr_imp_run_skip(zr_imp_run *r, const char *where, const char *why);
+/* The same for a sample --drop-incomplete drops: the report lists them
+ * apart, under that option. */
+void zr_imp_run_drop(zr_imp_run *r, const char *where, const char *why);
 /* A source's last step: decodes and appends what is queued (if rc is
  * 0), prints what --skip-bad left out, frees; returns rc or the
  * flush's failure. */
@@ -298,7 +305,6 @@ int zr_imp_wds_new(int drop_incomplete, const zr_imp_wds_sink *sink,
 /* Reads every member of an open archive; errors are reported, naming
  * shard and the member or key. */
 int zr_imp_wds_shard(zr_imp_wds_reader *w, struct archive *a, const char *shard);
-uint64_t zr_imp_wds_dropped(const zr_imp_wds_reader *w);
 /* Members skipped for their names (no KEY.FIELD form, "__meta__"). */
 uint64_t zr_imp_wds_ignored(const zr_imp_wds_reader *w);
 const char *zr_imp_wds_field_name(const zr_imp_wds_reader *w, int field);

@@ -171,3 +171,96 @@ def test_messages_name_no_errno_that_did_not_happen(zr, tmp_path):
     err = zr.fails(1, "import", src, tmp_path / "ds")
     assert "holds both images and class folders" in err
     assert "Invalid argument" not in err
+
+
+def test_flat_summary_says_is_for_one_file(zr, tmp_path):
+    src = tmp_path / "flat"
+    flat_folder(str(src), 2)
+    (src / "README").write_text("x\n")
+    r = zr.run("import", src, tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    assert b"ignored 1 file that is not .jpg" in r.stderr
+
+
+def _write_shard(path, members):
+    with tarfile.open(path, "w") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def test_wds_incomplete_names_field_and_summary_names_option(zr,
+                                                             tmp_path):
+    members = []
+    for i in range(4):
+        members.append((f"s{i}.cls", str(i).encode()))
+        if i != 2:
+            members.append((f"s{i}.txt", f"t{i}".encode()))
+    _write_shard(tmp_path / "a.tar", members)
+    err = zr.fails(1, "import", tmp_path / "a.tar", tmp_path / "ds")
+    assert "s2" in err and "'txt'" in err
+    assert "Invalid argument" not in err
+    r = zr.run("import", "--drop-incomplete", tmp_path / "a.tar",
+               tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    err = r.stderr.decode()
+    assert "(--drop-incomplete)" in err and "--skip-bad" not in err
+    assert "'txt'" in err
+    assert [int(x) for x in records(zr, tmp_path / "ds" / "cls")] == \
+        [0, 1, 3]
+
+
+def test_wds_duplicate_key_warns(zr, tmp_path):
+    members = []
+    for k in ["a", "b", "a", "c"]:
+        members += [(f"{k}.cls", b"1"), (f"{k}.txt", k.encode())]
+    _write_shard(tmp_path / "a.tar", members)
+    r = zr.run("import", tmp_path / "a.tar", tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    err = r.stderr.decode()
+    assert "warning" in err and "a.tar: a:" in err
+    assert "b:" not in err and "c:" not in err
+    assert zr.stats(tmp_path / "ds" / "cls")["records"] == 4
+
+
+def _owner_line(pid, host):
+    return f"{pid} {host} 0\n"
+
+
+def test_stale_temporary_folder_is_removed(zr, tmp_path):
+    """A killed import's DEST.tmp-XXXXXX is removed by the next import
+    of DEST; another host's and a live import's are left alone."""
+    src = tmp_path / "flat"
+    flat_folder(str(src), 2)
+    # a real import killed while it waits on a FIFO shard
+    fifo = tmp_path / "wait.tar"
+    os.mkfifo(fifo)
+    p = subprocess.Popen([zr.binary, "import", str(fifo),
+                          str(tmp_path / "ds")], stderr=subprocess.PIPE)
+    deadline = time.time() + 20
+    killed = None
+    while time.time() < deadline and killed is None:
+        for name in os.listdir(tmp_path):
+            if name.startswith("ds.tmp-") and \
+                    os.path.exists(tmp_path / name / ".zrecord-import"):
+                killed = name
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert killed, "the import made no temporary folder with its owner"
+    (tmp_path / killed / "big").write_bytes(b"x" * 100000)
+    host = socket.gethostname()
+    for name, line in [("ds.tmp-AAAAAA", _owner_line(1 << 22, "elsewhere")),
+                       ("ds.tmp-BBBBBB", _owner_line(os.getpid(), host))]:
+        os.mkdir(tmp_path / name)
+        (tmp_path / name / ".zrecord-import").write_text(line)
+    r = zr.run("import", src, tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    err = r.stderr.decode()
+    assert not (tmp_path / killed).exists()
+    assert f"removed {tmp_path / killed}" in err
+    assert (tmp_path / "ds.tmp-AAAAAA").exists()
+    assert (tmp_path / "ds.tmp-BBBBBB").exists()
+    assert "ds.tmp-AAAAAA" in err and "elsewhere" in err
+    assert os.listdir(tmp_path / "ds") == ["image"]
