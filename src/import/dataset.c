@@ -40,6 +40,8 @@ struct zr_imp_dataset {
 	size_t rin_cap;
 	uint64_t *keep;  /* the slots of a batch's good samples */
 	size_t keep_cap;
+	FILE *names;     /* files.txt, or NULL                  */
+	size_t names_rel;
 };
 
 int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out)
@@ -56,7 +58,9 @@ int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out)
 				    "it or name a new folder");
 	}
 	if (zr_imp_dest_make(&d->dest, cfg->dest)) {
-		zr_imp_dest_free(&d->dest);
+		if (d->names)
+		fclose(d->names);
+	zr_imp_dest_free(&d->dest);
 		free(d);
 		return ZR_IMP_FAIL;
 	}
@@ -75,7 +79,7 @@ static int valid_name(const char *name)
 	return *name && strcmp(name, ".") && strcmp(name, "..") &&
 	       !strchr(name, '/') && name[0] != '@' && name[0] != '.' &&
 	       strlen(name) < ZR_IMP_NAME_MAX &&
-	       strcmp(name, "classes.json");
+	       strcmp(name, "classes.json") && strcmp(name, "files.txt");
 }
 
 int zr_imp_dataset_field(zr_imp_dataset *d, const char *name, int *store)
@@ -312,6 +316,55 @@ static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 	return 0;
 }
 
+int zr_imp_dataset_names(zr_imp_dataset *d, size_t rel)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/files.txt", d->tmp) < 0)
+		return zr_imp_error("files.txt", -ENOMEM, NULL);
+	d->names = fopen(path, "wxe");
+	free(path);
+	if (!d->names)
+		return zr_imp_error("files.txt", -errno, "cannot create");
+	d->names_rel = rel;
+	return 0;
+}
+
+/* The good samples' lines of files.txt (bad ones have no record). */
+static int put_names(zr_imp_dataset *d, const zr_imp_sample *s, size_t n)
+{
+	const char *p;
+	size_t i;
+
+	for (i = 0; d->names && i < n; i++) {
+		if (s[i].bad)
+			continue;
+		for (p = s[i].where + d->names_rel; *p; p++) {
+			if (*p == '\\' || *p == '\n')
+				putc('\\', d->names);
+			putc(*p == '\n' ? 'n' : *p, d->names);
+		}
+		if (putc('\n', d->names) == EOF)
+			return zr_imp_error("files.txt", -errno, "cannot write");
+	}
+	return 0;
+}
+
+/* Ends files.txt, durably, before the rename. */
+static int close_names(zr_imp_dataset *d)
+{
+	int rc = 0;
+
+	if (!d->names)
+		return 0;
+	if (fflush(d->names) || fsync(fileno(d->names)))
+		rc = -errno;
+	if (fclose(d->names) && !rc)
+		rc = -errno;
+	d->names = NULL;
+	return rc ? zr_imp_error("files.txt", rc, "cannot write") : 0;
+}
+
 int zr_imp_dataset_append(zr_imp_dataset *d, zr_imp_sample *s, size_t n)
 {
 	size_t i, good = 0;
@@ -351,7 +404,7 @@ int zr_imp_dataset_append(zr_imp_dataset *d, zr_imp_sample *s, size_t n)
 			return rc;
 	}
 	d->length += good;
-	return 0;
+	return put_names(d, s, n);
 }
 
 int zr_imp_dataset_write_file(zr_imp_dataset *d, const char *name,
@@ -426,6 +479,8 @@ int zr_imp_dataset_commit(zr_imp_dataset *d)
 		if (rc < 0)
 			return zr_imp_error(st->name, rc, zr_errmsg());
 	}
+	if (close_names(d))
+		return ZR_IMP_FAIL;
 	rc = zr_imp_dest_seal(&d->dest);
 	if (rc == 0)
 		rc = fsync_dir(d->tmp);
@@ -458,6 +513,8 @@ void zr_imp_dataset_free(zr_imp_dataset *d)
 	if (!d->committed && (rc = zr_imp_rmtree(d->tmp)) < 0)
 		fprintf(stderr, "zrecord: import: cannot remove %s: %s\n",
 			d->tmp, zr_strerror(rc));
+	if (d->names)
+		fclose(d->names);
 	zr_imp_dest_free(&d->dest);
 	free(d->rin);
 	free(d->keep);

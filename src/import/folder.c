@@ -2,8 +2,9 @@
  * folder.c - the image folder source: images directly in each SOURCE, or
  * one folder per class (found anywhere below it).  Entries are taken in
  * byte order of their names, depth first; class names are the sorted
- * union of every SOURCE's class folders and are written to classes.json.
- * The walk keeps only paths, sizes and times; the workers read the files.
+ * union of every SOURCE's class folders and are written to classes.json;
+ * files.txt says which file each record came from.  The walk keeps only
+ * paths, sizes and times; the workers read the files.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +28,7 @@ typedef struct walk {
 	char **classes;
 	size_t nclasses, ccap;
 	uint64_t bytes, ignored;
+	size_t rel;              /* the SOURCE's prefix files.txt drops */
 	const zr_imp_dest *dest; /* left out wherever the walk meets it */
 	int skip_bad;
 	char **bad;              /* --skip-bad: "PATH\0WHY" of entries */
@@ -283,6 +285,8 @@ static int walk_all(walk *w, char **srcs, int n, int *classed)
 	if (w->nclasses)
 		qsort(w->classes, w->nclasses, sizeof(*w->classes), cmp_str);
 	for (i = 0; i < n; i++) {
+		/* one SOURCE: names relative to it; several: as opened */
+		w->rel = n == 1 ? strlen(srcs[i]) + 1 : 0;
 		if (!*classed) {
 			rc = scan(w, srcs[i], 0, 1);
 			if (rc)
@@ -368,6 +372,8 @@ int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,
 		zr_imp_note_ignored(w.ignored, ".jpg/.jpeg/.png/.webp");
 	if (rc == 0 && classed)
 		rc = classes_json(&w, d);
+	if (rc == 0)
+		rc = zr_imp_dataset_names(d, w.rel);
 	if (rc == 0)
 		rc = queue(cfg, &w, d, classed);
 	for (i = 0; i < w.n; i++)

@@ -193,6 +193,10 @@ int zr_imp_dataset_place(zr_imp_dataset *d, zr_imp_sample *s, size_t n);
 int zr_imp_dataset_can_place(const zr_imp_dataset *d);
 /* Appends decoded samples [0, n) in order (bad ones skipped). */
 int zr_imp_dataset_append(zr_imp_dataset *d, zr_imp_sample *s, size_t n);
+/* Writes files.txt as the samples go in: line i is record i's where
+ * after its first rel bytes (the SOURCE's prefix), a backslash and a
+ * newline in it written as \\ and \n. */
+int zr_imp_dataset_names(zr_imp_dataset *d, size_t rel);
 /* Writes a small file (classes.json) into the dataset. */
 int zr_imp_dataset_write_file(zr_imp_dataset *d, const char *name,
 			      const char *text);

@@ -263,4 +263,56 @@ def test_stale_temporary_folder_is_removed(zr, tmp_path):
     assert (tmp_path / "ds.tmp-AAAAAA").exists()
     assert (tmp_path / "ds.tmp-BBBBBB").exists()
     assert "ds.tmp-AAAAAA" in err and "elsewhere" in err
-    assert os.listdir(tmp_path / "ds") == ["image"]
+    assert sorted(os.listdir(tmp_path / "ds")) == ["files.txt", "image"]
+
+
+def _unescape(line):
+    out, i = bytearray(), 0
+    while i < len(line):
+        if line[i:i + 1] == b"\\":
+            out += {b"n": b"\n", b"\\": b"\\"}[line[i + 1:i + 2]]
+            i += 2
+        else:
+            out += line[i:i + 1]
+            i += 1
+    return bytes(out)
+
+
+def test_files_txt_maps_records_to_sources(zr, tmp_path):
+    src = tmp_path / "src"
+    layout = class_folder(str(src), per_class=2)
+    odd = os.path.join(os.fsencode(src), b"dog", b"new\nline\\x.png")
+    with open(odd, "wb") as f:
+        f.write(read_bytes(icons(1)[0]))
+    zr.ok("import", src, tmp_path / "ds")
+    lines = (tmp_path / "ds" / "files.txt").read_bytes().split(b"\n")
+    assert lines[-1] == b""
+    paths = [_unescape(x) for x in lines[:-1]]
+    want = sorted([os.path.relpath(p, src).encode()
+                   for ps in layout.values() for p in ps] +
+                  [b"dog/new\nline\\x.png"])
+    assert paths == want
+    imgs = records(zr, tmp_path / "ds" / "image")
+    assert len(imgs) == len(paths)
+    for p, img in zip(paths, imgs):
+        full = os.path.join(os.fsencode(src), p)
+        assert np.array_equal(img, pil_array(read_bytes(full))), p
+
+
+def test_files_txt_skips_bad_and_names_several_sources(zr, tmp_path):
+    """Under --skip-bad a left-out file has no line (line i stays record
+    i); with several SOURCEs each line is the path as opened."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    names_a = flat_folder(str(a), 3)
+    os.makedirs(b)
+    (b / "0.png").write_bytes(read_bytes(icons(1)[0]))
+    (a / "001.png").write_bytes(b"not a png at all")
+    r = zr.run("import", "--skip-bad", a, b, tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "ds" / "files.txt").read_bytes().split(b"\n")[:-1]
+    want = [f"{a}/{names_a[0]}", f"{a}/{names_a[2]}", f"{b}/0.png"]
+    assert lines == [w.encode() for w in want]
+    imgs = records(zr, tmp_path / "ds" / "image")
+    assert len(imgs) == 3
+    for p, img in zip(want, imgs):
+        assert np.array_equal(img, pil_array(read_bytes(p))), p
