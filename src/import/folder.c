@@ -356,6 +356,13 @@ static int queue(const zr_imp_config *cfg, walk *w, zr_imp_dataset *d,
 	return zr_imp_run_end(r, rc);
 }
 
+/* Any folder is an image folder unless a format before it claims it. */
+int zr_imp_folder_claims(const char *dir)
+{
+	(void)dir;
+	return 1;
+}
+
 int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,
 		  zr_imp_dataset *d)
 {

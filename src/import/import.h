@@ -1,8 +1,8 @@
 /*
- * import.h - what the files of `zrecord import` share: a sample (one
- * record of every field), the decode of one field into an array, the
- * dataset being written, the sources that produce samples, the decode
- * fan-out and the progress line.
+ * import.h - what the import layer's files share (zrimport.h is what its
+ * callers see): a sample (one record of every field), the decode of one
+ * field into an array, the dataset being written, the sources that
+ * produce samples, the decode fan-out and the progress line.
  */
 #ifndef ZR_IMPORT_H
 #define ZR_IMPORT_H
@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "zrecord.h"
+#include "zrimport.h" /* the config, the formats */
 
 #define ZR_IMP_MAX_FIELDS 32
 #define ZR_IMP_FAIL 1   /* what a failed step returns, once reported */
@@ -36,16 +37,6 @@ enum zr_imp_kind {
 	ZR_IMP_LABEL,  /* already an integer (image folder classes)    */
 	ZR_IMP_ARRAY   /* already an array (HDF5, LMDB, .npy rows)     */
 };
-
-/* Options that shape image records (--rgb, --resize, --center-crop,
- * --chw, --encoded). */
-typedef struct zr_imp_image_opts {
-	int encoded;
-	int rgb;
-	int chw;
-	uint32_t resize_h, resize_w; /* both 0: none; w 0: shorter side */
-	uint32_t crop_h, crop_w;     /* 0: none                         */
-} zr_imp_image_opts;
 
 /* One record's array, owned by the field after decode. */
 typedef struct zr_imp_array {
@@ -161,22 +152,6 @@ int zr_imp_rmtree(const char *path);
 
 /* -- the dataset being written (dataset.c) ------------------------------ */
 
-typedef struct zr_imp_dataset zr_imp_dataset;
-
-typedef struct zr_imp_config {
-	const char *dest;
-	zr_codec codec;
-	zr_imp_image_opts img;
-	int skip_bad;
-	int drop_incomplete;
-	int progress;     /* 1 on, 0 off, -1 when stderr is a terminal */
-	unsigned threads;
-	int keys;         /* LMDB: also a store of the keys */
-	char **names;     /* HDF5: the datasets to import, NULL: all */
-	unsigned nnames;
-	int per_file;     /* .npy: one ragged record per file */
-} zr_imp_config;
-
 /* Creates DEST.tmp-XXXXXX next to DEST (which must not exist). */
 int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out);
 /* Where the dataset is built (what the walks leave out). */
@@ -277,6 +252,7 @@ int zr_imp_unchanged(const char *path, const struct stat *before);
 /* The dtype of kind ('i', 'u', 'f', 'c', 'b') and size in bytes. */
 int zr_imp_dtype(char kind, int little, size_t size, zr_dtype *out);
 
+/* The formats' runs and folder claims: the rows of formats.c. */
 int zr_imp_hdf5(const zr_imp_config *cfg, char **srcs, int n,
 		zr_imp_dataset *d);
 int zr_imp_lmdb(const zr_imp_config *cfg, char **srcs, int n,
@@ -288,6 +264,9 @@ int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,
 		  zr_imp_dataset *d);
 int zr_imp_wds(const zr_imp_config *cfg, char **srcs, int n,
 	       zr_imp_dataset *d);
+int zr_imp_lmdb_claims(const char *dir);   /* holds data.mdb          */
+int zr_imp_npy_claims(const char *dir);    /* .npy/.npz and no images */
+int zr_imp_folder_claims(const char *dir); /* any folder              */
 
 /* -- WebDataset's sample rule (wds_read.c) ------------------------------ */
 
@@ -314,7 +293,7 @@ uint64_t zr_imp_wds_ignored(const zr_imp_wds_reader *w);
 const char *zr_imp_wds_field_name(const zr_imp_wds_reader *w, int field);
 void zr_imp_wds_free(zr_imp_wds_reader *w);
 
-/* -- progress (progress.c) ---------------------------------------------- */
+/* -- progress (progress_line.c) ---------------------------------------------- */
 
 typedef struct zr_imp_progress {
 	int on;

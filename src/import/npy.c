@@ -401,6 +401,22 @@ static int add_folder(const zr_imp_dest *dest, const char *dir,
 	return rc;
 }
 
+int zr_imp_npy_claims(const char *dir)
+{
+	struct dirent **list;
+	int n, i, npy = 0, images = 0;
+
+	n = zr_imp_list_dir(NULL, dir, &list);
+	for (i = 0; i < n; i++) {
+		npy |= is_npy_name(list[i]->d_name);
+		images |= zr_imp_is_image_name(list[i]->d_name);
+		free(list[i]);
+	}
+	if (n >= 0)
+		free(list);
+	return npy && !images;
+}
+
 /* The files to read: the SOURCEs, each folder among them replaced by
  * its files. */
 static int expand(const zr_imp_dataset *d, char **srcs, int n,
