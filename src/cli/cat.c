@@ -158,8 +158,8 @@ static int cat_file(struct zrtree *t, const struct zrtree_node *n,
 	return rc;
 }
 
-/* stats, schema, errors, and the usage line of append, sync, compact and
- * delete: text, which a terminal may show. */
+/* stats, schema, errors, an import's side files, and the usage line of
+ * append, sync, compact and delete: text, which a terminal may show. */
 static int cat_text(const struct zrtree_node *n, const char *path)
 {
 	zr_cli_out o = { .fd = STDOUT_FILENO, .path = NULL };
@@ -168,7 +168,7 @@ static int cat_text(const struct zrtree_node *n, const char *path)
 	int rc, err = 0;
 
 	if (n->kind == ZRTREE_K_STATS || n->kind == ZRTREE_K_SCHEMA ||
-	    n->kind == ZRTREE_K_ERRORS)
+	    n->kind == ZRTREE_K_ERRORS || n->kind == ZRTREE_K_SIDE)
 		err = zrtree_text(n, &text, &len);
 	if (err)
 		return lib_error(path, "cat", err);

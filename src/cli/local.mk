@@ -7,31 +7,13 @@ src_cli_zrecord_SOURCES = \
 	src/cli/batch.h src/cli/batchmix.c \
 	src/cli/mixopen.c src/cli/mixopen.h src/cli/mixstats.c \
 	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c \
-	src/cli/cat.c \
-	$(zr_import_sources)
+	src/cli/cat.c src/cli/import.c
 src_cli_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/cli \
 	-I$(top_srcdir)/src/tree -I$(top_srcdir)/src/import
-src_cli_zrecord_CFLAGS = $(AM_CFLAGS) $(IMPORT_CFLAGS)
-src_cli_zrecord_LDADD = src/tree/libzrtree.la \
+src_cli_zrecord_LDADD = src/import/libzrimport.la src/tree/libzrtree.la \
 	src/files/libzrfiles.la src/common/libzrcommon.la \
-	src/lib/libzrecord.la $(IMPORT_LIBS) -lm
-
-# The parts of `zrecord import` that work on buffers, which the fuzz
-# harnesses (tests/rel.mk) drive: image decoding and the WebDataset rule.
-zr_import_fuzz_sources = src/import/report.c src/import/image.c \
-	src/import/image_xform.c src/import/image_cmyk.c src/import/field.c \
-	src/import/wds_read.c
-
-# `zrecord import`: its sources and the decoders it links (configure.ac).
-zr_import_sources = \
-	src/import/import.h src/import/command.c src/import/dataset.c \
-	src/import/pipeline.c src/import/progress.c src/import/field.c \
-	src/import/report.c src/import/image.c src/import/image_xform.c \
-	src/import/image_cmyk.c src/import/folder.c src/import/wds.c \
-	src/import/wds_read.c \
-	src/import/rows.c \
-	src/import/hdf5.c src/import/lmdb.c src/import/npy.c
+	src/lib/libzrecord.la -lm
 
 dist_noinst_SCRIPTS += tests/cli.test
 EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
@@ -41,6 +23,7 @@ EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
 	tests/cli/importdata.py tests/cli/test_import_images.py \
 	tests/cli/test_import_wds.py tests/cli/test_import_arrays.py \
 	tests/cli/test_import_scale.py tests/cli/test_import_mount.py \
+	tests/cli/test_import_edges.py \
 	tests/cli/test_recover.py tests/cli/test_delete_from.py \
 	tests/cli/test_cat.py
 TESTS += tests/cli.test
@@ -52,5 +35,3 @@ tests_cli_common_driver_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/files
 tests_cli_common_driver_LDADD = src/files/libzrfiles.la \
 	src/lib/libzrecord.la
 
-# zrecord import's design notes and measured figures.
-EXTRA_DIST += docs/import.md

@@ -78,7 +78,7 @@ struct zrfs_kind_ops {
 /* The kinds, each defined in its own file (kind_table.c maps enum
  * zrfs_kind to them). */
 extern const struct zrfs_kind_ops zrfs_record_kind, zrfs_batch_kind,
-	zrfs_text_kind, zrfs_append_kind, zrfs_control_kind,
+	zrfs_text_kind, zrfs_side_kind, zrfs_append_kind, zrfs_control_kind,
 	zrfs_delete_kind;
 
 /* getattr: fills st (mode, size, ...) and the timeouts of node n of kind

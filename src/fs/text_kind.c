@@ -1,7 +1,8 @@
 /*
  * text_kind.c - the text files' kind (stats, schema, errors: their text from
- * the tree, made at open and by getattr) and the usage line the append
- * and control files show when read.
+ * the tree, made at open and by getattr), an import's side files (their
+ * bytes read at open, their size the tree's) and the usage line the
+ * append and control files show when read.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -49,6 +50,24 @@ const struct zrfs_kind_ops zrfs_text_kind = {
 	.open = text_open,
 	.read = text_read,
 	.size = text_size,
+};
+
+static int side_size(struct zrfs_fs *fs, const struct zrtree_node *n,
+		     uint64_t *size)
+{
+	(void)fs;
+	*size = n->size;
+	return 0;
+}
+
+/* classes.json, files.txt: fixed for the mount, as the stores' set is. */
+const struct zrfs_kind_ops zrfs_side_kind = {
+	.mode = S_IFREG | 0444,
+	.attr_ttl = ZRFS_TTL_LONG,
+	.entry_ttl = ZRFS_TTL_LONG,
+	.open = text_open,
+	.read = text_read,
+	.size = side_size,
 };
 
 int zrfs_usage_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,

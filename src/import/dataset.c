@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +30,8 @@ typedef struct imp_store {
 
 struct zr_imp_dataset {
 	const zr_imp_config *cfg;
-	char *tmp;       /* DEST.tmp-XXXXXX                   */
+	zr_imp_dest dest; /* DEST.tmp-XXXXXX, where it is built */
+	char *tmp;       /* dest.tmp                          */
 	int committed;
 	unsigned n;
 	imp_store st[ZR_IMP_MAX_FIELDS];
@@ -40,6 +40,8 @@ struct zr_imp_dataset {
 	size_t rin_cap;
 	uint64_t *keep;  /* the slots of a batch's good samples */
 	size_t keep_cap;
+	FILE *names;     /* files.txt, or NULL                  */
+	size_t names_rel;
 };
 
 int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out)
@@ -52,25 +54,24 @@ int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out)
 	d->cfg = cfg;
 	if (lstat(cfg->dest, &st) == 0) {
 		free(d);
-		return zr_imp_error(cfg->dest, -EEXIST, "DEST exists: remove "
+		return zr_imp_error(cfg->dest, ZR_IMP_ETEXT, "DEST exists: remove "
 				    "it or name a new folder");
 	}
-	if (asprintf(&d->tmp, "%s.tmp-XXXXXX", cfg->dest) < 0) {
+	if (zr_imp_dest_make(&d->dest, cfg->dest)) {
+		if (d->names)
+		fclose(d->names);
+	zr_imp_dest_free(&d->dest);
 		free(d);
-		return zr_imp_error(cfg->dest, -ENOMEM, NULL);
+		return ZR_IMP_FAIL;
 	}
-	if (!mkdtemp(d->tmp)) {
-		int err = -errno;
-
-		free(d->tmp);
-		free(d);
-		return zr_imp_error(cfg->dest, err, err == -ENOENT ?
-				    "the folder DEST goes in does not exist" :
-				    "cannot create the temporary folder "
-				    "beside DEST");
-	}
+	d->tmp = d->dest.tmp;
 	*out = d;
 	return 0;
+}
+
+const zr_imp_dest *zr_imp_dataset_dest(const zr_imp_dataset *d)
+{
+	return &d->dest;
 }
 
 static int valid_name(const char *name)
@@ -78,7 +79,7 @@ static int valid_name(const char *name)
 	return *name && strcmp(name, ".") && strcmp(name, "..") &&
 	       !strchr(name, '/') && name[0] != '@' && name[0] != '.' &&
 	       strlen(name) < ZR_IMP_NAME_MAX &&
-	       strcmp(name, "classes.json");
+	       strcmp(name, "classes.json") && strcmp(name, "files.txt");
 }
 
 int zr_imp_dataset_field(zr_imp_dataset *d, const char *name, int *store)
@@ -315,6 +316,55 @@ static int append_field(zr_imp_dataset *d, unsigned k, zr_imp_sample *s,
 	return 0;
 }
 
+int zr_imp_dataset_names(zr_imp_dataset *d, size_t rel)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/files.txt", d->tmp) < 0)
+		return zr_imp_error("files.txt", -ENOMEM, NULL);
+	d->names = fopen(path, "wxe");
+	free(path);
+	if (!d->names)
+		return zr_imp_error("files.txt", -errno, "cannot create");
+	d->names_rel = rel;
+	return 0;
+}
+
+/* The good samples' lines of files.txt (bad ones have no record). */
+static int put_names(zr_imp_dataset *d, const zr_imp_sample *s, size_t n)
+{
+	const char *p;
+	size_t i;
+
+	for (i = 0; d->names && i < n; i++) {
+		if (s[i].bad)
+			continue;
+		for (p = s[i].where + d->names_rel; *p; p++) {
+			if (*p == '\\' || *p == '\n')
+				putc('\\', d->names);
+			putc(*p == '\n' ? 'n' : *p, d->names);
+		}
+		if (putc('\n', d->names) == EOF)
+			return zr_imp_error("files.txt", -errno, "cannot write");
+	}
+	return 0;
+}
+
+/* Ends files.txt, durably, before the rename. */
+static int close_names(zr_imp_dataset *d)
+{
+	int rc = 0;
+
+	if (!d->names)
+		return 0;
+	if (fflush(d->names) || fsync(fileno(d->names)))
+		rc = -errno;
+	if (fclose(d->names) && !rc)
+		rc = -errno;
+	d->names = NULL;
+	return rc ? zr_imp_error("files.txt", rc, "cannot write") : 0;
+}
+
 int zr_imp_dataset_append(zr_imp_dataset *d, zr_imp_sample *s, size_t n)
 {
 	size_t i, good = 0;
@@ -354,7 +404,7 @@ int zr_imp_dataset_append(zr_imp_dataset *d, zr_imp_sample *s, size_t n)
 			return rc;
 	}
 	d->length += good;
-	return 0;
+	return put_names(d, s, n);
 }
 
 int zr_imp_dataset_write_file(zr_imp_dataset *d, const char *name,
@@ -411,7 +461,7 @@ int zr_imp_dataset_commit(zr_imp_dataset *d)
 	int rc;
 
 	if (d->length == 0)
-		return zr_imp_error(d->cfg->dest, -ENODATA, "no records "
+		return zr_imp_error(d->cfg->dest, ZR_IMP_ETEXT, "no records "
 				    "found in the sources");
 	for (i = 0; i < d->n; i++) {
 		imp_store *st = &d->st[i];
@@ -429,7 +479,11 @@ int zr_imp_dataset_commit(zr_imp_dataset *d)
 		if (rc < 0)
 			return zr_imp_error(st->name, rc, zr_errmsg());
 	}
-	rc = fsync_dir(d->tmp);
+	if (close_names(d))
+		return ZR_IMP_FAIL;
+	rc = zr_imp_dest_seal(&d->dest);
+	if (rc == 0)
+		rc = fsync_dir(d->tmp);
 	if (rc == 0 && renameat2(AT_FDCWD, d->tmp, AT_FDCWD, d->cfg->dest,
 				 RENAME_NOREPLACE) < 0)
 		rc = -errno;
@@ -443,17 +497,10 @@ int zr_imp_dataset_commit(zr_imp_dataset *d)
 	return 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 void zr_imp_dataset_free(zr_imp_dataset *d)
 {
 	unsigned i;
+	int rc;
 
 	if (!d)
 		return;
@@ -463,11 +510,12 @@ void zr_imp_dataset_free(zr_imp_dataset *d)
 		if (d->st[i].wb_fd >= 0)
 			close(d->st[i].wb_fd);
 	}
-	if (!d->committed &&
-	    nftw(d->tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0)
+	if (!d->committed && (rc = zr_imp_rmtree(d->tmp)) < 0)
 		fprintf(stderr, "zrecord: import: cannot remove %s: %s\n",
-			d->tmp, strerror(errno));
-	free(d->tmp);
+			d->tmp, zr_strerror(rc));
+	if (d->names)
+		fclose(d->names);
+	zr_imp_dest_free(&d->dest);
 	free(d->rin);
 	free(d->keep);
 	free(d);

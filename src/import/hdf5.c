@@ -158,7 +158,7 @@ static herr_t visit_one(hid_t g, const char *name, const H5L_info_t *info,
 	    oi.type != H5O_TYPE_DATASET || scalar(g, name))
 		return 0;
 	if (v->h->n == ZR_IMP_MAX_FIELDS) {
-		v->rc = zr_imp_error(v->h->path, -E2BIG, "more than 32 "
+		v->rc = zr_imp_error(v->h->path, ZR_IMP_ETEXT, "more than 32 "
 				     "datasets: name the ones to import with "
 				     "--dataset");
 		return -1;
@@ -184,7 +184,7 @@ static int open_sets(const zr_imp_config *cfg, h5file *h)
 	    !v.rc)
 		return h5_error(h, "cannot list the datasets");
 	if (v.rc == 0 && h->n == 0)
-		return zr_imp_error(h->path, -ENOENT, "no dataset in the file");
+		return zr_imp_error(h->path, ZR_IMP_ETEXT, "no dataset in the file");
 	return v.rc;
 }
 
@@ -251,7 +251,7 @@ static int emit_rows(const zr_imp_config *cfg, h5file *h, zr_imp_run *r,
 	for (k = 0; k < h->n; k++) {
 		store_name(h->sets[k].name, name, sizeof(name));
 		if (zr_imp_dataset_field(d, name, &h->sets[k].store) < 0)
-			return zr_imp_error(h->path, -EINVAL, "a dataset name "
+			return zr_imp_error(h->path, ZR_IMP_ETEXT, "a dataset name "
 					    "that cannot name a store");
 		if (h->sets[k].rows != h->sets[0].rows) {
 			snprintf(where, sizeof(where), "dataset %s has %llu "

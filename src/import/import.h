@@ -1,8 +1,8 @@
 /*
- * import.h - what the files of `zrecord import` share: a sample (one
- * record of every field), the decode of one field into an array, the
- * dataset being written, the sources that produce samples, the decode
- * fan-out and the progress line.
+ * import.h - what the import layer's files share (zrimport.h is what its
+ * callers see): a sample (one record of every field), the decode of one
+ * field into an array, the dataset being written, the sources that
+ * produce samples, the decode fan-out and the progress line.
  */
 #ifndef ZR_IMPORT_H
 #define ZR_IMPORT_H
@@ -11,9 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "zrecord.h"
+#include "zrimport.h" /* the config, the formats */
 
 #define ZR_IMP_MAX_FIELDS 32
 #define ZR_IMP_FAIL 1   /* what a failed step returns, once reported */
@@ -21,6 +23,9 @@
  * one that changed between the walk and the read. */
 #define ZR_IMP_EBAD (-EBADMSG)
 #define ZR_IMP_ECHANGED (-ESTALE)
+/* A mistake in the input that no call failed for: the message says why
+ * and names no errno (zr_imp_error). */
+#define ZR_IMP_ETEXT 0
 #define ZR_IMP_NAME_MAX 64
 
 /* How a field's bytes become a record. */
@@ -32,16 +37,6 @@ enum zr_imp_kind {
 	ZR_IMP_LABEL,  /* already an integer (image folder classes)    */
 	ZR_IMP_ARRAY   /* already an array (HDF5, LMDB, .npy rows)     */
 };
-
-/* Options that shape image records (--rgb, --resize, --center-crop,
- * --chw, --encoded). */
-typedef struct zr_imp_image_opts {
-	int encoded;
-	int rgb;
-	int chw;
-	uint32_t resize_h, resize_w; /* both 0: none; w 0: shorter side */
-	uint32_t crop_h, crop_w;     /* 0: none                         */
-} zr_imp_image_opts;
 
 /* One record's array, owned by the field after decode. */
 typedef struct zr_imp_array {
@@ -124,26 +119,43 @@ enum zr_imp_kind zr_imp_kind_of_ext(const char *ext);
 /* 1 if the name ends in .jpg .jpeg .png .webp (any case). */
 int zr_imp_is_image_name(const char *name);
 
+/* -- DEST's temporary folder (dest.c) ----------------------------------- */
+
+typedef struct zr_imp_dest {
+	char *tmp;        /* DEST.tmp-XXXXXX                          */
+	char *dir;        /* the folder DEST goes in                  */
+	const char *base; /* DEST's last name (in the caller's DEST)  */
+	dev_t dir_dev;    /* dir's device and inode, 0 if it is none  */
+	ino_t dir_ino;
+} zr_imp_dest;
+
+/* Removes what killed imports of DEST left (a DEST.tmp-XXXXXX whose
+ * owner file names a process of this host that is gone), saying so,
+ * then makes t->tmp with the mode mkdir(2) would give under the umask
+ * and an owner file naming this process.  Reports its failures. */
+int zr_imp_dest_make(zr_imp_dest *t, const char *dest);
+/* Removes the owner file: the folder is about to become DEST. */
+int zr_imp_dest_seal(const zr_imp_dest *t);
+/* 1 if name, in the folder of stat dir, is DEST or a temporary folder
+ * of DEST: the walks of the sources leave them out. */
+int zr_imp_dest_hides(const zr_imp_dest *t, const struct stat *dir,
+		      const char *name);
+/* The entries of dir not starting with a dot, in byte order of their
+ * names, without the ones zr_imp_dest_hides (t may be NULL: none); n
+ * entries into *out (each and the array malloc'd), or -errno. */
+struct dirent;
+int zr_imp_list_dir(const zr_imp_dest *t, const char *dir,
+		    struct dirent ***out);
+void zr_imp_dest_free(zr_imp_dest *t);
+/* Removes path and everything under it (symlinks not followed). */
+int zr_imp_rmtree(const char *path);
+
 /* -- the dataset being written (dataset.c) ------------------------------ */
-
-typedef struct zr_imp_dataset zr_imp_dataset;
-
-typedef struct zr_imp_config {
-	const char *dest;
-	zr_codec codec;
-	zr_imp_image_opts img;
-	int skip_bad;
-	int drop_incomplete;
-	int progress;     /* 1 on, 0 off, -1 when stderr is a terminal */
-	unsigned threads;
-	int keys;         /* LMDB: also a store of the keys */
-	char **names;     /* HDF5: the datasets to import, NULL: all */
-	unsigned nnames;
-	int per_file;     /* .npy: one ragged record per file */
-} zr_imp_config;
 
 /* Creates DEST.tmp-XXXXXX next to DEST (which must not exist). */
 int zr_imp_dataset_new(const zr_imp_config *cfg, zr_imp_dataset **out);
+/* Where the dataset is built (what the walks leave out). */
+const zr_imp_dest *zr_imp_dataset_dest(const zr_imp_dataset *d);
 /* Names a field: its store index (creating the slot; the store itself
  * is created with the first record's schema). */
 int zr_imp_dataset_field(zr_imp_dataset *d, const char *name, int *store);
@@ -156,6 +168,10 @@ int zr_imp_dataset_place(zr_imp_dataset *d, zr_imp_sample *s, size_t n);
 int zr_imp_dataset_can_place(const zr_imp_dataset *d);
 /* Appends decoded samples [0, n) in order (bad ones skipped). */
 int zr_imp_dataset_append(zr_imp_dataset *d, zr_imp_sample *s, size_t n);
+/* Writes files.txt as the samples go in: line i is record i's where
+ * after its first rel bytes (the SOURCE's prefix), a backslash and a
+ * newline in it written as \\ and \n. */
+int zr_imp_dataset_names(zr_imp_dataset *d, size_t rel);
 /* Writes a small file (classes.json) into the dataset. */
 int zr_imp_dataset_write_file(zr_imp_dataset *d, const char *name,
 			      const char *text);
@@ -181,9 +197,12 @@ int zr_imp_run_new(const zr_imp_config *cfg, zr_imp_dataset *d,
 int zr_imp_run_next(zr_imp_run *r, zr_imp_sample **out);
 /* Counts source bytes read (progress). */
 void zr_imp_run_bytes(zr_imp_run *r, uint64_t n);
-/* Counts a sample the source leaves out (--drop-incomplete, a broken
- * shard under --skip-bad) in the report; where and why are copied. */
+/* Counts a sample the source leaves out under --skip-bad (a broken
+ * shard, an unreadable entry) in the report; where and why are copied. */
 void zr_imp_run_skip(zr_imp_run *r, const char *where, const char *why);
+/* The same for a sample --drop-incomplete drops: the report lists them
+ * apart, under that option. */
+void zr_imp_run_drop(zr_imp_run *r, const char *where, const char *why);
 /* A source's last step: decodes and appends what is queued (if rc is
  * 0), prints what --skip-bad left out, frees; returns rc or the
  * flush's failure. */
@@ -191,6 +210,11 @@ int zr_imp_run_end(zr_imp_run *r, int rc);
 /* Reports an error about the import as a whole or one input (report.c);
  * returns ZR_IMP_FAIL. */
 int zr_imp_error(const char *where, int err, const char *detail);
+/* A warning line about where ("zrecord: import: warning: ..."); the
+ * import goes on. */
+void zr_imp_warn(const char *where, const char *detail);
+/* "ignored N file(s) that is/are not WHAT" when n > 0. */
+void zr_imp_note_ignored(uint64_t n, const char *what);
 /* 1 if the last report was of an input error (ZR_IMP_EBAD/ECHANGED). */
 int zr_imp_input_failed(void);
 /* rc, or 0 after noting path as skipped when rc followed the report of
@@ -228,6 +252,7 @@ int zr_imp_unchanged(const char *path, const struct stat *before);
 /* The dtype of kind ('i', 'u', 'f', 'c', 'b') and size in bytes. */
 int zr_imp_dtype(char kind, int little, size_t size, zr_dtype *out);
 
+/* The formats' runs and folder claims: the rows of formats.c. */
 int zr_imp_hdf5(const zr_imp_config *cfg, char **srcs, int n,
 		zr_imp_dataset *d);
 int zr_imp_lmdb(const zr_imp_config *cfg, char **srcs, int n,
@@ -239,6 +264,9 @@ int zr_imp_folder(const zr_imp_config *cfg, char **srcs, int n,
 		  zr_imp_dataset *d);
 int zr_imp_wds(const zr_imp_config *cfg, char **srcs, int n,
 	       zr_imp_dataset *d);
+int zr_imp_lmdb_claims(const char *dir);   /* holds data.mdb          */
+int zr_imp_npy_claims(const char *dir);    /* .npy/.npz and no images */
+int zr_imp_folder_claims(const char *dir); /* any folder              */
 
 /* -- WebDataset's sample rule (wds_read.c) ------------------------------ */
 
@@ -260,13 +288,12 @@ int zr_imp_wds_new(int drop_incomplete, const zr_imp_wds_sink *sink,
 /* Reads every member of an open archive; errors are reported, naming
  * shard and the member or key. */
 int zr_imp_wds_shard(zr_imp_wds_reader *w, struct archive *a, const char *shard);
-uint64_t zr_imp_wds_dropped(const zr_imp_wds_reader *w);
 /* Members skipped for their names (no KEY.FIELD form, "__meta__"). */
 uint64_t zr_imp_wds_ignored(const zr_imp_wds_reader *w);
 const char *zr_imp_wds_field_name(const zr_imp_wds_reader *w, int field);
 void zr_imp_wds_free(zr_imp_wds_reader *w);
 
-/* -- progress (progress.c) ---------------------------------------------- */
+/* -- progress (progress_line.c) ---------------------------------------------- */
 
 typedef struct zr_imp_progress {
 	int on;

@@ -10,8 +10,10 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <lmdb.h>
 
@@ -136,6 +138,18 @@ static int one_env(const zr_imp_config *cfg, const char *path,
 	sigaction(SIGBUS, &old, NULL);
 	mdb_env_close(env);
 	return rc;
+}
+
+int zr_imp_lmdb_claims(const char *dir)
+{
+	char *mdb;
+	int found;
+
+	if (asprintf(&mdb, "%s/data.mdb", dir) < 0)
+		return 0;
+	found = access(mdb, F_OK) == 0;
+	free(mdb);
+	return found;
 }
 
 int zr_imp_lmdb(const zr_imp_config *cfg, char **srcs, int n,

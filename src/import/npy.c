@@ -5,10 +5,12 @@
  * read side by side, one libarchive reader each, so rows stay aligned
  * without holding a member in memory.  --per-file: each array is one
  * ragged record instead (a .npy file's store "data", an .npz's member
- * names).  Files go in argument order, members in archive order.
+ * names).  Files go in argument order, members in archive order; a
+ * folder stands for its .npy/.npz files in byte order of their names.
  */
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -176,7 +178,7 @@ static int zip_member(const char *path, unsigned k, arr *x, int *found)
 			continue;
 		if (member_name(archive_entry_pathname(e), x->name,
 				sizeof(x->name)) < 0)
-			return zr_imp_error(path, -EINVAL, "a member name that "
+			return zr_imp_error(path, ZR_IMP_ETEXT, "a member name that "
 					    "cannot name a store");
 		*found = 1;
 		return 0;
@@ -209,7 +211,7 @@ static int open_arrays(const char *path, arr *xs, unsigned *n,
 	} else {
 		for (k = 0;; k++) {
 			if (k == ZR_IMP_MAX_FIELDS)
-				return zr_imp_error(path, -E2BIG, "more than 32 "
+				return zr_imp_error(path, ZR_IMP_ETEXT, "more than 32 "
 						    "members");
 			rc = zip_member(path, k, &xs[k], &found);
 			if (rc || !found) {
@@ -221,12 +223,12 @@ static int open_arrays(const char *path, arr *xs, unsigned *n,
 			(*n)++;
 		}
 		if (*n == 0)
-			return zr_imp_error(path, -ENOENT, "no arrays");
+			return zr_imp_error(path, ZR_IMP_ETEXT, "no arrays");
 	}
 	for (k = 0; k < *n; k++) {
 		snprintf(where, sizeof(where), "%s: %s", path, xs[k].name);
 		if (zr_imp_dataset_field(d, xs[k].name, &xs[k].store) < 0)
-			return zr_imp_error(where, -EINVAL, "a name that "
+			return zr_imp_error(where, ZR_IMP_ETEXT, "a name that "
 					    "cannot name a store");
 		rc = arr_start(&xs[k], where);
 		if (rc)
@@ -317,7 +319,7 @@ static int per_file(const char *path, zr_imp_run *r, zr_imp_dataset *d)
 		    member_name(archive_entry_pathname(e), name,
 				sizeof(name)) < 0 ||
 		    zr_imp_dataset_field(d, name, &store) < 0) {
-			rc = zr_imp_error(path, -EINVAL, "too many members or "
+			rc = zr_imp_error(path, ZR_IMP_ETEXT, "too many members or "
 					  "a name that cannot name a store");
 			break;
 		}
@@ -341,8 +343,104 @@ static int per_file(const char *path, zr_imp_run *r, zr_imp_dataset *d)
 	return rc;
 }
 
-int zr_imp_npy(const zr_imp_config *cfg, char **srcs, int n,
-	       zr_imp_dataset *d)
+static int is_npy_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 4 && (!strcasecmp(name + n - 4, ".npy") ||
+			 !strcasecmp(name + n - 4, ".npz"));
+}
+
+static int add_path(char ***paths, int *n, char *path)
+{
+	char **p = path ? realloc(*paths, (size_t)(*n + 1) * sizeof(*p)) :
+		   NULL;
+
+	if (!p) {
+		free(path);
+		return -ENOMEM;
+	}
+	*paths = p;
+	p[(*n)++] = path;
+	return 0;
+}
+
+/* A folder's .npy/.npz files, as if named one by one; other entries are
+ * counted in *ignored. */
+static int add_folder(const zr_imp_dest *dest, const char *dir,
+		      char ***paths, int *n, uint64_t *ignored)
+{
+	struct dirent **list;
+	struct stat st;
+	char *path;
+	int m, i, rc = 0, found = 0;
+
+	m = zr_imp_list_dir(dest, dir, &list);
+	if (m < 0)
+		return zr_imp_error(dir, m, "cannot read the folder");
+	for (i = 0; i < m; i++) {
+		if (rc == 0 && asprintf(&path, "%s/%s", dir,
+					list[i]->d_name) < 0)
+			rc = zr_imp_error(dir, -ENOMEM, NULL);
+		else if (rc == 0 && (!is_npy_name(list[i]->d_name) ||
+				     stat(path, &st) < 0 ||
+				     !S_ISREG(st.st_mode))) {
+			(*ignored)++;
+			free(path);
+		} else if (rc == 0) {
+			found++;
+			if (add_path(paths, n, path) < 0)
+				rc = zr_imp_error(dir, -ENOMEM, NULL);
+		}
+		free(list[i]);
+	}
+	free(list);
+	if (rc == 0 && !found)
+		rc = zr_imp_error(dir, ZR_IMP_ETEXT, "no .npy or .npz files "
+				  "found");
+	return rc;
+}
+
+int zr_imp_npy_claims(const char *dir)
+{
+	struct dirent **list;
+	int n, i, npy = 0, images = 0;
+
+	n = zr_imp_list_dir(NULL, dir, &list);
+	for (i = 0; i < n; i++) {
+		npy |= is_npy_name(list[i]->d_name);
+		images |= zr_imp_is_image_name(list[i]->d_name);
+		free(list[i]);
+	}
+	if (n >= 0)
+		free(list);
+	return npy && !images;
+}
+
+/* The files to read: the SOURCEs, each folder among them replaced by
+ * its files. */
+static int expand(const zr_imp_dataset *d, char **srcs, int n,
+		  char ***paths, int *np)
+{
+	uint64_t ignored = 0;
+	struct stat st;
+	int i, rc = 0;
+
+	*paths = NULL;
+	*np = 0;
+	for (i = 0; i < n && rc == 0; i++)
+		if (stat(srcs[i], &st) == 0 && S_ISDIR(st.st_mode))
+			rc = add_folder(zr_imp_dataset_dest(d), srcs[i], paths,
+					np, &ignored);
+		else if (add_path(paths, np, strdup(srcs[i])) < 0)
+			rc = zr_imp_error(srcs[i], -ENOMEM, NULL);
+	if (rc == 0)
+		zr_imp_note_ignored(ignored, ".npy or .npz");
+	return rc;
+}
+
+static int import_files(const zr_imp_config *cfg, char **srcs, int n,
+			zr_imp_dataset *d)
 {
 	zr_imp_run *r;
 	unsigned fields = 0;
@@ -350,8 +448,8 @@ int zr_imp_npy(const zr_imp_config *cfg, char **srcs, int n,
 
 	for (i = 1; i < n; i++)
 		if (is_npz(srcs[i]) != is_npz(srcs[0]))
-			return zr_imp_error(srcs[i], -EINVAL, "mixes .npy and "
-					    ".npz files: import them apart");
+			return zr_imp_error(srcs[i], ZR_IMP_ETEXT, "mixes .npy "
+					    "and .npz files: import them apart");
 	rc = zr_imp_run_new(cfg, d, 0, zr_imp_files_size(srcs, n), &r);
 	if (rc)
 		return rc;
@@ -360,4 +458,18 @@ int zr_imp_npy(const zr_imp_config *cfg, char **srcs, int n,
 				      per_file(srcs[i], r, d) :
 				      rows_file(srcs[i], r, d, &fields));
 	return zr_imp_run_end(r, rc);
+}
+
+int zr_imp_npy(const zr_imp_config *cfg, char **srcs, int n,
+	       zr_imp_dataset *d)
+{
+	char **paths;
+	int np, i, rc = expand(d, srcs, n, &paths, &np);
+
+	if (rc == 0)
+		rc = import_files(cfg, paths, np, d);
+	for (i = 0; i < np; i++)
+		free(paths[i]);
+	free(paths);
+	return rc;
 }

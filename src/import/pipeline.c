@@ -46,6 +46,12 @@ typedef struct fan {
 	unsigned nthreads;
 } fan;
 
+/* What the import left out for one option: a count and the first few. */
+typedef struct left_out {
+	uint64_t n;
+	char *names[SHOW_SKIPPED];
+} left_out;
+
 struct zr_imp_run {
 	const zr_imp_config *cfg;
 	zr_imp_dataset *d;
@@ -53,8 +59,8 @@ struct zr_imp_run {
 	fan fan;
 	zr_imp_progress prog;
 	size_t limit;       /* samples per batch, from the decoded sizes */
-	uint64_t skipped;
-	char *skipped_names[SHOW_SKIPPED];
+	left_out skipped;   /* --skip-bad        */
+	left_out dropped;   /* --drop-incomplete */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -195,14 +201,19 @@ int zr_imp_run_new(const zr_imp_config *cfg, zr_imp_dataset *d,
 	return 0;
 }
 
+static void note_left(left_out *l, const char *where, const char *why)
+{
+	if (l->n < SHOW_SKIPPED &&
+	    asprintf(&l->names[l->n], "%s: %s", where, why) < 0)
+		l->names[l->n] = NULL;
+	l->n++;
+}
+
 static void note_skipped(zr_imp_run *r, zr_imp_sample *s,
 			 const zr_imp_field *f)
 {
-	if (r->skipped < SHOW_SKIPPED &&
-	    asprintf(&r->skipped_names[r->skipped], "%s: %s", s->where,
-		     f->msg[0] ? f->msg : zr_strerror(f->err)) < 0)
-		r->skipped_names[r->skipped] = NULL;
-	r->skipped++;
+	note_left(&r->skipped, s->where, f->msg[0] ? f->msg :
+		  zr_strerror(f->err));
 	s->bad = 1;
 }
 
@@ -343,22 +354,33 @@ int zr_imp_run_end(zr_imp_run *r, int rc)
 	return rc;
 }
 
-static void report_skipped(zr_imp_run *r)
+static void report_left(const left_out *l, const char *what,
+			const char *option)
 {
 	uint64_t i;
 
-	zr_imp_progress_end(&r->prog);
-	if (!r->skipped)
+	if (!l->n)
 		return;
-	fprintf(stderr, "zrecord: import: skipped %llu bad input%s "
-		"(--skip-bad):\n", (unsigned long long)r->skipped,
-		r->skipped == 1 ? "" : "s");
-	for (i = 0; i < r->skipped && i < SHOW_SKIPPED; i++)
-		fprintf(stderr, "  %s\n", r->skipped_names[i] ?
-			r->skipped_names[i] : "?");
-	if (r->skipped > SHOW_SKIPPED)
+	fprintf(stderr, "zrecord: import: %s%s (%s):\n", what,
+		l->n == 1 ? "" : "s", option);
+	for (i = 0; i < l->n && i < SHOW_SKIPPED; i++)
+		fprintf(stderr, "  %s\n", l->names[i] ? l->names[i] : "?");
+	if (l->n > SHOW_SKIPPED)
 		fprintf(stderr, "  ... and %llu more\n",
-			(unsigned long long)(r->skipped - SHOW_SKIPPED));
+			(unsigned long long)(l->n - SHOW_SKIPPED));
+}
+
+static void report_skipped(zr_imp_run *r)
+{
+	char what[64];
+
+	zr_imp_progress_end(&r->prog);
+	snprintf(what, sizeof(what), "skipped %llu bad input",
+		 (unsigned long long)r->skipped.n);
+	report_left(&r->skipped, what, "--skip-bad");
+	snprintf(what, sizeof(what), "dropped %llu incomplete sample",
+		 (unsigned long long)r->dropped.n);
+	report_left(&r->dropped, what, "--drop-incomplete");
 }
 
 static void free_batch(batch *b)
@@ -385,8 +407,10 @@ static void run_free(zr_imp_run *r)
 	}
 	free_batch(r->fill);
 	free_batch(r->inflight);
-	for (i = 0; i < SHOW_SKIPPED && i < r->skipped; i++)
-		free(r->skipped_names[i]);
+	for (i = 0; i < SHOW_SKIPPED; i++) {
+		free(r->skipped.names[i]);
+		free(r->dropped.names[i]);
+	}
 	free(r);
 }
 
@@ -400,14 +424,14 @@ int zr_imp_skip_rest(zr_imp_run *r, const zr_imp_config *cfg,
 	return 0;
 }
 
-/* Counts a sample dropped by the source (--drop-incomplete, a bad tar
- * member under --skip-bad) the same way as a bad decode. */
+/* Counts a sample the source leaves out under --skip-bad (a bad tar
+ * member, an unreadable entry) the same way as a bad decode. */
 void zr_imp_run_skip(zr_imp_run *r, const char *where, const char *why)
 {
-	zr_imp_field f = { .err = ZR_IMP_EBAD };
-	zr_imp_sample s = { 0 };
+	note_left(&r->skipped, where, why);
+}
 
-	snprintf(f.msg, sizeof(f.msg), "%s", why);
-	s.where = (char *)where;
-	note_skipped(r, &s, &f);
+void zr_imp_run_drop(zr_imp_run *r, const char *where, const char *why)
+{
+	note_left(&r->dropped, where, why);
 }

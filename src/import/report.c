@@ -3,7 +3,9 @@
  * "zrecord: import: WHERE: DETAIL[: strerror]", where WHERE names the
  * input (a path, a shard and its member or key, a store).  Input errors
  * (a bad file, a changed file) say why in DETAIL alone, and are
- * remembered for --skip-bad.
+ * remembered for --skip-bad.  A mistake no call returned an errno for
+ * (ZR_IMP_ETEXT) says DETAIL alone: no message ends in an errno that did
+ * not happen.
  */
 #include <stdio.h>
 
@@ -31,6 +33,20 @@ int zr_imp_error(const char *where, int err, const char *detail)
 		has ? detail : "", has && sys ? ": " : "",
 		sys || !has ? zr_strerror(err) : "");
 	return ZR_IMP_FAIL;
+}
+
+void zr_imp_warn(const char *where, const char *detail)
+{
+	fprintf(out ? out : stderr, "zrecord: import: warning: %s: %s\n",
+		where, detail);
+}
+
+void zr_imp_note_ignored(uint64_t n, const char *what)
+{
+	if (n)
+		fprintf(out ? out : stderr, "zrecord: import: ignored %llu "
+			"file%s that %s not %s\n", (unsigned long long)n,
+			n == 1 ? "" : "s", n == 1 ? "is" : "are", what);
 }
 
 int zr_imp_input_failed(void)

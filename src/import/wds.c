@@ -33,7 +33,7 @@ static int to_pipeline(void *ctx, zr_imp_sample *s, uint64_t bytes)
 		if (*st < 0 && zr_imp_dataset_field(
 			    c->d, zr_imp_wds_field_name(c->w, s->f[k].store),
 			    st) < 0) {
-			rc = zr_imp_error(s->where, -EINVAL, "a field name "
+			rc = zr_imp_error(s->where, ZR_IMP_ETEXT, "a field name "
 					  "that cannot name a store");
 			zr_imp_sample_clear(s);
 			return rc;
@@ -54,7 +54,7 @@ static void to_skipped(void *ctx, const char *where, const char *why)
 {
 	wds_run *c = ctx;
 
-	zr_imp_run_skip(c->r, where, why);
+	zr_imp_run_drop(c->r, where, why);
 }
 
 /* An uncompressed tar cut at a member boundary reads as a shorter
@@ -129,10 +129,6 @@ int zr_imp_wds(const zr_imp_config *cfg, char **srcs, int n,
 			"a KEY.FIELD name\n",
 			(unsigned long long)zr_imp_wds_ignored(c.w),
 			zr_imp_wds_ignored(c.w) == 1 ? "" : "s");
-	if (rc == 0 && zr_imp_wds_dropped(c.w))
-		fprintf(stderr, "zrecord: import: dropped %llu incomplete "
-			"sample%s\n", (unsigned long long)zr_imp_wds_dropped(c.w),
-			zr_imp_wds_dropped(c.w) == 1 ? "" : "s");
 	rc = zr_imp_run_end(c.r, rc);
 	zr_imp_wds_free(c.w);
 	return rc;

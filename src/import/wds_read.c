@@ -6,9 +6,10 @@
  * that form, and webdataset's top-level "__name__" metadata, are skipped
  * and counted.  The first sample's
  * fields are the dataset's; a sample without one of them, or with
- * another, is an error, or dropped under --drop-incomplete.  No files
- * and no stores here (wds.c has those), so the fuzz harness drives it
- * over a buffer.
+ * another, is an error, or dropped under --drop-incomplete.  A key met
+ * again later in a shard (its members not consecutive: a broken shard)
+ * gets a warning; the sample is kept.  No files and no stores here
+ * (wds.c has those), so the fuzz harness drives it over a buffer.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -20,6 +21,16 @@
 #include "import.h"
 
 #define MEMBER_MAX (1u << 30)
+/* The keys of one shard remembered to find repeated ones (8 bytes
+ * each, the table at most twice that): past this, no more are checked. */
+#define KEYS_MAX (1u << 22)
+#define SHOW_REPEATS 20
+
+/* The hashes of a shard's keys so far, open addressing (0: empty). */
+typedef struct key_set {
+	uint64_t *h;
+	size_t cap, n;
+} key_set;
 
 struct zr_imp_wds_reader {
 	int drop_incomplete;
@@ -33,7 +44,9 @@ struct zr_imp_wds_reader {
 	zr_imp_field cur[ZR_IMP_MAX_FIELDS];
 	int have[ZR_IMP_MAX_FIELDS];   /* by field index */
 	unsigned ncur;
-	uint64_t bytes, dropped, ignored;
+	uint64_t bytes, ignored;
+	key_set keys;
+	uint64_t repeats;              /* keys met again, all shards */
 };
 
 int zr_imp_wds_new(int drop_incomplete, const zr_imp_wds_sink *sink,
@@ -68,12 +81,8 @@ void zr_imp_wds_free(zr_imp_wds_reader *w)
 	if (!w)
 		return;
 	drop_cur(w);
+	free(w->keys.h);
 	free(w);
-}
-
-uint64_t zr_imp_wds_dropped(const zr_imp_wds_reader *w)
-{
-	return w->dropped;
 }
 
 uint64_t zr_imp_wds_ignored(const zr_imp_wds_reader *w)
@@ -109,11 +118,32 @@ static int complete(const zr_imp_wds_reader *w)
 	return 1;
 }
 
+/* How an incomplete sample differs from the first: the first field it
+ * lacks, or one it has that the first sample lacks. */
+static void describe(const zr_imp_wds_reader *w, char *buf, size_t cap)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nfirst; i++)
+		if (!w->have[i]) {
+			snprintf(buf, cap, "lacks the field '%s' of the first "
+				 "sample", w->names[i]);
+			return;
+		}
+	for (i = w->nfirst; i < w->nnames; i++)
+		if (w->have[i]) {
+			snprintf(buf, cap, "has the field '%s', which the first "
+				 "sample lacks", w->names[i]);
+			return;
+		}
+	snprintf(buf, cap, "its fields differ from the first sample's");
+}
+
 /* Hands the collected sample to the sink, fields in field order. */
 static int emit(zr_imp_wds_reader *w)
 {
 	zr_imp_sample s;
-	char where[1024];
+	char where[1024], why[ZR_IMP_NAME_MAX + 100];
 	unsigned i, j;
 	int rc;
 
@@ -122,17 +152,15 @@ static int emit(zr_imp_wds_reader *w)
 	if (w->nfirst == 0)
 		w->nfirst = w->nnames;
 	if (!complete(w)) {
+		describe(w, why, sizeof(why) - 48);
 		if (!w->drop_incomplete) {
-			rc = fail(w, w->key, -EINVAL, "its fields differ from "
-				  "the first sample's (--drop-incomplete drops "
-				  "such samples)");
+			strcat(why, " (--drop-incomplete drops such samples)");
+			rc = fail(w, w->key, ZR_IMP_ETEXT, why);
 			drop_cur(w);
 			return rc;
 		}
 		snprintf(where, sizeof(where), "%s: %s", w->shard, w->key);
-		w->sink->skip(w->sink->ctx, where, "incomplete sample dropped "
-			      "(--drop-incomplete)");
-		w->dropped++;
+		w->sink->skip(w->sink->ctx, where, why);
 		drop_cur(w);
 		return 0;
 	}
@@ -224,6 +252,67 @@ static int read_member(struct archive *a, struct archive_entry *e,
 	return 0;
 }
 
+static uint64_t key_hash(const char *key)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+
+	for (; *key; key++)
+		h = (h ^ (unsigned char)*key) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+static int set_grow(key_set *k)
+{
+	size_t cap = k->cap ? k->cap * 2 : 1024, i, j;
+	uint64_t *h = calloc(cap, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (i = 0; i < k->cap; i++)
+		if (k->h[i]) {
+			for (j = k->h[i] & (cap - 1); h[j];
+			     j = (j + 1) & (cap - 1))
+				;
+			h[j] = k->h[i];
+		}
+	free(k->h);
+	k->h = h;
+	k->cap = cap;
+	return 0;
+}
+
+/* 1 if key was met in this shard before (then, most likely, it was:
+ * a 64-bit hash), 0 after adding it; 0 too past KEYS_MAX keys. */
+static int seen_before(key_set *k, const char *key)
+{
+	uint64_t h = key_hash(key);
+	size_t j;
+
+	if (k->n >= KEYS_MAX || (2 * (k->n + 1) > k->cap && set_grow(k)))
+		return 0;
+	for (j = h & (k->cap - 1); k->h[j]; j = (j + 1) & (k->cap - 1))
+		if (k->h[j] == h)
+			return 1;
+	k->h[j] = h;
+	k->n++;
+	return 0;
+}
+
+/* A key met again: its members are not consecutive. */
+static void warn_repeat(zr_imp_wds_reader *w, const char *key)
+{
+	char where[1024];
+
+	if (++w->repeats > SHOW_REPEATS)
+		return;
+	snprintf(where, sizeof(where), "%s: %s", w->shard, key);
+	zr_imp_warn(where, w->repeats < SHOW_REPEATS ?
+		    "a second sample with this key: its members are not "
+		    "consecutive (a broken or merged shard?)" :
+		    "a second sample with this key (further ones are not "
+		    "listed)");
+}
+
 /* Starts a new sample when the key changes. */
 static int next_key(zr_imp_wds_reader *w, char *key)
 {
@@ -238,6 +327,8 @@ static int next_key(zr_imp_wds_reader *w, char *key)
 		free(key);
 		return rc;
 	}
+	if (seen_before(&w->keys, key))
+		warn_repeat(w, key);
 	w->key = key;
 	return 0;
 }
@@ -269,8 +360,8 @@ static int member(zr_imp_wds_reader *w, struct archive *a, struct archive_entry 
 		return fail(w, name, ZR_IMP_EBAD, "a second member of one "
 			    "field in one sample");
 	if (w->nfirst && (unsigned)idx >= w->nfirst && !w->drop_incomplete)
-		return fail(w, name, -EINVAL, "a field the first sample lacks "
-			    "(--drop-incomplete drops such samples)");
+		return fail(w, name, ZR_IMP_ETEXT, "a field the first sample "
+			    "lacks (--drop-incomplete drops such samples)");
 	f = &w->cur[w->ncur++];
 	memset(f, 0, sizeof(*f));
 	f->store = idx;
@@ -287,6 +378,11 @@ int zr_imp_wds_shard(zr_imp_wds_reader *w, struct archive *a, const char *shard)
 	int rc, r;
 
 	w->shard = shard;
+	/* keys may repeat across shards (each counting from 0): a repeat
+	 * within one is the sign of a broken shard */
+	if (w->keys.h)
+		memset(w->keys.h, 0, w->keys.cap * sizeof(*w->keys.h));
+	w->keys.n = 0;
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK ||
 	       r == ARCHIVE_WARN) {
 		rc = member(w, a, e);

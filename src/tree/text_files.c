@@ -1,12 +1,16 @@
 /*
  * text_files.c - what reading a store folder's small files shows: the text
- * files (stats, schema, errors) and the one-line usage of the append and
+ * files (stats, schema, errors), the bytes of an import's side files
+ * (classes.json, files.txt) and the one-line usage of the append and
  * control files -- copies of a store folder (cp -r, rsync, tar) read
  * every file and must not fail.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mixture.h"
 #include "statsjson.h"
@@ -43,6 +47,42 @@ static int schema_json(struct zrtree_store *st, char **out, size_t *len)
 	return 0;
 }
 
+/* A side file's bytes, as many as the tree showed at build. */
+static int side_bytes(const struct zrtree_node *n, char **out, size_t *len)
+{
+	int fd = open(n->file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), err = 0;
+	size_t got = 0;
+	struct stat st;
+	ssize_t r;
+	char *buf;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != n->size) {
+		close(fd);
+		return -ESTALE;
+	}
+	buf = malloc(n->size ? n->size : 1);
+	while (buf && got < n->size) {
+		r = read(fd, buf + got, n->size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			err = r < 0 ? -errno : -ESTALE;
+			break;
+		}
+		got += (size_t)r;
+	}
+	close(fd);
+	if (!buf || err) {
+		free(buf);
+		return buf ? err : -ENOMEM;
+	}
+	*out = buf;
+	*len = got;
+	return 0;
+}
+
 int zrtree_text(const struct zrtree_node *n, char **out, size_t *len)
 {
 	switch (n->kind) {
@@ -55,6 +95,8 @@ int zrtree_text(const struct zrtree_node *n, char **out, size_t *len)
 	case ZRTREE_K_ERRORS:
 		return zrtree_elog_text(n->mix ? zrtree_mix_elog(n->mix) :
 				      n->st->log, out, len);
+	case ZRTREE_K_SIDE:
+		return side_bytes(n, out, len);
 	default:
 		return -EINVAL;
 	}

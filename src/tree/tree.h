@@ -57,6 +57,8 @@ enum zrtree_kind {
 	ZRTREE_K_SYNC,
 	ZRTREE_K_COMPACT,
 	ZRTREE_K_DELETE,
+	ZRTREE_K_SIDE,	/* classes.json, files.txt: zrecord import's files
+			 * beside a dataset's stores, served as they are */
 };
 
 /* The byte layout a batch file serves. */
@@ -135,6 +137,8 @@ struct zrtree_node {
 	uint64_t ver[2];	/* what the content was made from */
 	uint64_t *lens;		/* mixture batch: each source's length
 				 * at lookup (owned, freed with the node) */
+	char *file;		/* ZRTREE_K_SIDE: the file's absolute path
+				 * (size: its size at build)         */
 	/* the host's, for dynamic nodes: the mount's kernel references
 	 * and its node tables' chains (by ino, by name) */
 	uint64_t nlookup;
@@ -192,7 +196,9 @@ int zrtree_entry(const struct zrtree_node *n, uint64_t k, char *name,
 		 size_t cap, int *is_dir, struct zrtree_node **kid);
 
 /* The text of a stats, schema or errors node, in a new malloc'd buffer
- * (ZR_E_BUSY while a compact runs: stats would wait for it). */
+ * (ZR_E_BUSY while a compact runs: stats would wait for it); a side
+ * file's bytes (-ESTALE if its size is no longer the one the tree
+ * shows). */
 int zrtree_text(const struct zrtree_node *n, char **out, size_t *len);
 /* The line reading an append, sync, compact or delete file shows. */
 const char *zrtree_usage(enum zrtree_kind kind);

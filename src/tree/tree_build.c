@@ -225,8 +225,36 @@ static int mix_files(struct zrtree *t)
 	return 0;
 }
 
-/* One directory entry: a store, a plain folder (recursed), or nothing
- * (files, symlinks and other entries are not shown). */
+/* The files zrecord import writes beside a dataset's stores, served so
+ * that a copy through the mount keeps them; larger ones are left out
+ * (a handle holds the whole file). */
+#define SIDE_MAX (256u << 20)
+
+static int side_named(const char *name)
+{
+	return !strcmp(name, "classes.json") || !strcmp(name, "files.txt");
+}
+
+static int side_file(struct zrtree *t, struct zrtree_node *dir,
+		     const char *name, const char *abs, const struct stat *st)
+{
+	struct zrtree_node *n;
+
+	if ((uint64_t)st->st_size > SIDE_MAX) {
+		fprintf(stderr, "%s: %s: over %u MiB, not served\n", PROG, abs,
+			SIDE_MAX >> 20);
+		return 0;
+	}
+	n = node_new(t, ZRTREE_K_SIDE, name, dir);
+	if (!n || !(n->file = strdup(abs)))
+		return -ENOMEM;
+	n->size = (uint64_t)st->st_size;
+	return 0;
+}
+
+/* One directory entry: a store, a plain folder (recursed), an import's
+ * side file, or nothing (other files, symlinks and other entries are not
+ * shown). */
 static int scan_entry(struct zrtree *t, struct zrtree_node *dir,
 		      const char *abs, const char *rel, const char *name,
 		      struct zrtree_store **store)
@@ -245,6 +273,8 @@ static int scan_entry(struct zrtree *t, struct zrtree_node *dir,
 		goto out;
 	if (S_ISREG(st.st_mode) && zrcommon_mix_named(name))
 		err = mix_folder(t, dir, name, cabs, crel);
+	else if (S_ISREG(st.st_mode) && side_named(name))
+		err = side_file(t, dir, name, cabs, &st);
 	if (!S_ISDIR(st.st_mode))
 		goto out;
 	if (zrcommon_is_store(cabs)) {
@@ -393,6 +423,7 @@ int zrtree_free(struct zrtree *t)
 		if (t->stat[i]->kind == ZRTREE_K_DIR)
 			zrtree_mix_free(t->stat[i]->mix);
 		free((char *)t->stat[i]->name);
+		free(t->stat[i]->file);
 		free(t->stat[i]->kids);
 		free(t->stat[i]);
 	}

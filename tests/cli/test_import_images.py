@@ -20,7 +20,8 @@ def test_class_folders_match_pil(zr, tmp_path):
     zr.ok("import", src, dest)
     assert json.loads((dest / "classes.json").read_text()) == \
         ["cat", "dog", "eel"]
-    assert sorted(os.listdir(dest)) == ["classes.json", "image", "label"]
+    assert sorted(os.listdir(dest)) == ["classes.json", "files.txt", "image",
+                                        "label"]
     imgs = records(zr, dest / "image")
     labels = records(zr, dest / "label")
     paths = [(c, p) for c, ps in sorted(layout.items()) for p in ps]
@@ -58,7 +59,7 @@ def test_flat_folder_grey_and_lossy(zr, tmp_path):
     r = zr.run("import", src, dest)
     assert r.returncode == 0, r.stderr
     assert b"ignored 1 file" in r.stderr
-    assert os.listdir(dest) == ["image"]
+    assert sorted(os.listdir(dest)) == ["files.txt", "image"]
     got = records(zr, dest / "image")
     order = sorted(files, key=lambda s: s.encode())
     assert len(got) == len(order)
@@ -186,7 +187,7 @@ def test_refuses_existing_dest_and_mixed_layout(zr, tmp_path):
     os.remove(src / "stray.png")
     zr.ok("import", src, str(tmp_path / "ds3") + "//")
     assert sorted(os.listdir(tmp_path / "ds3")) == \
-        ["classes.json", "image", "label"]
+        ["classes.json", "files.txt", "image", "label"]
     assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]
 
 

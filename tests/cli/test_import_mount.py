@@ -4,6 +4,7 @@ and labels of the same samples, as PIL reads them from the source
 files."""
 import io
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -23,7 +24,6 @@ def test_mounted_dataset_batch(zr, tmp_path):
     paths = [(c, p) for c in sorted(layout) for p in layout[c]]
     m = Mount(str(src), str(tmp_path / "mnt"), "batch_size=4")
     try:
-        # (classes.json is on disk; a mount serves stores and batches)
         assert {"@batch", "image", "label"} <= set(os.listdir(m.path("ds")))
         with open(m.path("ds", "@batch", "iid", "4", "2-1.npz"), "rb") as f:
             z = np.load(io.BytesIO(f.read()))
@@ -66,3 +66,27 @@ def test_loaderx_dataloader_serves_samples(zr, tmp_path):
                 assert b["label"][k] == sorted(layout).index(cls)
     for s in streams.values():
         s.close()
+
+
+def test_mount_serves_classes_and_files(zr, tmp_path):
+    """classes.json and files.txt are files of the mounted dataset folder:
+    a copy made through the mount keeps them, byte for byte."""
+    class_folder(str(tmp_path / "images"), per_class=2)
+    src = tmp_path / "src"
+    src.mkdir()
+    zr.ok("import", tmp_path / "images", src / "ds")
+    zr.ok("import", tmp_path / "images" / "cat", src / "flat")
+    m = Mount(str(src), str(tmp_path / "mnt"))
+    try:
+        assert {"classes.json", "files.txt", "image", "label"} <= \
+            set(os.listdir(m.path("ds")))
+        assert {"files.txt", "image"} <= set(os.listdir(m.path("flat")))
+        for ds in ("ds", "flat"):
+            subprocess.run(["cp", "-r", m.path(ds), str(tmp_path / ds)],
+                           check=True)
+    finally:
+        assert m.stop() == 0, m.stderr
+    for name in ("ds/classes.json", "ds/files.txt", "flat/files.txt"):
+        assert (tmp_path / name).read_bytes() == \
+            (src / name).read_bytes(), name
+    assert not (tmp_path / "flat" / "classes.json").exists()

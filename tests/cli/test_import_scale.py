@@ -114,12 +114,21 @@ def test_kill_9_leaves_no_dest_and_rerun_works(zr, tmp_path):
     assert not (tmp_path / "ds").exists()
     left = [d for d in os.listdir(tmp_path) if d.startswith("ds.tmp-")]
     assert len(left) == 1
-    # What was left is plain stores that open without repair.
-    for store in os.listdir(tmp_path / left[0]):
+    # What was left is plain stores that open without repair, beside
+    # the owner file (and files.txt as far as it got).
+    stores = [s for s in os.listdir(tmp_path / left[0])
+              if os.path.isdir(tmp_path / left[0] / s)]
+    assert stores == ["image"]
+    assert (tmp_path / left[0] / ".zrecord-import").exists()
+    for store in stores:
         st = zr.stats(tmp_path / left[0] / store)
         assert st["records"] == 0
         assert zr.run("verify", tmp_path / left[0] / store).returncode == 0
-    zr.ok("import", tmp_path / "src", tmp_path / "ds")
+    r = zr.run("import", tmp_path / "src", tmp_path / "ds")
+    assert r.returncode == 0, r.stderr
+    # the rerun removed what the killed import left
+    assert f"removed {tmp_path / left[0]}".encode() in r.stderr
+    assert not (tmp_path / left[0]).exists()
     assert zr.stats(tmp_path / "ds" / "image")["records"] == 120
 
 

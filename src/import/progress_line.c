@@ -1,6 +1,7 @@
 /*
- * progress.c - the import's progress line on stderr: samples done (of the
- * total when the source knows it), MiB/s of input and the time left.
+ * progress_line.c - the import's progress line on stderr: samples done
+ * (of the total when the source knows it), MiB/s of input and the time
+ * left.
  * Shown when stderr is a terminal, or always with --progress; redrawn at
  * most five times a second so it costs nothing.
  */

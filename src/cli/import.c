@@ -1,10 +1,10 @@
 /*
- * command.c - `zrecord import SOURCE... DEST`: parses the options, finds
- * what kind of source it was given and runs that source into a new
- * dataset folder, which appears at DEST only when everything went in.
+ * import.c - `zrecord import SOURCE... DEST`: parses the options into the
+ * import layer's config (src/import, zrimport.h), finds the SOURCEs'
+ * format in the layer's table, refuses the options that format does not
+ * take, and calls the layer, which writes the dataset folder.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "import.h"
-
-enum { T_AUTO, T_IMAGES, T_WDS, T_HDF5, T_LMDB, T_NPY };
-static const char *const type_names[] = { "auto", "images", "wds", "hdf5",
-					  "lmdb", "npy" };
+#include "zrimport.h"
 
 enum {
 	O_TYPE = 0x200, O_ENCODED, O_RGB, O_CHW, O_RESIZE, O_CROP, O_CODEC,
@@ -30,42 +26,10 @@ enum {
 
 typedef struct import_args {
 	zr_imp_config cfg;
-	int type;
+	const zr_imp_format *type; /* NULL until --type or the SOURCEs */
 	char **srcs;
 	int nsrcs;
 } import_args;
-
-static int ends_with(const char *s, const char *suf)
-{
-	size_t n = strlen(s), k = strlen(suf);
-
-	return n >= k && !strcasecmp(s + n - k, suf);
-}
-
-static int detect(const char *src)
-{
-	struct stat st;
-	char *mdb;
-	int lmdb;
-
-	if (ends_with(src, ".tar") || ends_with(src, ".tar.gz") ||
-	    ends_with(src, ".tgz"))
-		return T_WDS;
-	if (ends_with(src, ".h5") || ends_with(src, ".hdf5") ||
-	    ends_with(src, ".hdf"))
-		return T_HDF5;
-	if (ends_with(src, ".npy") || ends_with(src, ".npz"))
-		return T_NPY;
-	if (ends_with(src, ".mdb"))
-		return T_LMDB;
-	if (stat(src, &st) < 0 || !S_ISDIR(st.st_mode))
-		return T_AUTO;
-	if (asprintf(&mdb, "%s/data.mdb", src) < 0)
-		return T_AUTO;
-	lmdb = access(mdb, F_OK) == 0;
-	free(mdb);
-	return lmdb ? T_LMDB : T_IMAGES;
-}
 
 /* "S" or "H,W": positive sizes up to 65535. */
 static int parse_size(const char *s, uint32_t *h, uint32_t *w)
@@ -100,22 +64,35 @@ static unsigned default_threads(void)
 	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
 }
 
+/* --type NAME that names no format: the table's names are the choice. */
+static int type_usage(const char *arg)
+{
+	const zr_imp_format *f;
+	char names[256];
+	size_t o = 0;
+	unsigned i;
+
+	names[0] = 0;
+	for (i = 0; (f = zr_imp_format_at(i)) && o < sizeof(names); i++)
+		o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s",
+				      i ? zr_imp_format_at(i + 1) ? ", " :
+				      " or " : "", f->name);
+	return zr_cli_usage(&zr_cli_import, "--type '%s': give %s", arg,
+			    names);
+}
+
 static int option(import_args *a, int c, const char *arg)
 {
 	const zr_cli_cmd *cmd = &zr_cli_import;
 	zr_imp_config *cfg = &a->cfg;
 	uint64_t n;
 	char **names;
-	int i;
 
 	switch (c) {
 	case O_TYPE:
-		for (i = 1; i < 6; i++)
-			if (!strcmp(arg, type_names[i]))
-				a->type = i;
-		if (a->type == T_AUTO)
-			return zr_cli_usage(cmd, "--type '%s': give images, "
-					    "wds, hdf5, lmdb or npy", arg);
+		a->type = zr_imp_format_named(arg);
+		if (!a->type)
+			return type_usage(arg);
 		return -1;
 	case O_ENCODED: cfg->img.encoded = 1; return -1;
 	case O_RGB: cfg->img.rgb = 1; return -1;
@@ -167,26 +144,58 @@ static int option(import_args *a, int c, const char *arg)
 /* An option of another kind of source is a mistake, not a no-op. */
 static int check_options(const import_args *a)
 {
-	const zr_cli_cmd *cmd = &zr_cli_import;
-	const zr_imp_image_opts *o = &a->cfg.img;
-	const char *t = type_names[a->type];
+	static const struct {
+		unsigned opt;
+		const char *what;
+	} only[] = {
+		{ ZR_IMP_O_IMAGE, "the image options go" },
+		{ ZR_IMP_O_DROP, "--drop-incomplete goes" },
+		{ ZR_IMP_O_KEYS, "--keys goes" },
+		{ ZR_IMP_O_DATASET, "--dataset goes" },
+		{ ZR_IMP_O_PERFILE, "--per-file goes" },
+	};
+	const zr_imp_config *c = &a->cfg;
+	const zr_imp_image_opts *o = &c->img;
+	unsigned given = 0, i;
+	char takers[128];
 
-	if ((o->encoded || o->rgb || o->chw || o->resize_h || o->crop_h) &&
-	    a->type != T_IMAGES && a->type != T_WDS)
-		return zr_cli_usage(cmd, "the image options go with images "
-				    "and wds sources, not %s", t);
-	if (a->cfg.drop_incomplete && a->type != T_WDS)
-		return zr_cli_usage(cmd, "--drop-incomplete goes with wds "
-				    "sources, not %s", t);
-	if (a->cfg.keys && a->type != T_LMDB)
-		return zr_cli_usage(cmd, "--keys goes with lmdb sources, not %s",
-				    t);
-	if (a->cfg.nnames && a->type != T_HDF5)
-		return zr_cli_usage(cmd, "--dataset goes with hdf5 sources, "
-				    "not %s", t);
-	if (a->cfg.per_file && a->type != T_NPY)
-		return zr_cli_usage(cmd, "--per-file goes with npy sources, "
-				    "not %s", t);
+	if (o->encoded || o->rgb || o->chw || o->resize_h || o->crop_h)
+		given |= ZR_IMP_O_IMAGE;
+	given |= (c->drop_incomplete ? ZR_IMP_O_DROP : 0) |
+		 (c->keys ? ZR_IMP_O_KEYS : 0) |
+		 (c->nnames ? ZR_IMP_O_DATASET : 0) |
+		 (c->per_file ? ZR_IMP_O_PERFILE : 0);
+	for (i = 0; i < sizeof(only) / sizeof(only[0]); i++)
+		if ((given & only[i].opt) && !(a->type->opts & only[i].opt)) {
+			zr_imp_format_takers(only[i].opt, takers,
+					     sizeof(takers));
+			return zr_cli_usage(&zr_cli_import, "%s with %s "
+					    "sources, not %s", only[i].what,
+					    takers, a->type->name);
+		}
+	return -1;
+}
+
+/* The SOURCEs' format: all of one, found from what they are. */
+static int find_type(import_args *a)
+{
+	const zr_cli_cmd *cmd = &zr_cli_import;
+	const zr_imp_format *f;
+	int i, rc;
+
+	for (i = 0; i < a->nsrcs; i++) {
+		rc = zr_imp_format_of(a->srcs[i], &f);
+		if (rc < 0)
+			return zr_cli_error(a->srcs[i], "import", rc, NULL);
+		if (!f)
+			return zr_cli_usage(cmd, "cannot tell what '%s' is: "
+					    "give --type", a->srcs[i]);
+		if (i && f != a->type)
+			return zr_cli_usage(cmd, "'%s' is not the same kind "
+					    "of source as '%s'", a->srcs[i],
+					    a->srcs[0]);
+		a->type = f;
+	}
 	return -1;
 }
 
@@ -238,72 +247,21 @@ static int parse_args(int argc, char **argv, import_args *a)
 		return zr_cli_usage(cmd, "--encoded keeps the file bytes: it "
 				    "cannot go with --rgb, --chw, --resize or "
 				    "--center-crop");
-	for (i = 0; i < a->nsrcs && a->type == T_AUTO; i++) {
-		int t = detect(a->srcs[i]);
-
-		if (t == T_AUTO)
-			return zr_cli_usage(cmd, "cannot tell what '%s' is: "
-					    "give --type", a->srcs[i]);
-		if (i && t != detect(a->srcs[0]))
-			return zr_cli_usage(cmd, "'%s' is not the same kind "
-					    "of source as '%s'", a->srcs[i],
-					    a->srcs[0]);
-	}
-	if (a->type == T_AUTO)
-		a->type = detect(a->srcs[0]);
+	if (!a->type && (rc = find_type(a)) >= 0)
+		return rc;
 	return check_options(a);
-}
-
-static int run_source(import_args *a, zr_imp_dataset *d)
-{
-	switch (a->type) {
-	case T_IMAGES:
-		return zr_imp_folder(&a->cfg, a->srcs, a->nsrcs, d);
-	case T_WDS:
-		return zr_imp_wds(&a->cfg, a->srcs, a->nsrcs, d);
-	case T_HDF5:
-		return zr_imp_hdf5(&a->cfg, a->srcs, a->nsrcs, d);
-	case T_LMDB:
-		return zr_imp_lmdb(&a->cfg, a->srcs, a->nsrcs, d);
-	default:
-		return zr_imp_npy(&a->cfg, a->srcs, a->nsrcs, d);
-	}
 }
 
 static int run(int argc, char **argv)
 {
 	import_args a;
-	zr_imp_dataset *d = NULL;
-	int rc;
+	int rc = parse_args(argc, argv, &a);
 
-	rc = parse_args(argc, argv, &a);
-	if (rc >= 0) {
-		free(a.cfg.names);
-		return rc;
-	}
-	/* The library's pool places records in data.zr in the order its
-	 * lanes finish; one lane keeps the layout a function of the input
-	 * (byte-identical stores).  Decoding, the real work, fans out over
-	 * our own threads.  The pool reads this at its first use, below. */
-	setenv("ZR_THREADS", "0", 1);
-	zr_imp_catch_signals();
-	/* Every decoded image is a buffer of ~150 KiB that lives one batch:
-	 * from the heap it is reused, from mmap (glibc's default above 128
-	 * KiB) each one costs fresh page faults on every thread. */
-	mallopt(M_MMAP_THRESHOLD, 64 << 20);
-	mallopt(M_TRIM_THRESHOLD, 256 << 20);
-	rc = zr_imp_dataset_new(&a.cfg, &d);
-	if (rc == 0)
-		rc = run_source(&a, d);
-	if (rc == 0)
-		rc = zr_imp_dataset_commit(d);
-	if (rc == 0)
-		fprintf(stderr, "zrecord: import: %s: %llu records\n",
-			a.cfg.dest,
-			(unsigned long long)zr_imp_dataset_length(d));
-	zr_imp_dataset_free(d);
+	if (rc < 0)
+		rc = zr_imp_import(&a.cfg, a.type, a.srcs, a.nsrcs) ?
+		     ZR_CLI_FAIL : ZR_CLI_OK;
 	free(a.cfg.names);
-	return rc ? ZR_CLI_FAIL : ZR_CLI_OK;
+	return rc;
 }
 
 const zr_cli_cmd zr_cli_import = {
@@ -327,8 +285,9 @@ const zr_cli_cmd zr_cli_import = {
 	"          dense store of its dtype and row shape\n"
 	"  lmdb    an LMDB folder (holding data.mdb): values (and --keys)\n"
 	"          as ragged uint8 stores, in key order\n"
-	"  npy     .npy/.npz files: rows of each array (dense), or one\n"
-	"          record per array with --per-file (ragged)\n\n"
+	"  npy     .npy/.npz files, or folders of them (in name order):\n"
+	"          rows of each array (dense), or one record per array\n"
+	"          with --per-file (ragged)\n\n"
 	"Images are decoded to uint8 HWC with the channels the file holds\n"
 	"(1 grey, 2 grey+alpha, 3 RGB, 4 RGBA) into a ragged store.\n"
 	"  --rgb              convert every image to 3 channels (PIL's rules)\n"
