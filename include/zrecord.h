@@ -700,10 +700,11 @@ ZR_API int zr_sigbus_guard(void);
  * 3/4, bw = W, bh = min(H, R(W * 4 / 3)); above 4/3, bh = H, bw = min(W,
  * R(H * 4 / 3)); else the whole image; centred as size S is.  Only IEEE
  * double +, -, *, / and sqrt are used, so every host gives the same box.
- * Record k of a gather uses position opts.position + k: a batch of step
- * t, batch size B, is positions t * B .. t * B + B - 1 (as zrecordfs's
- * batch/SEED-STEP files and zrecord batch use it), so a sample's crop
- * does not depend on the path that reads it.
+ * Record k of a gather uses position opts.position + k.  The batch of
+ * rank R of W at step t (batch size B) of a run begun at position P is
+ * positions P + t*W*B + R*B + k, k = 0..B-1, with the sampler's seed (as
+ * zrecord batch --augment and loaderx's DataLoader use them), so a
+ * sample's crop does not depend on the path that reads it.
  *
  * Resampling: PIL's BILINEAR (a triangle filter widened by the
  * reduction, so downscaling averages; its fixed-point weights and a
