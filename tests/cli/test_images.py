@@ -107,3 +107,27 @@ def test_refusals_and_bad_records(zr, tmp_path):
     label = tmp_path / "ds" / "label"
     assert "content.zr" in zr.fails(1, "get", label, 0,
                                     "--decode")
+
+
+def test_dataloader_steps_are_cli_batches(zr, tmp_path):
+    src, files = _folder(tmp_path, 10)
+    ds = tmp_path / "ds"
+    zr.ok("import", "--encoded", src, ds)
+    import loaderx
+    img = loaderx.RaggedStore.open(str(ds / "image"), readonly=True)
+    lab = loaderx.DenseStore.open(str(ds / "label"), readonly=True)
+    dl = loaderx.DataLoader({"image": img, "label": lab}, batch_size=4,
+                            seed=21, start_step=2, augment="rrc,flip",
+                            workers=2)
+    for step in (2, 3, 4):
+        batch = next(dl)
+        cli = _npy(zr.ok("batch", ds / "image", "--seed", 21, "--step",
+                         step, "--batch-size", 4, "--augment", "rrc,flip"))
+        assert batch["image"].shape == (4, 224, 224, 3)
+        assert np.array_equal(batch["image"], cli), step
+        assert batch["label"].shape == (4,)
+    dl.close()
+    with pytest.raises(ValueError):
+        loaderx.DataLoader({"image": img}, augment="spin")
+    img.close()
+    lab.close()
