@@ -57,6 +57,9 @@ void zr__resample_row(const struct zr__taps *t, const uint8_t *src,
  * t->hi - 1 (stride width * 3), into out rows of dst. */
 void zr__resample_cols(const struct zr__taps *t, const uint8_t *rows,
 		       uint32_t width, uint8_t *dst);
+/* n RGB pixels from src to dst, mirrored when flip: the resample of a box
+ * the output's own size. */
+void zr__copy_row(const uint8_t *src, uint32_t n, int flip, uint8_t *dst);
 /* The whole resample of the box of an RGB image (w x h, all in memory)
  * into b->out x b->out x 3 at dst; -ENOMEM. */
 int zr__resample(const uint8_t *img, uint32_t w, uint32_t h,

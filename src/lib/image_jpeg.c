@@ -162,6 +162,30 @@ static void whole(struct jdec *d, uint8_t *dst)
 		read_rgb(d, dst + y * stride);
 }
 
+/* A box the output's own size: its rows copied as they come (what the
+ * resampler would compute, at no cost). */
+static void copied(struct jdec *d, const struct zr__box *b, uint8_t *dst)
+{
+	JDIMENSION xoff = b->x0, width = b->w;
+	uint8_t *rgb;
+
+	if (width < d->ci.output_width)
+		jpeg_crop_scanline(&d->ci, &xoff, &width);
+	else
+		xoff = 0;
+	d->line = malloc((size_t)d->ci.output_width * 7);
+	if (!d->line)
+		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
+	rgb = d->line + (size_t)d->ci.output_width * 4;
+	if (b->y0)
+		jpeg_skip_scanlines(&d->ci, b->y0);
+	for (uint32_t y = 0; y < b->h; y++) {
+		read_rgb(d, rgb);
+		zr__copy_row(rgb + (size_t)(b->x0 - xoff) * 3, b->w, b->flip,
+			     dst + (size_t)y * b->w * 3);
+	}
+}
+
 /* The box at scale n/8: crop, skip, resample each row as it comes, stop
  * at the box's last row. */
 static void boxed(struct jdec *d, const struct zr__box *b, unsigned n,
@@ -169,6 +193,11 @@ static void boxed(struct jdec *d, const struct zr__box *b, unsigned n,
 {
 	JDIMENSION xoff, width;
 	uint32_t out = b->out;
+
+	if (n == 8 && b->w == out && b->h == out) {
+		copied(d, b, dst);
+		return;
+	}
 
 	if (zr__taps_make(&d->tx, b->x0 * n / 8.0, (b->x0 + b->w) * n / 8.0,
 			  d->ci.output_width, out) ||

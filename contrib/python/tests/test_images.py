@@ -163,3 +163,13 @@ def test_decode_needs_an_image_store(tmp_path):
         st.gather([0], decode=32)
     with pytest.raises(ValueError, match="augment"):
         image_opts(None, "rotate")
+
+
+@pytest.mark.parametrize("name", ["jpeg-baseline", "jpeg-progressive",
+                                  "jpeg-cmyk", "png-rgb8", "webp"])
+def test_box_of_output_size_is_the_crop(tmp_path, name):
+    # decode=min(W, H): the centred square itself, copied, not resampled
+    data = kinds(75, 100)[name]
+    st = make(tmp_path / "s", [data])
+    got = st.gather([0], decode=75)[0]
+    assert np.array_equal(got, pil_rgb(data)[:, 12:87])
