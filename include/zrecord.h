@@ -708,16 +708,19 @@ ZR_API int zr_sigbus_guard(void);
  *
  * Resampling: PIL's BILINEAR (a triangle filter widened by the
  * reduction, so downscaling averages; its fixed-point weights and a
- * uint8 horizontal pass, then a vertical one) from the box to S x S;
- * when no DCT scaling is used (box side < 2 S), the result equals PIL's
- * img.resize((S, S), Image.BILINEAR, box=(x0, y0, x0 + bw, y0 + bh)) on
- * the full decode.  A JPEG whose box is at least twice S on both sides
- * is decoded at the largest libjpeg-turbo DCT scaling n/8 (n = 1..7)
- * that keeps the box at least S on both sides, only the columns (iMCU
- * aligned, jpeg_crop_scanline) and rows (jpeg_skip_scanlines) the box
- * needs, then resampled the same way: against PIL's reference of the same
- * box the mean absolute difference is at most 3 levels (tests/cli
- * test_images.py; docs/images.md has the measured figures).
+ * uint8 horizontal pass, then a vertical one) from the box to S x S.  A
+ * box of S x S is copied.  PNG and WebP are decoded whole, so the result
+ * equals PIL's img.resize((S, S), Image.BILINEAR, box=(x0, y0, x0 + bw,
+ * y0 + bh)) byte for byte.  A JPEG is decoded at the smallest
+ * libjpeg-turbo DCT scaling n/8 (n = 1..8) that keeps the box at least S
+ * on both sides, and only the columns (iMCU aligned, jpeg_crop_scanline)
+ * and rows (jpeg_skip_scanlines) the box needs, then resampled the same
+ * way; the tolerance against PIL's reference of the same box is a mean
+ * absolute difference of at most 3 levels (single pixels of fine
+ * texture may differ by more: the DCT scaling filters differently), and
+ * within 1 level when n is 8 (a box side under 8/7 S).  Checked by
+ * contrib/python/tests/test_images.py; docs/performance.md has the
+ * measured figures.
  *
  * Bad records: a record that does not decode (a corrupt or truncated
  * file, an unknown format, over 2^28 pixels) fails the call with

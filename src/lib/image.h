@@ -54,9 +54,9 @@ void zr__taps_free(struct zr__taps *t);
 void zr__resample_row(const struct zr__taps *t, const uint8_t *src,
 		      uint32_t col0, int flip, uint8_t *dst);
 /* The vertical pass: rows is the horizontal pass of input rows t->lo ..
- * t->hi - 1 (stride width * 3), into out rows of dst. */
-void zr__resample_cols(const struct zr__taps *t, const uint8_t *rows,
-		       uint32_t width, uint8_t *dst);
+ * t->hi - 1 (stride width * 3), into out rows of dst; -ENOMEM. */
+int zr__resample_cols(const struct zr__taps *t, const uint8_t *rows,
+		      uint32_t width, uint8_t *dst);
 /* n RGB pixels from src to dst, mirrored when flip: the resample of a box
  * the output's own size. */
 void zr__copy_row(const uint8_t *src, uint32_t n, int flip, uint8_t *dst);

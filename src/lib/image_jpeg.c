@@ -131,12 +131,12 @@ static void read_rgb(struct jdec *d, uint8_t *rgb)
 }
 
 /* The n of the n/8 scaling: the smallest that keeps the box at least
- * out on both sides, 8 (none) unless the box is twice out or more. */
+ * out on both sides (8, none, for the whole image). */
 static unsigned scale_for(const struct zr__box *b)
 {
 	uint32_t side = b->w < b->h ? b->w : b->h;
 
-	if (!b->out || side < 2 * b->out)
+	if (!b->out)
 		return 8;
 	for (unsigned n = 1; n < 8; n++)
 		if ((uint64_t)side * n >= (uint64_t)b->out * 8)
@@ -224,7 +224,8 @@ static void boxed(struct jdec *d, const struct zr__box *b, unsigned n,
 		zr__resample_row(&d->tx, rgb, xoff, b->flip,
 				 d->mid + (size_t)(y - d->ty.lo) * out * 3);
 	}
-	zr__resample_cols(&d->ty, d->mid, out, dst);
+	if (zr__resample_cols(&d->ty, d->mid, out, dst))
+		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
 }
 
 /* The decode proper, inside zr__jpeg_decode's setjmp frame. */

@@ -118,24 +118,35 @@ void zr__resample_row(const struct zr__taps *t, const uint8_t *src,
 	}
 }
 
-void zr__resample_cols(const struct zr__taps *t, const uint8_t *rows,
-		       uint32_t width, uint8_t *dst)
+int zr__resample_cols(const struct zr__taps *t, const uint8_t *rows,
+		      uint32_t width, uint8_t *dst)
 {
 	size_t stride = (size_t)width * 3;
+	int32_t *acc = malloc(stride * sizeof(*acc));
 
+	if (!acc)
+		return -ENOMEM;
+	/* Row at a time: the inner loop runs along a row, which the
+	 * compiler vectorizes; PIL's sums, in the same integers. */
 	for (uint32_t yy = 0; yy < t->out; yy++) {
 		const int32_t *k = t->k + (size_t)yy * t->ksize;
 		const uint8_t *base = rows + (t->first[yy] - t->lo) * stride;
 		uint8_t *o = dst + yy * stride;
 
-		for (size_t c = 0; c < stride; c++) {
-			int32_t s = 1 << (PRECISION_BITS - 1);
+		for (size_t c = 0; c < stride; c++)
+			acc[c] = 1 << (PRECISION_BITS - 1);
+		for (uint32_t y = 0; y < t->n[yy]; y++) {
+			const uint8_t *r = base + y * stride;
+			int32_t ky = k[y];
 
-			for (uint32_t y = 0; y < t->n[yy]; y++)
-				s += base[y * stride + c] * k[y];
-			o[c] = clip8(s);
+			for (size_t c = 0; c < stride; c++)
+				acc[c] += r[c] * ky;
 		}
+		for (size_t c = 0; c < stride; c++)
+			o[c] = clip8(acc[c]);
 	}
+	free(acc);
+	return 0;
 }
 
 void zr__copy_row(const uint8_t *src, uint32_t n, int flip, uint8_t *dst)
@@ -179,7 +190,7 @@ int zr__resample(const uint8_t *img, uint32_t w, uint32_t h,
 	for (uint32_t y = ty.lo; y < ty.hi; y++)
 		zr__resample_row(&tx, img + (size_t)y * w * 3, 0, b->flip,
 				 mid + (size_t)(y - ty.lo) * b->out * 3);
-	zr__resample_cols(&ty, mid, b->out, dst);
+	err = zr__resample_cols(&ty, mid, b->out, dst);
 out:
 	free(mid);
 	zr__taps_free(&tx);
