@@ -12,6 +12,7 @@ EXTRA_DIST += tests/python.test \
 	contrib/python/tests/conftest.py contrib/python/tests/example.py \
 	contrib/python/tests/refsampler.py contrib/python/tests/streams.py \
 	contrib/python/tests/test_readme.py contrib/python/tests/test_store.py \
+	contrib/python/tests/test_images.py contrib/python/tests/imagedata.py \
 	contrib/python/tests/test_sampler.py \
 	contrib/python/tests/test_positions.py \
 	contrib/python/tests/test_dataloader.py contrib/python/tests/test_follow.py \

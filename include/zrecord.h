@@ -227,7 +227,8 @@ ZR_API size_t zr_struct_size(const char *name);
 	X(NODICT, -30811, EINVAL, "zstd_dict store needs a dictionary")        \
 	X(NPY, -30812, EINVAL, "malformed .npy data")                          \
 	X(TRUNCATED, -30813, EINVAL, "input ends early")                      \
-	X(CHANGED, -30814, EBUSY, "store changed by another writer")
+	X(CHANGED, -30814, EBUSY, "store changed by another writer")         \
+	X(IMAGE, -30815, EIO, "image does not decode")
 
 enum {
 #define ZR__ENUM(name, value, errnum, msg) ZR_E_##name = (value),
@@ -657,6 +658,133 @@ ZR_API int64_t zr_store_verify(zr_store *s, zr_bad_fn bad, void *bad_ctx,
  * extra; with it, one sigsetjmp per single-record read, and one per
  * block of records (a pool chunk) in a gather. */
 ZR_API int zr_sigbus_guard(void);
+
+/* ---------------------------------------------------------------------------
+ * Encoded images: JPEG, PNG and WebP records decoded in the gather.
+ *
+ * The mark.  A ragged |u1 store whose records are image files' bytes is
+ * marked by zr_store_mark_images: the file STORE/content.zr holding the
+ * seven bytes "images\n", beside the seed's files (meta.zr, data.zr and
+ * the schema stay byte for byte the seed's, so the seed's reader opens
+ * the store and sees each record's file bytes).  Open reads the mark;
+ * one with other content fails (ZR_E_SCHEMA), and so does the mark on a
+ * store that is not ragged |u1.  The format of each record is found from
+ * its bytes (JPEG FF D8 FF, PNG's signature, RIFF....WEBP).
+ *
+ * Output.  Every decoded image is H x W x 3 uint8 RGB, row-major, as
+ * PIL's np.asarray(Image.open(f).convert("RGB")) gives it: grey is
+ * replicated, alpha (and a palette's or colour key's transparency)
+ * dropped, not blended; a palette looked up; 16-bit PNG samples keep
+ * their high byte, but 16-bit grey is clipped to 255 as PIL's mode I
+ * conversion does; CMYK and YCCK JPEGs are read as Adobe's inverted CMYK
+ * and converted as PIL's cmyk2rgb does.  Animated WebPs are refused.
+ *
+ * Transforms (zr_image_opts), on the image's pixel grid (W x H):
+ *   size 0            the whole image, exact: byte for byte PIL's decode.
+ *   size S            the evaluation transform: the centred square of side
+ *                     m = min(W, H), box x0 = (W - m) / 2, y0 = (H - m) / 2
+ *                     (integer division), resized to S x S.
+ *   ZR_IMAGE_RRC      torchvision's RandomResizedCrop box (scale
+ *                     [scale_min, scale_max], ratio [3/4, 4/3]) resized
+ *                     to S x S (S 224 if size is 0);
+ *   ZR_IMAGE_FLIP     then mirrored left-right with probability 1/2.
+ * The random draws are the word stream of (seed, position) of the
+ * sampler (w_0, w_1, ... below; u(w) = (w >> 11) * 2^-53, a double in
+ * [0, 1)): flip iff w_0 >> 63 is 1.  RRC, A = W * H: for attempt
+ * a = 0..9, with w = w_{1+2a}, v = w_{2+2a}: area = A * (smin + (smax -
+ * smin) * u(w)); r = E(lo + (hi - lo) * u(v)), lo = ln(3/4), hi = ln(4/3),
+ * E the 24-term Taylor series of exp in Horner form; bw = R(sqrt(area *
+ * r)), bh = R(sqrt(area / r)), R(x) = floor(x + 0.5); the first attempt
+ * with 0 < bw <= W and 0 < bh <= H gives y0 = floor(u(w_21) * (H - bh +
+ * 1)), x0 = floor(u(w_22) * (W - bw + 1)).  If none does: with W / H <
+ * 3/4, bw = W, bh = min(H, R(W * 4 / 3)); above 4/3, bh = H, bw = min(W,
+ * R(H * 4 / 3)); else the whole image; centred as size S is.  Only IEEE
+ * double +, -, *, / and sqrt are used, so every host gives the same box.
+ * Record k of a gather uses position opts.position + k.  The batch of
+ * rank R of W at step t (batch size B) of a run begun at position P is
+ * positions P + t*W*B + R*B + k, k = 0..B-1, with the sampler's seed (as
+ * zrecord batch --augment and loaderx's DataLoader use them), so a
+ * sample's crop does not depend on the path that reads it.
+ *
+ * Resampling: PIL's BILINEAR (a triangle filter widened by the
+ * reduction, so downscaling averages; its fixed-point weights and a
+ * uint8 horizontal pass, then a vertical one) from the box to S x S.  A
+ * box of S x S is copied.  PNG and WebP are decoded whole, so the result
+ * equals PIL's img.resize((S, S), Image.BILINEAR, box=(x0, y0, x0 + bw,
+ * y0 + bh)) byte for byte.  A JPEG is decoded at the smallest
+ * libjpeg-turbo DCT scaling n/8 (n = 1..8) that keeps the box at least S
+ * on both sides, and only the columns (iMCU aligned, jpeg_crop_scanline)
+ * and rows (jpeg_skip_scanlines) the box needs, then resampled the same
+ * way; the tolerance against PIL's reference of the same box is a mean
+ * absolute difference of at most 3 levels (single pixels of fine
+ * texture may differ by more: the DCT scaling filters differently), and
+ * within 1 level when n is 8 (a box side under 8/7 S).  Checked by
+ * contrib/python/tests/test_images.py; docs/performance.md has the
+ * measured figures.
+ *
+ * Bad records: a record that does not decode (a corrupt or truncated
+ * file, an unknown format, over 2^28 pixels) fails the call with
+ * ZR_E_IMAGE and the message "STORE: record I: JPEG: <the decoder's
+ * message>"; no image is made up for it.
+ * ------------------------------------------------------------------------- */
+
+enum {
+	ZR_IMAGE_RRC = 1,  /* RandomResizedCrop (needs an output size) */
+	ZR_IMAGE_FLIP = 2  /* horizontal flip, p = 1/2                 */
+};
+
+typedef struct zr_image_opts {
+	uint32_t size;     /* 0: whole image; else S x S (see above)    */
+	uint32_t flags;    /* ZR_IMAGE_RRC | ZR_IMAGE_FLIP               */
+	double scale_min;  /* RRC area fraction range; 0 and 0 mean      */
+	double scale_max;  /* torchvision's 0.08 .. 1.0                  */
+	uint64_t seed;     /* the draws' key                            */
+	uint64_t position; /* record k of a gather uses position + k    */
+} zr_image_opts;
+
+/* Parses the decode and augment options as the CLI, the mount and loaderx
+ * take them into out (seed and position 0): decode "" or NULL (whole
+ * images) or SIZE (1..4096); augment "", NULL, or a comma list of
+ * "rrc", "rrc:SMIN:SMAX" (0 < SMIN <= SMAX <= 1) and "flip".  -EINVAL
+ * with a message naming the bad part. */
+ZR_API int zr_image_opts_parse(const char *decode, const char *augment,
+			       zr_image_opts *out);
+/* The H and W opts gives image buf/len (size 0: the image's own; else S,
+ * S); ZR_E_IMAGE if buf is not a JPEG, PNG or WebP it can read. */
+ZR_API int zr_image_shape(const void *buf, size_t len,
+			  const zr_image_opts *opts, uint32_t *h, uint32_t *w);
+/* Decodes image buf/len as opts says (position opts->position) into dst,
+ * H * W * 3 bytes (zr_image_shape; -EINVAL if dst_cap is less).  Pure,
+ * thread-safe; ZR_E_IMAGE with the decoder's message. */
+ZR_API int zr_image_decode(const void *buf, size_t len,
+			   const zr_image_opts *opts, void *dst,
+			   size_t dst_cap);
+/* Marks a ragged |u1 store's records as encoded images (see above);
+ * durable on return.  -EROFS on a read-only handle, ZR_E_SCHEMA for
+ * another schema; 0 if already marked. */
+ZR_API int zr_store_mark_images(zr_store *s);
+/* 1 if the store is marked as encoded images, else 0.  Any thread. */
+ZR_API int zr_store_images(const zr_store *s);
+/* Gathers records idx[0..count) of an image store decoded, fanned out
+ * over the pool's lanes, each straight into dst.  opts->size S > 0 (or
+ * RRC): record k at dst + k * S * S * 3, offsets NULL, dst_cap >= count
+ * * S * S * 3.  Size 0: offsets[0..count] are inputs, record k goes to
+ * dst + offsets[k] and must decode to offsets[k + 1] - offsets[k] bytes
+ * (zr_view_image_shape; ZR_E_SHAPE otherwise).  -EINVAL for a store not
+ * marked; ZR_E_IMAGE (store, index, decoder message) for a record that
+ * does not decode; on error dst is unspecified. */
+ZR_API int zr_view_gather_images(zr_view *v, const uint64_t *idx,
+				 size_t count, const zr_image_opts *opts,
+				 void *dst, size_t dst_cap,
+				 const uint64_t *offsets);
+ZR_API int zr_store_gather_images(zr_store *s, const uint64_t *idx,
+				  size_t count, const zr_image_opts *opts,
+				  void *dst, size_t dst_cap,
+				  const uint64_t *offsets);
+/* The H and W record idx decodes to under opts (reads the record). */
+ZR_API int zr_view_image_shape(zr_view *v, uint64_t idx,
+			       const zr_image_opts *opts, uint32_t *h,
+			       uint32_t *w);
 
 /* ---------------------------------------------------------------------------
  * Dictionary training (zstd ZDICT)

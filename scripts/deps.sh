@@ -18,7 +18,7 @@ python3-setuptools python3-pil file squashfs-tools squashfuse valgrind
 clang rsync mandoc libclang-rt-14-dev glusterfs-server glusterfs-client
 sshfs openssh-server debhelper dh-python pybuild-plugin-pyproject python3-all
 lintian fakeroot
-libturbojpeg0-dev libspng-dev libwebp-dev libarchive-dev libhdf5-dev
+libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libarchive-dev libhdf5-dev
 liblmdb-dev python3-h5py python3-lmdb adwaita-icon-theme" ;;
 *)
 	echo "usage: $0 [ceph]" >&2

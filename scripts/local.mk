@@ -14,6 +14,8 @@ scripts_bench_positions_SOURCES = scripts/bench_positions.c \
 scripts_bench_positions_LDADD = src/lib/libzrecord.la
 # A mixture's batches against one store's (zrecord batch, DataLoader).
 EXTRA_DIST += scripts/bench_mixture.py
+# Encoded-image stores against raw pixels and the decode ceiling.
+EXTRA_DIST += scripts/bench_decode
 
 # The FUSE read ceiling scripts/bench_fs compares raw batch files with.
 noinst_PROGRAMS += scripts/bench_fuse_ceiling

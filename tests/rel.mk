@@ -20,7 +20,8 @@ FUZZ_SRC = tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h tests/rmtree.c \
 	tests/fuzz/fuzz_npy.c tests/fuzz/fuzz_schema.c \
 	tests/fuzz/fuzz_npystream.c tests/fuzz/fuzz_idxlist.c \
 	tests/fuzz/fuzz_store.c \
-	tests/fuzz/fuzz_mixfile.c tests/fuzz/fuzz_image.c tests/fuzz/fuzz_wds.c
+	tests/fuzz/fuzz_mixfile.c tests/fuzz/fuzz_image.c tests/fuzz/fuzz_wds.c \
+	tests/fuzz/fuzz_decode.c
 FUZZ_CC = clang
 FUZZ_BIN = tests/fuzz/bin
 # The sources the harnesses exercise: whatever the library, src/files and src/common
@@ -32,8 +33,8 @@ FUZZ_LIB_SRC = $(src_lib_libzrecord_core_la_SOURCES) \
 $(FUZZ_BIN)/built: $(FUZZ_LIB_SRC) $(FUZZ_SRC) include/zrecord.h \
 		tests/fuzz/build.sh
 	$(AM_V_GEN)FUZZ_CC='$(FUZZ_CC)' \
-	FUZZ_CPPFLAGS='$(ZSTD_CFLAGS) $(MSGPACK_CFLAGS) $(IMPORT_CFLAGS)' \
-	FUZZ_LIBS='$(ZSTD_LIBS) $(MSGPACK_LIBS) $(IMPORT_LIBS)' \
+	FUZZ_CPPFLAGS='$(ZSTD_CFLAGS) $(MSGPACK_CFLAGS) $(IMPORT_CFLAGS) $(IMAGE_CFLAGS)' \
+	FUZZ_LIBS='$(ZSTD_LIBS) $(MSGPACK_LIBS) $(IMPORT_LIBS) $(IMAGE_LIBS)' \
 	$(SHELL) $(srcdir)/tests/fuzz/build.sh $(FUZZ_BIN) $(srcdir) \
 		$(FUZZ_LIB_SRC)
 

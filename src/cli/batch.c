@@ -133,6 +133,14 @@ static int option(batch_args *a, int c)
 	case 'o':
 		a->out = optarg;
 		break;
+	case 'd':
+		a->images = 1;
+		a->decode = optarg;
+		break;
+	case 'A':
+		a->images = 1;
+		a->augment = optarg;
+		break;
 	case 'f':
 		a->form = form_named(optarg);
 		if (a->form < 0)
@@ -164,6 +172,8 @@ static int parse_args(int argc, char **argv, batch_args *a)
 		{ "grow", required_argument, NULL, 'g' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "form", required_argument, NULL, 'f' },
+		{ "decode", optional_argument, NULL, 'd' },
+		{ "augment", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -189,14 +199,18 @@ static int parse_args(int argc, char **argv, batch_args *a)
 	if (a->form >= 0 && a->indices)
 		return zr_cli_usage(&zr_cli_batch, "--form and --indices "
 				    "exclude each other");
+	if (a->images && (a->form >= 0 || a->indices))
+		return zr_cli_usage(&zr_cli_batch, "--decode/--augment give "
+				    "the decoded images: no --form or "
+				    "--indices with them");
 	return -1;
 }
 
-/* The file's form: --indices, --form (ragged stores only) or the
- * store's default. */
+/* The file's form: --indices (and --decode, which decodes the indices'
+ * records), --form (ragged stores only) or the store's default. */
 static int form_of(const batch_args *a, zr_store *s)
 {
-	if (a->indices)
+	if (a->indices || a->images)
 		return ZRFILE_INDICES;
 	if (a->form < 0)
 		return zr_cli_several_form(s);
@@ -227,6 +241,37 @@ int zr_cli_batch_write(const batch_args *a,
 		rc = zr_cli_lib_error(a->store, "batch", err);
 	else
 		rc = zr_cli_write_file(&b->file, a->out, a->store, "batch");
+	zrfile_batch_free(b);
+	return rc;
+}
+
+/* The batch's records decoded: its indices as the planner draws them,
+ * its augment positions start + (step * world + rank) * batch_size + k
+ * (zrecord.h).  Frees b. */
+static int decoded(const batch_args *a, zr_store *s,
+		   const struct zrfile_batch_spec *spec, struct zrfile_batch *b)
+{
+	uint64_t world = a->cfg.world ? a->cfg.world : 1;
+	zr_image_opts io;
+	char msg[320];
+	int rc = zr_cli_image_check(s, a->store, "batch");
+	int err = rc == ZR_CLI_OK ? zrfile_batch_plan(b, spec, 0, 0, msg,
+						      sizeof(msg))
+				  : 0;
+
+	if (rc == ZR_CLI_OK && err)
+		rc = msg[0] ? zr_cli_error(a->store, "batch", err, msg)
+			    : zr_cli_lib_error(a->store, "batch", err);
+	if (rc == ZR_CLI_OK)
+		rc = zr_cli_image_opts(&zr_cli_batch, a->decode, a->augment,
+				       &io);
+	if (rc < 0) {
+		io.seed = a->cfg.seed;
+		io.position = a->start + (a->step * world + a->cfg.rank) *
+					 a->cfg.batch_size;
+		rc = zr_cli_write_images(s, b->idx, b->count, &io, 0, a->out,
+					 a->store, "batch");
+	}
 	zrfile_batch_free(b);
 	return rc;
 }
@@ -263,7 +308,10 @@ static int draw(const batch_args *a, zr_store *s)
 	}
 	*src = (zrfile_source){ .zs = s, .view = v };
 	zr_cli_batch_spec(a, form, NULL, &spec);
-	rc = zr_cli_batch_write(a, &spec, &b); /* frees b, src with it */
+	if (a->images) /* frees b, src with it */
+		rc = decoded(a, s, &spec, &b);
+	else
+		rc = zr_cli_batch_write(a, &spec, &b);
 	zr_view_end(v);
 	return rc;
 }
@@ -286,7 +334,10 @@ static int run(int argc, char **argv)
 		zrcommon_schedule_free(&a.sched);
 		return rc;
 	}
-	if (is_mix(a.store)) {
+	if (is_mix(a.store) && a.images) {
+		rc = zr_cli_usage(&zr_cli_batch, "--decode/--augment take a "
+				  "store, not a mixture");
+	} else if (is_mix(a.store)) {
 		rc = zr_cli_batch_mix(&a);
 	} else if ((rc = zr_cli_open(a.store, ZR_OPEN_RDONLY, "batch", &s)) ==
 		   ZR_CLI_OK) {
@@ -306,7 +357,8 @@ const zr_cli_cmd zr_cli_batch = {
 		    "           [--rank R --world W] [--granule G] "
 		    "[--length N[,N...]]\n"
 		    "           [--skip A:B]... [--grow P[:K]:N]...\n"
-		    "           [--indices | --form F] [-o OUT]",
+		    "           [--indices | --form F |\n"
+		    "            --decode[=SIZE] [--augment A]] [-o OUT]",
 	.help =
 	"Writes the batch the sampler draws for (seed, step): a dense store\n"
 	"gives one .npy of shape (B, *item_shape), a ragged store an .npz\n"
@@ -345,5 +397,13 @@ const zr_cli_cmd zr_cli_batch = {
 	"                    SEED-STEP.npz, .packed.npz, .padded.npz; or one\n"
 	"                    member of those as a .npy of its own: packed.npy,\n"
 	"                    offsets.npy, shapes.npy, padded.npy, lengths.npy\n"
+	"  --decode[=SIZE]   an encoded-image store's batch decoded: a uint8\n"
+	"                    .npy of (B, SIZE, SIZE, 3), RGB, shorter side\n"
+	"                    to SIZE and centre-cropped\n"
+	"  --augment A       the training transform instead: A is\n"
+	"                    rrc[:SMIN:SMAX] and/or flip, comma-separated\n"
+	"                    (SIZE 224 unless --decode=SIZE says); the k-th\n"
+	"                    record's crop and flip are drawn from (S, its\n"
+	"                    position P + T*W*B + R*B + k), zrecord.h\n"
 	"  -o, --output OUT  write to the file OUT (\"-\": stdout)\n",
 };

@@ -16,6 +16,9 @@ typedef struct batch_args {
 	uint64_t step, start, granule;
 	int have_seed, have_step, indices;
 	int form; /* --form: an enum zrfile_npy_form, or -1 */
+	/* --decode / --augment: the batch decoded (images.c) */
+	int images;
+	const char *decode, *augment;
 	/* --length, --skip, --grow (schedule.h) */
 	zrcommon_schedule sched;
 } batch_args;

@@ -163,4 +163,17 @@ struct zrfile_npy;
 int zr_cli_write_file(const struct zrfile_npy *f, const char *out,
 		      const char *store, const char *cmd);
 
+/* -- decoded images (images.c) ------------------------------------------- */
+
+/* --decode and --augment into o: -1 when good, else a usage exit. */
+int zr_cli_image_opts(const zr_cli_cmd *cmd, const char *decode,
+		      const char *augment, zr_image_opts *o);
+/* ZR_CLI_OK for an encoded-image store, else says so (ZR_CLI_FAIL). */
+int zr_cli_image_check(zr_store *s, const char *store, const char *cmd);
+/* Writes records idx[0..n) decoded under o as one .npy of uint8: (H, W,
+ * 3) when single, else (n, S, S, 3).  Reports errors itself. */
+int zr_cli_write_images(zr_store *s, const uint64_t *idx, size_t n,
+			const zr_image_opts *o, int single, const char *out,
+			const char *store, const char *cmd);
+
 #endif

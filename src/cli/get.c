@@ -59,13 +59,18 @@ static int run(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "png", no_argument, NULL, 'p' },
+		{ "decode", optional_argument, NULL, 'd' },
+		{ "augment", required_argument, NULL, 'a' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "position", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *out = NULL, *store;
-	uint64_t *idx = NULL;
+	const char *out = NULL, *store, *decode = NULL, *augment = NULL;
+	uint64_t *idx = NULL, seed = 0, pos = 0;
+	zr_image_opts io;
 	zr_store *s;
-	int c, rc, n, png = 0;
+	int c, rc, n, png = 0, images = 0;
 
 	while ((c = zr_cli_getopt(&zr_cli_get, argc, argv, "ho:", opts)) !=
 	       -1) {
@@ -73,9 +78,26 @@ static int run(int argc, char **argv)
 			png = 1;
 		else if (c == 'o')
 			out = optarg;
-		else
+		else if (c == 'd')
+			images = 1, decode = optarg;
+		else if (c == 'a')
+			images = 1, augment = optarg;
+		else if ((c == 's' && zr_cli_parse_u64(optarg, &seed) < 0) ||
+			 (c == 'P' && zr_cli_parse_u64(optarg, &pos) < 0))
+			return zr_cli_usage(&zr_cli_get, "bad %s '%s': want a "
+					    "decimal number", c == 's' ?
+					    "--seed" : "--position", optarg);
+		else if (c != 's' && c != 'P')
 			return zr_cli_getopt_exit(c);
 	}
+	if (images && png)
+		return zr_cli_usage(&zr_cli_get, "--png and --decode/--augment "
+				    "exclude each other");
+	if (images && (rc = zr_cli_image_opts(&zr_cli_get, decode, augment,
+					      &io)) >= 0)
+		return rc;
+	io.seed = seed;
+	io.position = pos;
 	if (optind >= argc)
 		return zr_cli_usage(&zr_cli_get, "expected STORE and INDEX...");
 	store = argv[optind];
@@ -88,7 +110,12 @@ static int run(int argc, char **argv)
 	rc = zr_cli_open(store, ZR_OPEN_RDONLY, "get", &s);
 	if (rc == ZR_CLI_OK) {
 		rc = zr_cli_check_range(store, "get", s, idx, (size_t)n);
-		if (rc == ZR_CLI_OK && png)
+		if (rc == ZR_CLI_OK && images)
+			rc = zr_cli_image_check(s, store, "get");
+		if (rc == ZR_CLI_OK && images)
+			rc = zr_cli_write_images(s, idx, (size_t)n, &io, n == 1,
+						 out, store, "get");
+		else if (rc == ZR_CLI_OK && png)
 			rc = write_png(s, idx[0], out, store);
 		else if (rc == ZR_CLI_OK)
 			rc = zr_cli_write_records(s, n == 1 ?
@@ -104,7 +131,9 @@ static int run(int argc, char **argv)
 const zr_cli_cmd zr_cli_get = {
 	.name = "get",
 	.run = run,
-	.synopsis = "STORE INDEX... [-o OUT] | STORE INDEX --png [-o OUT]",
+	.synopsis = "STORE INDEX... [-o OUT] | STORE INDEX --png [-o OUT]\n"
+		    "       STORE INDEX... --decode[=SIZE] [--augment A] "
+		    "[--seed S] [--position P] [-o OUT]",
 	.help =
 	"Writes records as NumPy data to OUT (default stdout, never a\n"
 	"terminal).  One INDEX: that record as a .npy, the bytes of a\n"
@@ -116,5 +145,13 @@ const zr_cli_cmd zr_cli_get = {
 	"  -o, --output OUT   write to the file OUT (\"-\": stdout)\n"
 	"  --png              one record of a uint8 image store as a PNG\n"
 	"                     (shape (H,W), (H,W,C) or (C,H,W), C in 1, 3,\n"
-	"                     4): the bytes of a mount's records/INDEX.png\n",
+	"                     4): the bytes of a mount's records/INDEX.png\n"
+	"  --decode[=SIZE]    an encoded-image store's records decoded to\n"
+	"                     uint8 RGB: without SIZE one record, whole, as\n"
+	"                     (H, W, 3); with SIZE (shorter side to SIZE,\n"
+	"                     centre crop) a .npy of (count, SIZE, SIZE, 3)\n"
+	"  --augment A        the training transform, A = rrc[:SMIN:SMAX]\n"
+	"                     and/or flip (comma-separated; SIZE 224 unless\n"
+	"                     --decode=SIZE says), drawn from (--seed S,\n"
+	"                     --position P + k) for the k-th INDEX\n",
 };

@@ -7,7 +7,7 @@ src_cli_zrecord_SOURCES = \
 	src/cli/batch.h src/cli/batchmix.c \
 	src/cli/mixopen.c src/cli/mixopen.h src/cli/mixstats.c \
 	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c \
-	src/cli/cat.c src/cli/import.c
+	src/cli/cat.c src/cli/import.c src/cli/images.c
 src_cli_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/cli \
 	-I$(top_srcdir)/src/tree -I$(top_srcdir)/src/import
@@ -21,6 +21,7 @@ EXTRA_DIST += tests/cli/conftest.py tests/cli/test_create.py \
 	tests/cli/test_maint.py tests/cli/test_errors.py \
 	tests/cli/test_npz.py tests/cli/test_wait.py tests/cli/test_mix.py \
 	tests/cli/importdata.py tests/cli/test_import_images.py \
+	tests/cli/test_images.py \
 	tests/cli/test_import_wds.py tests/cli/test_import_arrays.py \
 	tests/cli/test_import_scale.py tests/cli/test_import_mount.py \
 	tests/cli/test_import_edges.py \

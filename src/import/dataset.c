@@ -141,6 +141,9 @@ static int open_store(zr_imp_dataset *d, imp_store *st,
 		free(data);
 	}
 	free(path);
+	/* --encoded: the library decodes these records (zrecord(5)). */
+	if (rc == 0 && f->kind == ZR_IMP_IMAGE && d->cfg->img.encoded)
+		rc = zr_store_mark_images(st->s);
 	if (rc == 0)
 		rc = zr_append_begin(st->s, &st->a);
 	if (rc < 0)

@@ -5,8 +5,9 @@ noinst_LTLIBRARIES += src/lib/libzrecord_core.la
 src_lib_libzrecord_core_la_SOURCES = \
 	src/lib/error.c src/lib/error.h
 src_lib_libzrecord_core_la_CPPFLAGS = $(AM_CPPFLAGS) -DZR_BUILDING_LIBRARY
-src_lib_libzrecord_core_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(MSGPACK_CFLAGS)
-src_lib_libzrecord_core_la_LIBADD = $(ZSTD_LIBS) $(MSGPACK_LIBS)
+src_lib_libzrecord_core_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(MSGPACK_CFLAGS) \
+	$(IMAGE_CFLAGS)
+src_lib_libzrecord_core_la_LIBADD = $(ZSTD_LIBS) $(MSGPACK_LIBS) $(IMAGE_LIBS) -lm
 
 lib_LTLIBRARIES += src/lib/libzrecord.la
 src_lib_libzrecord_la_SOURCES =
@@ -43,3 +44,8 @@ src_lib_libzrecord_core_la_SOURCES += src/lib/pool.c src/lib/pool.h \
 	src/lib/sigbus.c src/lib/sigbus.h src/lib/store_guard.c \
 	src/lib/store_scope.c src/lib/store_lock.c src/lib/store_follow.c \
 	src/lib/ragged_forms.c
+# encoded-image records: the mark, the decoders, the decoded gather
+src_lib_libzrecord_core_la_SOURCES += src/lib/store_content.c \
+	src/lib/image.h src/lib/image_box.c src/lib/image_resample.c \
+	src/lib/image_jpeg.c src/lib/image_png.c src/lib/image_decode.c \
+	src/lib/image_gather.c

@@ -293,6 +293,8 @@ static int open_as(const char *path, unsigned flags, zr_store **out)
 	if (!err)
 		err = load_dict(s);
 	if (!err)
+		err = zr__content_load(s);
+	if (!err)
 		err = zr__map_ensure(s, ZR__META, zr__loc_pos(len));
 	if (!err)
 		err = zr__map_ensure(s, ZR__DATA, tail);

@@ -23,6 +23,9 @@
 /* The journal of a delete or compact (journal.h); an open that finds it
  * recovers the store (see zrecord.h, Durability). */
 #define ZR__MAINT_FILE "maintenance.zr"
+/* The mark of an encoded-image store (store_content.c): beside the seed's
+ * files, which it leaves byte for byte as they are. */
+#define ZR__CONTENT_FILE "content.zr"
 
 /* One read-only mapping of a file prefix.  Mappings are never unmapped
  * before close: a reader may still hold an older one. */
@@ -126,6 +129,9 @@ struct zr_store {
 	int recovered;
 	char *recovered_msg;
 	int locks_ok;             /* map_lock and rw were initialized */
+	/* Records are encoded images (content.zr): set at open or by
+	 * zr_store_mark_images, read by any thread. */
+	atomic_int images;
 };
 
 /* memcpy + le*toh compile to one load: the table is read on every
@@ -176,6 +182,14 @@ int zr__pwrite_all(int fd, const void *buf, size_t len, uint64_t off,
 		   const char *path, const char *file);
 int zr__pread_all(int fd, void *buf, size_t len, uint64_t off,
 		  const char *path, const char *file);
+
+/* fsync of a file or folder (flags: O_RDONLY, | O_DIRECTORY), and a new
+ * file dir/name (O_EXCL) written and fsynced; -errno with a message. */
+int zr__fsync_path(const char *path, int flags);
+int zr__write_file(const char *dir, const char *name, const void *buf,
+		   size_t len);
+/* Reads the store's content.zr at open (store_content.c). */
+int zr__content_load(zr_store *s);
 
 /* fdatasync of meta.zr or data.zr, with a message naming the file. */
 int zr__flush(zr_store *s, int file);

@@ -43,7 +43,7 @@ static int mkdir_parents(const char *path)
 	return err;
 }
 
-static int fsync_path(const char *path, int flags)
+int zr__fsync_path(const char *path, int flags)
 {
 	int fd = open(path, flags | O_CLOEXEC);
 	int err = 0;
@@ -56,8 +56,8 @@ static int fsync_path(const char *path, int flags)
 	return err;
 }
 
-static int write_file(const char *dir, const char *name, const void *buf,
-		      size_t len)
+int zr__write_file(const char *dir, const char *name, const void *buf,
+		   size_t len)
 {
 	char p[4096];
 	int fd, err;
@@ -127,18 +127,18 @@ static int lay_down(const char *path, const uint8_t *page, zr_codec codec,
 		    const void *dict, size_t dict_len)
 {
 	char from[4096], to[4096];
-	int err = write_file(path, "data.zr", NULL, 0);
+	int err = zr__write_file(path, "data.zr", NULL, 0);
 
 	if (!err && codec == ZR_CODEC_ZSTD_DICT)
-		err = write_file(path, "dict.zr", dict, dict_len);
+		err = zr__write_file(path, "dict.zr", dict, dict_len);
 	if (!err)
-		err = write_file(path, META_NEW, page, ZR__PAGE);
+		err = zr__write_file(path, META_NEW, page, ZR__PAGE);
 	snprintf(from, sizeof(from), "%s/" META_NEW, path);
 	snprintf(to, sizeof(to), "%s/meta.zr", path);
 	if (!err && rename(from, to))
 		err = zr__fail(-errno, "%s: rename: %s", from, strerror(errno));
 	if (!err)
-		err = fsync_path(path, O_RDONLY | O_DIRECTORY);
+		err = zr__fsync_path(path, O_RDONLY | O_DIRECTORY);
 	return err;
 }
 
@@ -155,7 +155,7 @@ static int fsync_parent(const char *path)
 		slash[1] = '\0';
 	else if (slash)
 		*slash = '\0';
-	err = fsync_path(slash ? p : ".", O_RDONLY | O_DIRECTORY);
+	err = zr__fsync_path(slash ? p : ".", O_RDONLY | O_DIRECTORY);
 	free(p);
 	return err;
 }

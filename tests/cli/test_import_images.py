@@ -114,6 +114,9 @@ def test_encoded_keeps_bytes(zr, tmp_path):
     got = records(zr, dest / "image")
     paths = [p for c in sorted(layout) for p in layout[c]]
     assert [g.tobytes() for g in got] == [read_bytes(p) for p in paths]
+    # the mark the library decodes by, beside the seed's files
+    assert (dest / "image" / "content.zr").read_bytes() == b"images\n"
+    assert not (dest / "label" / "content.zr").exists()
 
 
 def test_mixed_channels_dense_needs_rgb(zr, tmp_path):

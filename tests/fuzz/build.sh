@@ -51,7 +51,7 @@ reap
 rm -f "$out/libfuzzzr.a"
 ar rcs "$out/libfuzzzr.a" "$out"/obj/*.o
 
-for h in npy schema npystream idxlist store mixfile image wds; do
+for h in npy schema npystream idxlist store mixfile image wds decode; do
 	$cc $cflags -fsanitize=fuzzer -o "$out/fuzz_$h" \
 		"$src/tests/fuzz/fuzz_$h.c" "$src/tests/fuzz/fuzz_util.c" \
 		"$src/tests/rmtree.c" \

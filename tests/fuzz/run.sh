@@ -20,7 +20,7 @@ opts="-rss_limit_mb=3072 -malloc_limit_mb=2200 -timeout=20 -print_final_stats=1"
 ASAN_OPTIONS="allocator_may_return_null=1:${ASAN_OPTIONS:-}"
 export ASAN_OPTIONS
 total=0
-for h in npy schema npystream idxlist store mixfile image wds; do
+for h in npy schema npystream idxlist store mixfile image wds decode; do
 	mkdir -p "$work/$h" "$work/crash-$h"
 	if ! "$bin/fuzz_$h" $opts -runs=0 "$corpus/$h" >"$work/$h.log" 2>&1; then
 		cat "$work/$h.log"

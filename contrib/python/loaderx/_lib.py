@@ -30,7 +30,8 @@ enum {
     ZR_E_CORRUPT = -30803, ZR_E_SCHEMA = -30804, ZR_E_DTYPE = -30805,
     ZR_E_SHAPE = -30806, ZR_E_RANGE = -30807, ZR_E_EMPTY = -30808,
     ZR_E_TOOBIG = -30809, ZR_E_CODEC = -30810, ZR_E_NODICT = -30811,
-    ZR_E_NPY = -30812, ZR_E_TRUNCATED = -30813, ZR_E_CHANGED = -30814
+    ZR_E_NPY = -30812, ZR_E_TRUNCATED = -30813, ZR_E_CHANGED = -30814,
+    ZR_E_IMAGE = -30815
 };
 unsigned zr_version(void);
 const char *zr_version_string(void);
@@ -119,6 +120,29 @@ int zr_ragged_pad(const void *src, const uint64_t *packed,
             size_t count, size_t itemsize, uint32_t ndim,
             const uint64_t *shapes, const uint64_t *padded,
             const void *pad, void *dst, size_t dst_cap);
+
+enum { ZR_IMAGE_RRC = 1, ZR_IMAGE_FLIP = 2 };
+typedef struct zr_image_opts {
+    uint32_t size;
+    uint32_t flags;
+    double scale_min;
+    double scale_max;
+    uint64_t seed;
+    uint64_t position;
+} zr_image_opts;
+int zr_image_opts_parse(const char *decode, const char *augment,
+            zr_image_opts *out);
+int zr_image_decode(const void *buf, size_t len, const zr_image_opts *opts,
+            void *dst, size_t dst_cap);
+int zr_image_shape(const void *buf, size_t len, const zr_image_opts *opts,
+            uint32_t *h, uint32_t *w);
+int zr_store_mark_images(zr_store *s);
+int zr_store_images(const zr_store *s);
+int zr_view_gather_images(zr_view *v, const uint64_t *idx, size_t count,
+            const zr_image_opts *opts, void *dst, size_t dst_cap,
+            const uint64_t *offsets);
+int zr_view_image_shape(zr_view *v, uint64_t idx, const zr_image_opts *opts,
+            uint32_t *h, uint32_t *w);
 
 int zr_store_delete(zr_store *s, const uint64_t *idx, size_t count);
 typedef void (*zr_progress_fn)(void *ctx, uint64_t done, uint64_t total);

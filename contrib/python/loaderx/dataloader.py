@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from .mixture import Mixture
-from .zrecord import RaggedStore
+from .zrecord import RaggedStore, image_opts
 from .zsampler import MixtureSampler, Sampler
 from .zstream import Schedule
 from ._closable import Closable
@@ -41,7 +41,7 @@ class DataLoader(Closable):
     """DataLoader(streams, batch_size=256, transform=None,
     mode=Sampler.Mode.IID, seed=0, workers=2, prefetch=None,
     start_step=0, rank=0, world=1, ragged="list", pad=0, ring=None,
-    start=0, schedule=None).
+    start=0, schedule=None, decode=None, augment=None).
 
     An endless iterator of batches {name: values}: a dense stream's value
     is a stacked (B, *item_shape) array, a ragged one's is in the form
@@ -71,12 +71,20 @@ class DataLoader(Closable):
     ring=N reuses the dense streams' batch arrays instead of allocating
     (and page-faulting) fresh ones: a batch stays valid until the
     consumer has taken N more, then its arrays may be overwritten (copy
-    what must live longer).  Default None: every batch is fresh."""
+    what must live longer).  Default None: every batch is fresh.
+
+    decode=SIZE / augment="rrc[:SMIN:SMAX],flip" decode the streams that
+    are encoded-image stores (RaggedStore.images) in the library's gather
+    into one (B, SIZE, SIZE, 3) uint8 array a step (RaggedStore.gather):
+    record k of rank R's batch at step t draws its crop from (seed, start
+    + (t * world + R) * batch_size + k), as `zrecord batch --augment` and
+    a mount's batch files do, so every path gives the same bytes."""
 
     def __init__(self, streams, batch_size=256, transform=None,
                  mode=Sampler.Mode.IID, seed=0, workers=2, prefetch=None,
                  start_step=0, rank=0, world=1, ragged="list", pad=0,
-                 ring=None, start=0, schedule=None):
+                 ring=None, start=0, schedule=None, decode=None,
+                 augment=None):
         self._mixture = streams if isinstance(streams, Mixture) else None
         length = (None if self._mixture else _stream_length(streams))
         if workers < 1:
@@ -89,6 +97,10 @@ class DataLoader(Closable):
         if ring is not None and ring < 1:
             raise ValueError("ring must be >= 1 (or None)")
         self._ragged = {"form": ragged, "pad": pad}
+        self._images = None
+        if decode is not None or augment is not None:
+            image_opts(decode, augment)  # ValueError now, not per step
+            self._images = {"decode": decode, "augment": augment}
         # A step's batch uses slot step % slots; the worker filling step
         # s runs only once the consumer has taken s - depth, so the
         # batch that used the slot before (s - slots) has been followed
@@ -169,7 +181,17 @@ class DataLoader(Closable):
             buf = self._bufs[key] = np.empty(shape, dtype=store.dtype)
         return buf
 
+    def _image_position(self, step):
+        sm = self.sampler
+        return sm.start + (step * max(sm.world, 1) + sm.rank) * \
+            sm.batch_size
+
     def _gather(self, name, store, idx, step):
+        if (self._images and isinstance(store, RaggedStore)
+                and store.images):
+            return store.gather(idx, seed=self.sampler.seed,
+                                position=self._image_position(step),
+                                **self._images)
         if isinstance(store, RaggedStore):
             return store.gather(idx, **self._ragged)
         if self._slots is not None:

@@ -93,6 +93,26 @@ def _codec(codec, dict_bytes):
     return out[0], buf, len(buf)
 
 
+def image_opts(decode=None, augment=None, seed=0, position=0):
+    """The zr_image_opts of decode= (True: whole images; SIZE) and
+    augment= ("rrc[:SMIN:SMAX],flip"), as the CLI and the mount parse
+    them (zr_image_opts_parse); ValueError for bad ones."""
+    if decode is True or decode is None:
+        dtext = b""
+    elif isinstance(decode, (bool, float)) or not isinstance(
+            decode, (int, np.integer, str)):
+        raise ValueError("decode must be True or an output size")
+    else:
+        dtext = str(int(decode) if not isinstance(decode, str)
+                    else decode).encode()
+    atext = (augment or "").encode()
+    opts = ffi.new("zr_image_opts *")
+    check(lib.zr_image_opts_parse(dtext, atext, opts))
+    opts.seed = int(seed) & (2 ** 64 - 1)
+    opts.position = int(position) & (2 ** 64 - 1)
+    return opts
+
+
 class _Store(Closable):
     """What both contracts share: the handle, its lifetime, locking, and
     the maintenance pass-throughs."""
@@ -384,9 +404,30 @@ class RaggedStore(_Store):
         self._writer = Writer("loaderx-ragged-writer")
 
     @classmethod
-    def create(cls, path, dtype, codec="zstd", dict_bytes=None):
-        """Creates a new store (FileExistsError if path exists)."""
-        return cls._create(path, dtype, None, codec, dict_bytes)
+    def create(cls, path, dtype, codec="zstd", dict_bytes=None,
+               images=False):
+        """Creates a new store (FileExistsError if path exists).
+        images=True (dtype uint8) marks it as encoded images: each record
+        one JPEG, PNG or WebP file's bytes, which gather(decode=...)
+        decodes (zrecord(5))."""
+        store = cls._create(path, dtype, None, codec, dict_bytes)
+        if images:
+            try:
+                store.mark_images()
+            except BaseException:
+                store.close()
+                raise
+        return store
+
+    @property
+    def images(self):
+        """True if the records are encoded images (zrecord(5))."""
+        return bool(lib.zr_store_images(self._handle()))
+
+    def mark_images(self):
+        """Marks a uint8 store's records as encoded images (durable)."""
+        self._writable()
+        check(lib.zr_store_mark_images(self._handle()), self.path)
 
     def _drain(self):
         if self._h is not None:
@@ -395,7 +436,8 @@ class RaggedStore(_Store):
     def _stop_writer(self):
         self._writer.stop()
 
-    def gather(self, indices, form="list", pad=0):
+    def gather(self, indices, form="list", pad=0, decode=None,
+               augment=None, seed=0, position=0):
         """The records at indices, in one of three forms:
 
         - "list": a list of arrays, each with its own shape;
@@ -408,10 +450,23 @@ class RaggedStore(_Store):
           k in data[k, :lengths[k]] and pad elsewhere (records whose
           shapes differ only along axis 0; ValueError otherwise).
 
-        Either of the last two is what torch.from_numpy takes."""
+        Either of the last two is what torch.from_numpy takes.
+
+        An encoded-image store (images) decodes in the library's gather
+        instead, on its lanes, into the array returned: decode=True gives
+        a list of whole (H, W, 3) uint8 RGB images, decode=SIZE one (B,
+        SIZE, SIZE, 3) array of the evaluation transform (shorter side to
+        SIZE, centre crop), augment="rrc[:SMIN:SMAX],flip" the training
+        one (SIZE 224 unless decode says), its crops and flips a pure
+        function of (seed, position + k) for record k (zrecord.h)."""
+        if decode is not None or augment is not None:
+            opts = image_opts(decode, augment, seed, position)
+            return super().gather(indices, opts=opts)
         return super().gather(indices, form=form, pad=pad)
 
-    def _gather(self, v, idx, form="list", pad=0):
+    def _gather(self, v, idx, form="list", pad=0, opts=None):
+        if opts is not None:
+            return self._gather_images(v, idx, opts)
         if form not in ("list", "packed", "padded"):
             raise ValueError("form must be 'list', 'packed' or 'padded'")
         if form == "list":
@@ -419,6 +474,32 @@ class RaggedStore(_Store):
         if form == "packed":
             return self._gather_packed(v, idx)
         return self._gather_padded(v, idx, pad)
+
+    def _gather_images(self, v, idx, opts):
+        n = len(idx)
+        cidx = ffi.from_buffer("uint64_t[]", idx)
+        side = opts.size or (224 if opts.flags & lib.ZR_IMAGE_RRC else 0)
+        if side:
+            out = np.empty((n, side, side, 3), dtype=np.uint8)
+            check(lib.zr_view_gather_images(v, cidx, n, opts,
+                                            ffi.from_buffer(out),
+                                            out.nbytes, ffi.NULL),
+                  self.path)
+            return out
+        h, w = ffi.new("uint32_t *"), ffi.new("uint32_t *")
+        shapes = []
+        for i in idx.tolist():
+            check(lib.zr_view_image_shape(v, i, opts, h, w), self.path)
+            shapes.append((h[0], w[0], 3))
+        sizes = [a * b * c for a, b, c in shapes]
+        offsets = np.zeros(n + 1, dtype=np.uint64)
+        offsets[1:] = np.cumsum(sizes, dtype=np.uint64)
+        buf = np.empty(int(offsets[-1]), dtype=np.uint8)
+        check(lib.zr_view_gather_images(
+            v, cidx, n, opts, ffi.from_buffer(buf), buf.nbytes,
+            ffi.from_buffer("uint64_t[]", offsets)), self.path)
+        return [buf[int(offsets[k]):int(offsets[k + 1])].reshape(shapes[k])
+                for k in range(n)]
 
     def _gather_raw(self, v, idx):
         """The records as stored (shape prefix, then elements), back to

@@ -1,0 +1,272 @@
+/*
+ * image_jpeg.c - JPEG records through libjpeg-turbo's libjpeg API, which
+ * (unlike TurboJPEG 2.1's) can decode part of an image: DCT-domain
+ * scaling by n/8, only the iMCU columns a box needs (jpeg_crop_scanline)
+ * and only its rows (jpeg_skip_scanlines, then stop).  Each scanline is
+ * resampled horizontally as it comes, so memory is the box's rows at the
+ * output width, never the image.  Defaults are PIL's (ISLOW IDCT, fancy
+ * upsampling), so a whole image is PIL's decode byte for byte; CMYK and
+ * YCCK become RGB as PIL's cmyk2rgb does.  Every warning (a truncated
+ * scan, bad Huffman data) is an error: that is a corrupt file.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+#include <jerror.h>
+
+#include "image.h"
+
+struct jerr {
+	struct jpeg_error_mgr pub;
+	jmp_buf jb;
+	char *msg;
+	size_t cap;
+};
+
+static void jerr_exit(j_common_ptr c)
+{
+	struct jerr *e = (struct jerr *)c->err;
+	char m[JMSG_LENGTH_MAX];
+
+	c->err->format_message(c, m);
+	snprintf(e->msg, e->cap, "JPEG: %s", m);
+	longjmp(e->jb, 1);
+}
+
+static void jerr_emit(j_common_ptr c, int level)
+{
+	if (level < 0) /* a warning: corrupt data */
+		jerr_exit(c);
+}
+
+/* One decode: the libjpeg state and what must be freed on a longjmp. */
+struct jdec {
+	struct jpeg_decompress_struct ci;
+	struct jerr err;
+	uint8_t *line;  /* one scanline (CMYK or RGB) */
+	uint8_t *mid;   /* horizontally resampled rows */
+	struct zr__taps tx, ty;
+};
+
+static void jdec_free(struct jdec *d)
+{
+	jpeg_destroy_decompress(&d->ci);
+	free(d->line);
+	free(d->mid);
+	zr__taps_free(&d->tx);
+	zr__taps_free(&d->ty);
+}
+
+/* Called inside the setjmp frame only. */
+static void jdec_header(struct jdec *d, const void *buf, size_t len)
+{
+	jpeg_create_decompress(&d->ci);
+	jpeg_mem_src(&d->ci, buf, (unsigned long)len);
+	jpeg_read_header(&d->ci, TRUE);
+	d->ci.out_color_space =
+		d->ci.jpeg_color_space == JCS_CMYK ||
+		d->ci.jpeg_color_space == JCS_YCCK ? JCS_CMYK : JCS_RGB;
+}
+
+static void jdec_init(struct jdec *d, char *msg, size_t cap)
+{
+	memset(d, 0, sizeof(*d));
+	d->ci.err = jpeg_std_error(&d->err.pub);
+	d->err.pub.error_exit = jerr_exit;
+	d->err.pub.emit_message = jerr_emit;
+	d->err.msg = msg;
+	d->err.cap = cap;
+}
+
+int zr__jpeg_size(const void *buf, size_t len, uint32_t *w, uint32_t *h,
+		  char *msg, size_t cap)
+{
+	struct jdec d;
+
+	jdec_init(&d, msg, cap);
+	if (setjmp(d.err.jb)) {
+		jdec_free(&d);
+		return ZR__IMG_BAD;
+	}
+	jdec_header(&d, buf, len);
+	*w = d.ci.image_width;
+	*h = d.ci.image_height;
+	jdec_free(&d);
+	return 0;
+}
+
+/* PIL's cmyk2rgb on inverted CMYK: (255 - K) * (1 - C / 255) as its
+ * MULDIV255 rounds it. */
+static uint8_t muldiv255(unsigned a, unsigned b)
+{
+	unsigned t = a * b + 128;
+
+	return (uint8_t)(((t >> 8) + t) >> 8);
+}
+
+static void cmyk_row(const uint8_t *src, uint8_t *dst, size_t px)
+{
+	for (size_t i = 0; i < px; i++) {
+		unsigned nk = src[4 * i + 3];
+
+		for (int k = 0; k < 3; k++)
+			dst[3 * i + k] = (uint8_t)(nk - muldiv255(
+				255u - src[4 * i + k], nk));
+	}
+}
+
+/* Reads the next scanline as RGB into rgb (CMYK through d->line). */
+static void read_rgb(struct jdec *d, uint8_t *rgb)
+{
+	JSAMPROW row = d->ci.out_color_space == JCS_CMYK ? d->line : rgb;
+
+	while (jpeg_read_scanlines(&d->ci, &row, 1) != 1)
+		;
+	if (row != rgb)
+		cmyk_row(d->line, rgb, d->ci.output_width);
+}
+
+/* The n of the n/8 scaling: the smallest that keeps the box at least
+ * out on both sides (8, none, for the whole image). */
+static unsigned scale_for(const struct zr__box *b)
+{
+	uint32_t side = b->w < b->h ? b->w : b->h;
+
+	if (!b->out)
+		return 8;
+	for (unsigned n = 1; n < 8; n++)
+		if ((uint64_t)side * n >= (uint64_t)b->out * 8)
+			return n;
+	return 8;
+}
+
+static int too_big(uint32_t w, uint32_t h, char *msg, size_t cap)
+{
+	if ((uint64_t)w * h <= ZR__IMAGE_MAX_PIXELS)
+		return 0;
+	snprintf(msg, cap, "JPEG: %ux%u is over %u pixels", w, h,
+		 ZR__IMAGE_MAX_PIXELS);
+	return ZR__IMG_BAD;
+}
+
+/* The whole image, straight into dst. */
+static void whole(struct jdec *d, uint8_t *dst)
+{
+	size_t stride = (size_t)d->ci.output_width * 3;
+
+	for (JDIMENSION y = 0; y < d->ci.output_height; y++)
+		read_rgb(d, dst + y * stride);
+}
+
+/* A box the output's own size: its rows copied as they come (what the
+ * resampler would compute, at no cost). */
+static void copied(struct jdec *d, const struct zr__box *b, uint8_t *dst)
+{
+	JDIMENSION xoff = b->x0, width = b->w;
+	uint8_t *rgb;
+
+	if (width < d->ci.output_width)
+		jpeg_crop_scanline(&d->ci, &xoff, &width);
+	else
+		xoff = 0;
+	d->line = malloc((size_t)d->ci.output_width * 7);
+	if (!d->line)
+		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
+	rgb = d->line + (size_t)d->ci.output_width * 4;
+	if (b->y0)
+		jpeg_skip_scanlines(&d->ci, b->y0);
+	for (uint32_t y = 0; y < b->h; y++) {
+		read_rgb(d, rgb);
+		zr__copy_row(rgb + (size_t)(b->x0 - xoff) * 3, b->w, b->flip,
+			     dst + (size_t)y * b->w * 3);
+	}
+}
+
+/* The box at scale n/8: crop, skip, resample each row as it comes, stop
+ * at the box's last row. */
+static void boxed(struct jdec *d, const struct zr__box *b, unsigned n,
+		  uint8_t *dst)
+{
+	JDIMENSION xoff, width;
+	uint32_t out = b->out;
+
+	if (n == 8 && b->w == out && b->h == out) {
+		copied(d, b, dst);
+		return;
+	}
+
+	if (zr__taps_make(&d->tx, b->x0 * n / 8.0, (b->x0 + b->w) * n / 8.0,
+			  d->ci.output_width, out) ||
+	    zr__taps_make(&d->ty, b->y0 * n / 8.0, (b->y0 + b->h) * n / 8.0,
+			  d->ci.output_height, out))
+		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
+	xoff = d->tx.lo;
+	width = d->tx.hi - d->tx.lo;
+	if (width < d->ci.output_width)
+		jpeg_crop_scanline(&d->ci, &xoff, &width);
+	else
+		xoff = 0;
+	/* One CMYK or RGB line, then its RGB form after it. */
+	d->line = malloc((size_t)d->ci.output_width * 7);
+	d->mid = malloc((size_t)(d->ty.hi - d->ty.lo) * out * 3 + 1);
+	if (!d->line || !d->mid)
+		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
+	if (d->ty.lo)
+		jpeg_skip_scanlines(&d->ci, d->ty.lo);
+	for (uint32_t y = d->ty.lo; y < d->ty.hi; y++) {
+		uint8_t *rgb = d->line + (size_t)d->ci.output_width * 4;
+
+		read_rgb(d, rgb);
+		zr__resample_row(&d->tx, rgb, xoff, b->flip,
+				 d->mid + (size_t)(y - d->ty.lo) * out * 3);
+	}
+	if (zr__resample_cols(&d->ty, d->mid, out, dst))
+		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
+}
+
+/* The decode proper, inside zr__jpeg_decode's setjmp frame. */
+static int run(struct jdec *d, const void *buf, size_t len,
+	       const struct zr__box *b, uint8_t *dst, char *msg, size_t cap)
+{
+	unsigned n = scale_for(b);
+	int rc;
+
+	jdec_header(d, buf, len);
+	rc = too_big(d->ci.image_width, d->ci.image_height, msg, cap);
+	if (rc)
+		return rc;
+	d->ci.scale_num = n;
+	d->ci.scale_denom = 8;
+	jpeg_start_decompress(&d->ci);
+	if (b->out) {
+		boxed(d, b, n, dst);
+		jpeg_abort_decompress(&d->ci);
+		return 0;
+	}
+	if (d->ci.out_color_space == JCS_CMYK &&
+	    !(d->line = malloc((size_t)d->ci.output_width * 4)))
+		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
+	whole(d, dst);
+	jpeg_finish_decompress(&d->ci);
+	return 0;
+}
+
+int zr__jpeg_decode(const void *buf, size_t len, const struct zr__box *b,
+		    uint8_t *dst, char *msg, size_t cap)
+{
+	struct jdec d;
+	int rc;
+
+	jdec_init(&d, msg, cap);
+	if (setjmp(d.err.jb)) {
+		jdec_free(&d);
+		return ZR__IMG_BAD;
+	}
+	rc = run(&d, buf, len, b, dst, msg, cap);
+	jdec_free(&d);
+	return rc;
+}
