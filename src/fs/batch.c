@@ -34,10 +34,12 @@ static int open_node(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 
 	if (err)
 		return err;
-	if (!fh->uncached && zrfs_pf_take(fh))
-		zrfs_pf_store(fs, fh);
+	if (!fh->uncached)
+		zrfs_prefetch_take(fs, fh);
 	fh->uncached |= fs->opts.direct_batches;
-	zrfs_pf_hint(fh, zrtree_file_epoch(fh->file));
+	/* the whole file on the lanes from its first read on */
+	zrtree_file_ahead(fh->file, zrfs_prefetch_busy);
+	zrfs_prefetch_hint(fh, zrtree_file_epoch(fh->file));
 	return 0;
 }
 
@@ -46,9 +48,9 @@ static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
 	int err;
 
-	zrfs_pf_busy(1);
+	zrfs_prefetch_busy(1);
 	err = open_node(fs, fh, flags);
-	zrfs_pf_busy(-1);
+	zrfs_prefetch_busy(-1);
 	return err;
 }
 
@@ -57,9 +59,9 @@ static int batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 {
 	int err;
 
-	zrfs_pf_busy(1);
+	zrfs_prefetch_busy(1);
 	err = zrfs_file_read(req, fs, fh, size, off);
-	zrfs_pf_busy(-1);
+	zrfs_prefetch_busy(-1);
 	return err;
 }
 
