@@ -7,13 +7,15 @@
  *
  * An open of a node whose content the stores still hold is cheap: its
  * open file (open_file.h) plans the batch at the first read the page
- * cache cannot answer
- * and gathers only the pieces that read covers (a dense .npy in pieces of
- * about 1 MiB of rows, any other form whole), so that later pieces are
- * gathered while the kernel takes the first ones; the kernel keeps the
- * pages (keep_cache), so later opens of the node read no bytes from here
- * and mmap works; the open of a step gathered ahead takes its bytes
- * instead (batch_prefetch.h).  Reads of pieces already in need no lock.
+ * cache cannot answer, and from then on a thread of the file's own
+ * gathers every piece (a dense .npy in pieces of about 1 MiB of rows,
+ * any other form whole) in file order on the library's lanes while the
+ * reads take the pieces already in, so that the next pieces are decoded
+ * while the kernel copies these; the kernel keeps the pages
+ * (keep_cache), so later opens of the node read no bytes from here and
+ * mmap works; the open of a step gathered ahead takes its bytes, or the
+ * gather still under way, instead (batch_prefetch.h).  Reads of pieces
+ * already in need no lock.
  * Every piece is gathered through the library views begun at open, one per
  * store, so a delete since changes none of them (a gather that meets a
  * running delete or compact parks the read: store_park.h).  An open
