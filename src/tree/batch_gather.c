@@ -216,6 +216,11 @@ int zrtree_gather_complete(struct zrtree_gather *g)
 	return all;
 }
 
+size_t zrtree_gather_pieces(const struct zrtree_gather *g)
+{
+	return g->pc.n;
+}
+
 char *zrtree_gather_bytes(const struct zrtree_gather *g)
 {
 	return g->buf;

@@ -65,6 +65,8 @@ int zrtree_gather_fill(struct zrtree_gather *g, uint64_t off, uint64_t end,
 /* Whether bytes [off, end) are in, without a lock. */
 int zrtree_gather_have(const struct zrtree_gather *g, uint64_t off,
 		       uint64_t end);
+/* How many pieces the file is in. */
+size_t zrtree_gather_pieces(const struct zrtree_gather *g);
 /* Whether every piece is in. */
 int zrtree_gather_complete(struct zrtree_gather *g);
 /* The buffer: the file's bytes where zrtree_gather_have says so. */

@@ -194,11 +194,14 @@ static void *runner(void *arg)
 }
 
 /* Caller holds mu and has planned: starts the runner if armed.  Without
- * a thread the reads fill their pieces themselves. */
+ * a thread the reads fill their pieces themselves, as a file of one
+ * piece always does: nothing to overlap, and a thread would only add
+ * its start and a wake-up to the read. */
 static void runner_start(struct zrtree_file *f)
 {
 	if (!f->armed || f->running ||
-	    atomic_load_explicit(&f->state, memory_order_relaxed) == FILL_DONE)
+	    atomic_load_explicit(&f->state, memory_order_relaxed) == FILL_DONE ||
+	    zrtree_gather_pieces(f->g) < 2)
 		return;
 	f->armed = 0;
 	f->run_views = f->views;

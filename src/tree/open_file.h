@@ -5,8 +5,8 @@
  * gives is of the content it opened; the bytes are copied into one buffer
  * (a record whole at the first read, a batch in pieces of about 1 MiB,
  * batch_gather.h: as reads reach them, or on a thread of its own from the
- * first read on, zrtree_file_ahead), and a read of bytes already in takes
- * no lock.  The mount serves its record and batch files through it; `zrecord
+ * first read on, zrtree_file_ahead, when it has more than one), and a
+ * read of bytes already in takes no lock.  The mount serves its record and batch files through it; `zrecord
  * cat` reads one through it too.
  *
  * Every call may give ZR_E_BUSY while a delete or compact of a store runs
@@ -62,7 +62,8 @@ void zrtree_file_adopt(struct zrtree_file *f, char *buf, size_t cap);
 void zrtree_file_take_over(struct zrtree_file *f, struct zrtree_gather *g);
 
 /* A batch file read from start to end (a mount's): from its first fill
- * on (at once after zrtree_file_take_over), a thread of f's own gathers
+ * on (at once after zrtree_file_take_over), if it is in more than one
+ * piece, a thread of f's own gathers
  * every piece in file order on the library's lanes while the reads take
  * them, so that the next pieces are decoded while the reader copies these.
  * busy(+1) and busy(-1) (if set) bracket that thread's work.  Close stops
