@@ -156,21 +156,25 @@ def taken_over(m):
 
 
 def test_back_to_back_opens_take_over_the_gather_under_way(src, mount):
-    """Steps read with no compute between: the open of step t+1 finds the
-    prefetch thread gathering it and goes on with that gather (its pieces
-    already in, the rest through the open's own views) rather than start
-    again.  Every byte is the batch's; no step is gathered twice."""
+    """Steps read with little or no compute between: the open of step t+1
+    finds the prefetch thread gathering it and goes on with that gather
+    (its pieces already in, the rest through the open's own views) rather
+    than start again.  Every byte is the batch's.  The pauses before each
+    open run from none to longer than a gather, so that some open meets a
+    gather part-way on a quiet or a loaded machine, under TSan too."""
     row = (300, 256)        # 300 KiB rows, 3 per piece
-    items = list(range(96))
+    rng = np.random.default_rng(7)
+    vals = rng.integers(0, 1 << 30, size=(96,) + row, dtype="<i4")
     make_store(os.path.join(src, "s"), "<i4", shape=row, codec="zstd",
-               rows=np.stack([np.full(row, v, dtype="<i4") for v in items]))
+               rows=vals)
     m = mount(src, "batch_size=48", "prefetch=2")
-    for seed in range(4):
-        for t in range(6):
+    for seed, pause in enumerate([0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3]):
+        for t in range(5):
+            time.sleep(pause)
             name = "%d-%d" % (seed, t)
             data = np.load(m.path("s", "batch", name + ".npy"))
             idx = np.load(m.path("s", "batch", name + ".indices.npy"))
-            assert (data == idx.astype("<i4")[:, None, None]).all(), name
+            assert (data == vals[idx]).all(), name
     gathered, served = stop_served(m)
     assert taken_over(m) >= 1, m.stderr
     assert served <= gathered, m.stderr
