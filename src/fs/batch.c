@@ -7,13 +7,15 @@
  *
  * An open of a node whose content the stores still hold is cheap: its
  * open file (open_file.h) plans the batch at the first read the page
- * cache cannot answer
- * and gathers only the pieces that read covers (a dense .npy in pieces of
- * about 1 MiB of rows, any other form whole), so that later pieces are
- * gathered while the kernel takes the first ones; the kernel keeps the
- * pages (keep_cache), so later opens of the node read no bytes from here
- * and mmap works; the open of a step gathered ahead takes its bytes
- * instead (batch_prefetch.h).  Reads of pieces already in need no lock.
+ * cache cannot answer, and from then on a thread of the file's own
+ * gathers every piece (a dense .npy in pieces of about 1 MiB of rows,
+ * any other form whole) in file order on the library's lanes while the
+ * reads take the pieces already in, so that the next pieces are decoded
+ * while the kernel copies these; the kernel keeps the pages
+ * (keep_cache), so later opens of the node read no bytes from here and
+ * mmap works; the open of a step gathered ahead takes its bytes, or the
+ * gather still under way, instead (batch_prefetch.h).  Reads of pieces
+ * already in need no lock.
  * Every piece is gathered through the library views begun at open, one per
  * store, so a delete since changes none of them (a gather that meets a
  * running delete or compact parks the read: store_park.h).  An open
@@ -34,10 +36,12 @@ static int open_node(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 
 	if (err)
 		return err;
-	if (!fh->uncached && zrfs_pf_take(fh))
-		zrfs_pf_store(fs, fh);
+	if (!fh->uncached)
+		zrfs_prefetch_take(fs, fh);
 	fh->uncached |= fs->opts.direct_batches;
-	zrfs_pf_hint(fh, zrtree_file_epoch(fh->file));
+	/* the whole file on the lanes from its first read on */
+	zrtree_file_ahead(fh->file, zrfs_prefetch_busy);
+	zrfs_prefetch_hint(fh, zrtree_file_epoch(fh->file));
 	return 0;
 }
 
@@ -46,9 +50,9 @@ static int batch_open(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 {
 	int err;
 
-	zrfs_pf_busy(1);
+	zrfs_prefetch_busy(1);
 	err = open_node(fs, fh, flags);
-	zrfs_pf_busy(-1);
+	zrfs_prefetch_busy(-1);
 	return err;
 }
 
@@ -57,9 +61,9 @@ static int batch_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
 {
 	int err;
 
-	zrfs_pf_busy(1);
+	zrfs_prefetch_busy(1);
 	err = zrfs_file_read(req, fs, fh, size, off);
-	zrfs_pf_busy(-1);
+	zrfs_prefetch_busy(-1);
 	return err;
 }
 

@@ -1,40 +1,36 @@
 /*
- * batch_prefetch.c - batch files gathered ahead (batch_prefetch.h).
+ * batch_prefetch.c - the daemon's hooks of the prefetcher
+ * (batch_prefetch.h): which sequence a batch node belongs to, the node a
+ * step's lookup would make, and the hand-over of a step's bytes to its
+ * open.  The gather itself is the tree's (zrtree_gather_ahead in
+ * batch_gather.h), the one an open file runs.
  *
  * A sequence is what a trainer reads step after step: one store or
  * dataset, sampler mode, batch size, seed and file form (rank, world,
  * start and granule are the mount's).  A step is gathered as its lookup
- * and then a first read would make it: zrtree_batch_version gives the size
- * and version a lookup gives (the length drawn from and the sum of the
- * stores' view epochs; it also keeps a packed form's shapes for that
- * lookup), then the plan and each piece are made through views whose
- * epochs still sum to that version's.  Epochs only grow, so such views
- * show the same record at every index as the lookup's did (tree.h,
- * Contents): the bytes are those of any node of that version and size,
- * whatever appends or compacts came between.  An open takes them only if
- * its node has that version and size and its own views are still at it
- * (batch.c), so nothing a delete changed can match.
+ * and then a first read would make it, with the size and version a
+ * lookup gives (the length drawn from and the sum of the stores' view
+ * epochs), through views whose epochs still sum to that version's:
+ * the bytes are those of any node of that version and size, whatever
+ * appends or compacts came between (tree.h, Contents).  An open takes
+ * them, whole or part-way, only if its node has that version and size
+ * and its own views are still at it (batch.c), so nothing a delete
+ * changed can match.  The gather never waits and never parks, and does
+ * not run beside a batch open, read or gather (zrfs_prefetch_busy): it
+ * pauses before its next piece until they are done.
  *
- * The gather never waits and never parks.  Its views are begun without
- * waiting (file_bytes.h) and held for one piece of work at a time, never
- * across zrpf_go's pause, so that a compact never finds an old view of
- * the prefetcher's open for long (zrecord.h, "views"); ZR_E_BUSY from a
- * running delete or compact gives the step up, as do views at another
- * epoch (a delete since: no open could take the step any more) and the
- * prefetcher's stop.  Nor does it run beside a batch open or read
- * (zrfs_pf_busy): it pauses before its next piece until they are done.
- *
- * Locks: the prefetcher's own lock is a leaf of fs.h's order, taken at a
- * batch open with no other lock held (take, hint); only the buffer
- * cache's lock is taken inside it (release).
+ * Locks: the prefetcher's own lock and run_mu are leaves of fs.h's
+ * order, taken at a batch open with no other lock held (take, hint);
+ * only the buffer cache's lock and a gather's are taken inside them.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 
+#include "batch_gather.h"
 #include "batch_prefetch.h"
 #include "big_buffers.h"
-#include "file_bytes.h"
 #include "open_file.h"
 #include "prefetch.h"
 
@@ -42,15 +38,16 @@
 
 static zrpf *pf; /* set before the session's threads start */
 
-/* A step being gathered: the node its lookup would make, its plan, and
- * the views its current piece of work reads through. */
-struct step {
-	struct zrtree_node n;
-	struct zrfile_batch p;	/* zeroed until planned                 */
-	zr_view **v;		/* one per store (zrtree_batch_stores)     */
-	size_t k;
-	uint64_t epoch;		/* what they must sum to: the version's  */
-};
+/* The step the prefetch thread is gathering, once planned, for an open
+ * of it to take over part-way (zrfs_prefetch_take): run_mu guards it. */
+static pthread_mutex_t run_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	struct zrpf_seq seq;
+	const struct zrtree_node *n; /* the gather's: size, ver          */
+	struct zrtree_gather *g; /* a reference; NULL: none              */
+	int taken;		/* an open took it over                  */
+} run;
+static _Atomic uint64_t taken_over; /* steps handed over part-way   */
 
 static void seq_of(const struct zrtree_node *n, struct zrpf_seq *s)
 {
@@ -77,102 +74,60 @@ static void node_of(const struct zrpf_seq *s, uint64_t step,
 		n->st = (struct zrtree_store *)s->src;
 }
 
-/* Begins the views of one piece of work, if the stores are still at the
- * step's epoch, and points a planned step's gathers at them: a plan holds
- * what its records are (sizes, shapes), never where their bytes lie, so
- * views of the same epoch serve it. */
-static int views_at(struct step *s)
-{
-	struct zrtree_store *const *st;
-	int err;
+/* The gather's: what an open may take over once it is planned. */
+struct step {
+	const struct zrpf_seq *seq;
+	const struct zrtree_node *n;
+	zrpf *pf;
+};
 
-	zrtree_batch_stores(&s->n, &st);
-	err = zrtree_views_begin(st, s->k, s->v);
-	if (!err && zrtree_views_epoch(s->v, s->k) != s->epoch) {
-		zrtree_views_end(s->v, s->k);
-		err = -ESTALE;
-	}
-	for (size_t i = 0; !err && i < s->p.nst; i++)
-		s->p.streams[i].view = s->v[i];
-	return err;
+static int go(void *ctx)
+{
+	return zrpf_go(((struct step *)ctx)->pf);
 }
 
-static void views_done(struct step *s)
+static void publish(void *ctx, struct zrtree_gather *g)
 {
-	for (size_t i = 0; i < s->p.nst; i++)
-		s->p.streams[i].view = NULL;
-	zrtree_views_end(s->v, s->k);
+	struct step *st = ctx;
+
+	zrtree_gather_ref(g);
+	pthread_mutex_lock(&run_mu);
+	run.seq = *st->seq;
+	run.n = st->n;
+	run.g = g;
+	run.taken = 0;
+	pthread_mutex_unlock(&run_mu);
 }
 
-/* Plans the step as its lookup sized it and gets a buffer for it. */
-static int plan(struct zrfs_fs *fs, struct step *s, struct zrpf_batch *b)
-{
-	int err = views_at(s);
-
-	if (err)
-		return err;
-	err = zrtree_plan_make(&fs->tree, &s->n, &s->p, 0, b->ver[0], s->v);
-	if (!err && s->p.total != b->size) {
-		zrfile_batch_free(&s->p);
-		err = -ESTALE;
-	}
-	views_done(s);
-	if (!err) {
-		b->buf = zrcommon_bigbuf_get(s->p.total + s->p.file.slack, &b->cap);
-		if (!b->buf) {
-			zrfile_batch_free(&s->p);
-			err = -ENOMEM;
-		}
-	}
-	return err;
-}
-
-/* One piece at a time, so that a delete or compact waits for one piece
- * at most, and a stop is seen between pieces. */
-static int fill(struct step *s, zrpf *pf, struct zrpf_batch *b)
-{
-	struct zrfile_batch_pieces pc;
-	int err = 0;
-
-	zrfile_batch_pieces(&s->p, &pc);
-	for (size_t k = 0; !err && k < pc.n; k++) {
-		err = zrpf_go(pf);
-		if (!err)
-			err = views_at(s);
-		if (err)
-			break;
-		err = zrfile_batch_fill_piece(&s->p, &pc, b->buf, k);
-		views_done(s);
-	}
-	return err;
-}
-
+/* A step gathered ahead by the tree (zrtree_gather_ahead), unless an
+ * open took it over meanwhile. */
 static int gather(void *ctx, const struct zrpf_seq *q, uint64_t step,
 		  zrpf *pf, struct zrpf_batch *b)
 {
 	struct zrfs_fs *fs = ctx;
-	struct zrtree_store *const *st;
-	struct step s = { 0 };
-	int err;
+	struct zrtree_gather *g, *pub;
+	struct zrtree_node n;
+	struct step st = { q, &n, pf };
+	int err, taken;
 
-	node_of(q, step, &s.n);
-	s.k = zrtree_batch_stores(&s.n, &st);
-	s.v = calloc(s.k, sizeof(*s.v));
-	err = s.v ? zrpf_go(pf) : -ENOMEM;
-	if (!err)
-		err = zrtree_batch_version(&fs->tree, &s.n, &b->size, b->ver);
-	s.epoch = b->ver[1];
-	if (!err)
-		err = zrpf_go(pf);
-	if (!err)
-		err = plan(fs, &s, b);
-	if (!err) {
-		err = fill(&s, pf, b);
-		zrfile_batch_free(&s.p);
-		if (err)
-			zrcommon_bigbuf_put(b->buf, b->cap);
+	node_of(q, step, &n);
+	err = zrtree_gather_ahead(&fs->tree, &n, go, publish, &st, &g);
+	pthread_mutex_lock(&run_mu);
+	pub = run.g;
+	taken = run.taken;
+	run.g = NULL;
+	pthread_mutex_unlock(&run_mu);
+	zrtree_gather_put(pub);
+	if (!err && taken) {
+		zrtree_gather_put(g); /* the open has it */
+		err = -ECANCELED;
 	}
-	free(s.v);
+	if (!err) {
+		b->size = n.size;
+		b->ver[0] = n.ver[0];
+		b->ver[1] = n.ver[1];
+		b->buf = zrtree_gather_unwrap(g, &b->cap);
+	}
 	return err;
 }
 
@@ -182,7 +137,7 @@ static void release(void *ctx, char *buf, size_t cap)
 	zrcommon_bigbuf_put(buf, cap);
 }
 
-void zrfs_pf_start(struct zrfs_fs *fs)
+void zrfs_prefetch_start(struct zrfs_fs *fs)
 {
 	struct zrpf_conf c = {
 		.depth = fs->opts.prefetch,
@@ -200,7 +155,7 @@ void zrfs_pf_start(struct zrfs_fs *fs)
 			"thread (%s)\n", zr_strerror(err));
 }
 
-void zrfs_pf_stop(void)
+void zrfs_prefetch_stop(void)
 {
 	struct zrpf_counts c;
 
@@ -208,34 +163,46 @@ void zrfs_pf_stop(void)
 		return;
 	zrpf_free(pf, &c);
 	pf = NULL;
-	if (c.gathered)
+	if (c.gathered || taken_over)
 		fprintf(stderr, "zrecordfs: prefetch: %llu batches gathered "
-			"ahead, %llu served, %llu dropped\n",
+			"ahead, %llu served, %llu dropped, %llu taken over "
+			"part-way\n",
 			(unsigned long long)c.gathered,
 			(unsigned long long)c.served,
-			(unsigned long long)c.dropped);
+			(unsigned long long)c.dropped,
+			(unsigned long long)taken_over);
 }
 
-int zrfs_pf_take(struct zrfs_fh *fh)
+/* The step the prefetch thread is gathering, if it is fh's: a reference
+ * to its gather, which the open goes on with. */
+static struct zrtree_gather *running(const struct zrfs_fh *fh,
+				     const struct zrpf_seq *s)
 {
 	const struct zrtree_node *n = fh->node;
-	struct zrpf_batch b;
-	struct zrpf_seq s;
+	struct zrtree_gather *g = NULL;
 
-	if (!pf)
-		return 0;
-	seq_of(n, &s);
-	if (!zrpf_take(pf, &s, n->step, n->ver, n->size, &b))
-		return 0;
-	zrtree_file_adopt(fh->file, b.buf, b.cap);
-	return 1;
+	pthread_mutex_lock(&run_mu);
+	if (run.g && !run.taken && run.seq.src == s->src &&
+	    run.seq.mode == s->mode && run.seq.bsize == s->bsize &&
+	    run.seq.seed == s->seed && run.seq.form == s->form &&
+	    run.n->step == n->step && run.n->size == n->size &&
+	    run.n->ver[0] == n->ver[0] && run.n->ver[1] == n->ver[1]) {
+		g = run.g;
+		zrtree_gather_ref(g);
+		run.taken = 1;
+	}
+	pthread_mutex_unlock(&run_mu);
+	return g;
 }
 
-void zrfs_pf_store(struct zrfs_fs *fs, const struct zrfs_fh *fh)
+/* fh's bytes to the kernel's page cache of the node
+ * (fuse_lowlevel_notify_store), which the open's keep_cache keeps, so the
+ * reads that follow need no round trip to the daemon. */
+static void store(struct zrfs_fs *fs, const struct zrfs_fh *fh)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(fh->len);
 
-	if (fh->uncached || fs->opts.direct_batches)
+	if (fs->opts.direct_batches)
 		return;
 	bv.buf[0].mem = (void *)zrtree_file_bytes(fh->file);
 	/* An open holds no page of the file (a READ would: never from
@@ -244,12 +211,40 @@ void zrfs_pf_store(struct zrfs_fs *fs, const struct zrfs_fh *fh)
 	(void)fuse_lowlevel_notify_store(fs->se, fh->node->ino, 0, &bv, 0);
 }
 
-void zrfs_pf_busy(int delta)
+void zrfs_prefetch_take(struct zrfs_fs *fs, struct zrfs_fh *fh)
 {
-	zrpf_busy(pf, delta);
+	const struct zrtree_node *n = fh->node;
+	struct zrtree_gather *g;
+	struct zrpf_batch b;
+	struct zrpf_seq s;
+
+	if (!pf)
+		return;
+	seq_of(n, &s);
+	g = running(fh, &s);
+	if (g) {
+		zrtree_file_take_over(fh->file, g);
+		zrtree_gather_put(g);
+		atomic_fetch_add(&taken_over, 1);
+	}
+	/* a step under way is told to stop: the open has it now */
+	if (!zrpf_take(pf, &s, n->step, n->ver, n->size, &b))
+		return;
+	if (g) {
+		zrcommon_bigbuf_put(b.buf, b.cap);
+		return;
+	}
+	zrtree_file_adopt(fh->file, b.buf, b.cap);
+	store(fs, fh);
 }
 
-void zrfs_pf_hint(const struct zrfs_fh *fh, uint64_t epoch)
+void zrfs_prefetch_busy(int delta)
+{
+	if (pf) /* -o prefetch=0 costs nothing */
+		zrpf_busy(pf, delta);
+}
+
+void zrfs_prefetch_hint(const struct zrfs_fh *fh, uint64_t epoch)
 {
 	struct zrpf_seq s;
 

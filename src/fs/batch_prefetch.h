@@ -11,25 +11,24 @@
 
 /* Starts the prefetcher unless -o prefetch=0 (a failure to start is
  * reported and the mount serves without it). */
-void zrfs_pf_start(struct zrfs_fs *fs);
+void zrfs_prefetch_start(struct zrfs_fs *fs);
 /* Stops it and frees what it holds; reports what it did on stderr. */
-void zrfs_pf_stop(void);
+void zrfs_prefetch_stop(void);
 /* At a batch open whose open file shows the node's own content (not
- * fresh, open_file.h): 1 when the file now holds the node's bytes,
- * gathered ahead (zrtree_file_adopt), else 0. */
-int zrfs_pf_take(struct zrfs_fh *fh);
-/* After zrfs_pf_take gave fh its bytes, with no lock held and before the
- * open's reply: hands them to the kernel's page cache of the node
- * (fuse_lowlevel_notify_store), which the open's keep_cache keeps, so the
- * reads that follow need no round trip to the daemon.  Nothing for a
- * handle served past the page cache. */
-void zrfs_pf_store(struct zrfs_fs *fs, const struct zrfs_fh *fh);
-/* A batch open or read starts (+1) or ends (-1): the prefetch pauses
- * meanwhile.  Any thread. */
-void zrfs_pf_busy(int delta);
+ * fresh, open_file.h), with no lock held: a step gathered ahead whole
+ * becomes the file's bytes (zrtree_file_adopt) and goes to the kernel's
+ * page cache of the node (fuse_lowlevel_notify_store, unless
+ * direct_batches), which the open's keep_cache keeps, so the reads need
+ * no round trip to the daemon; a step the prefetch thread is still
+ * gathering is taken over part-way (zrtree_file_take_over), never
+ * gathered again. */
+void zrfs_prefetch_take(struct zrfs_fs *fs, struct zrfs_fh *fh);
+/* A batch open, read or gather starts (+1) or ends (-1): the prefetch
+ * pauses meanwhile.  Any thread; nothing with -o prefetch=0. */
+void zrfs_prefetch_busy(int delta);
 /* After a batch open succeeded: epoch is the sum of its views' epochs
  * (zrtree_views_epoch), what the node's stores show now; steps gathered
  * at another are dropped. */
-void zrfs_pf_hint(const struct zrfs_fh *fh, uint64_t epoch);
+void zrfs_prefetch_hint(const struct zrfs_fh *fh, uint64_t epoch);
 
 #endif

@@ -13,11 +13,12 @@
  * Lock order (outermost first): an append or delete handle's mutex, a
  * record or batch file's (src/tree/open_file.c), then any one of the leaf
  * mutexes: tables_mu, the kept buffers' (big_buffers.h), the park queue's
- * (store_park.c), the errors rings' (src/tree/errors_log.c), or the
- * prefetcher's (batch_prefetch.c: taken with no other lock held).  A leaf
+ * (store_park.c), the errors rings' (src/tree/errors_log.c), a batch
+ * gather's (src/tree/batch_gather.c), or the prefetcher's and its
+ * run_mu (batch_prefetch.c: taken with no other lock held).  A leaf
  * mutex is never held while another lock is taken, but for the kept
- * buffers' inside the prefetcher's; no lock is held across a
- * fuse_lowlevel_notify_* call.
+ * buffers' inside the prefetcher's and a gather's inside run_mu; no lock
+ * is held across a fuse_lowlevel_notify_* call.
  *
  * Open files.  What a node is and shows is in src/tree/tree.h
  * (Contents).  An open handle serves one content from open to release,

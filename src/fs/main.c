@@ -124,12 +124,12 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 	}
 	/* Before the mount is reported live: `zrecordfs SRC MNT; umount
 	 * MNT` must find the entry. */
-	zrfs_pf_start(fs);
+	zrfs_prefetch_start(fs);
 	zrmount_utab_register(fs->opts.src, fs->opts.mountpoint);
 	if (notify >= 0)
 		detach(notify);
 	err = run_loop(fs);
-	zrfs_pf_stop();
+	zrfs_prefetch_stop();
 	zrfs_follow_stop(fs);
 	zrcommon_bigbuf_reaper_stop();
 	/* libfuse reports the signal that ended the loop as a positive

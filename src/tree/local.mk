@@ -12,6 +12,7 @@ src_tree_libzrtree_la_SOURCES = \
 	src/tree/errors_log.c src/tree/errors_log.h \
 	src/tree/mixture.c src/tree/mixture.h \
 	src/tree/batch_node.c src/tree/batch_node.h \
+	src/tree/batch_gather.c src/tree/batch_gather.h \
 	src/tree/open_file.c src/tree/open_file.h \
 	src/tree/refresh.c
 src_tree_libzrtree_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \

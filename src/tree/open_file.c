@@ -1,14 +1,16 @@
 /*
  * open_file.c - open record and batch files (open_file.h): the views
- * begun at open, the buffer, and for a batch the plan and which of its
- * pieces are in, so that reads of pieces already gathered never wait for
- * a gather.
+ * begun at open, the buffer, and for a batch its gather (batch_gather.h)
+ * and the thread that runs it from the first read on, so that reads of
+ * pieces already gathered never wait for a gather and the next pieces
+ * are gathered while the kernel copies these.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "batch_gather.h"
 #include "big_buffers.h"
 #include "errors_log.h"
 #include "file_bytes.h"
@@ -17,23 +19,12 @@
 /* How far the buffer is. */
 enum { FILL_NONE, FILL_PLANNED, FILL_DONE };
 
-/* A batch's layout and which of its pieces are in buf (see
- * zrfile_batch_pieces in batch_file.h).  plan is freed once every piece
- * is in, the rest with the file, since a reader may be checking done[]
- * without mu. */
-struct pieces {
-	struct zrfile_batch plan; /* valid until every piece is in (mu)  */
-	struct zrfile_batch_pieces pc; /* written once, before state      */
-	size_t missing;		/* pieces not in buf yet (mu)             */
-	atomic_uchar done[];	/* piece k is in buf (release, acquire)   */
-};
-
 struct zrtree_file {
 	struct zrtree *tree;
 	const struct zrtree_node *node;
-	/* Guards the fill: buf, views, fill's plan and missing. */
+	/* Guards the fill: buf, views, g, the runner's start. */
 	pthread_mutex_t mu;
-	char *buf;
+	char *buf;		/* a record's, an adopted batch's, or g's  */
 	size_t cap;
 	int cached;		/* buf came from zrcommon_bigbuf_get      */
 	int fresh;
@@ -45,7 +36,14 @@ struct zrtree_file {
 	/* how far buf is: written under mu (release) and read without it
 	 * (acquire), so that reads of bytes already in take no lock */
 	atomic_int state;
-	struct pieces *fill;	/* batch: set under mu before PLANNED     */
+	struct zrtree_gather *g; /* batch: set under mu before PLANNED   */
+	/* the whole file gathered on a thread of its own (zrtree_file_ahead):
+	 * armed, then started at the first fill */
+	void (*busy)(int delta);
+	int armed, running;
+	pthread_t runner;
+	zr_view *const *run_views; /* the views, as the runner started  */
+	atomic_int stop;	/* close: the runner ends after its piece */
 };
 
 static int is_record(const struct zrtree_file *f)
@@ -127,64 +125,87 @@ static int record_open(struct zrtree_file *f)
 
 /* -- batches ------------------------------------------------------------ */
 
-/* Caller holds mu.  Plans the batch drawn from the first length records
- * (0: all) and gets buf for it, if it has the node's size (else
- * -ESTALE). */
-static int plan(struct zrtree_file *f, uint64_t length)
+/* Caller holds mu: once every piece is in, the views end. */
+static void batch_done(struct zrtree_file *f)
 {
-	struct zrfile_batch_pieces pc;
-	struct zrfile_batch p;
-	struct pieces *s;
-	int err = zrtree_plan_make(f->tree, f->node, &p, 0, length, f->views);
-
-	if (err)
-		return err == -ENOENT ? -ESTALE : err;
-	if (p.total != f->node->size) {
-		zrfile_batch_free(&p);
-		return -ESTALE;
+	if (atomic_load_explicit(&f->state, memory_order_relaxed) ==
+		    FILL_PLANNED &&
+	    zrtree_gather_complete(f->g)) {
+		views_end(f);
+		set_state(f, FILL_DONE);
 	}
-	zrfile_batch_pieces(&p, &pc);
-	s = malloc(sizeof(*s) + pc.n * sizeof(s->done[0]));
-	/* the slack is scratch the fill may use past the file's bytes */
-	f->buf = s ? zrcommon_bigbuf_get(p.total + p.file.slack, &f->cap) :
-		     NULL;
-	if (!f->buf) {
-		free(s);
-		zrfile_batch_free(&p);
-		return -ENOMEM;
-	}
-	f->cached = 1;
-	s->plan = p;
-	s->pc = pc;
-	s->missing = pc.n;
-	for (size_t k = 0; k < pc.n; k++)
-		atomic_init(&s->done[k], 0);
-	f->fill = s;
-	set_state(f, FILL_PLANNED);
-	return 0;
 }
 
-/* Caller holds mu and has planned.  Gathers the pieces [k0, k1] not in
- * buf yet. */
-static int fill_pieces(struct zrtree_file *f, size_t k0, size_t k1)
+/* Caller holds mu, before any fill: the batch is gathered into g's
+ * buffer. */
+static void batch_attach(struct zrtree_file *f, struct zrtree_gather *g)
 {
-	struct pieces *s = f->fill;
-	int err = 0;
+	f->g = g;
+	f->buf = zrtree_gather_bytes(g);
+	set_state(f, FILL_PLANNED);
+	batch_done(f);
+}
 
-	for (size_t k = k0; !err && k <= k1 && s->missing; k++) {
-		if (atomic_load_explicit(&s->done[k], memory_order_relaxed))
-			continue;
-		err = zrfile_batch_fill_piece(&s->plan, &s->pc, f->buf, k);
-		if (err)
-			break;
-		atomic_store_explicit(&s->done[k], 1, memory_order_release);
-		if (!--s->missing) {
-			zrfile_batch_free(&s->plan); /* buf is complete */
-			views_end(f);
-			set_state(f, FILL_DONE);
-		}
-	}
+/* Caller holds mu.  Plans the batch drawn from the first length records
+ * (0: all), if it has the node's size (else -ESTALE). */
+static int plan(struct zrtree_file *f, uint64_t length)
+{
+	struct zrtree_gather *g;
+	int err = zrtree_gather_new(f->tree, f->node, length, f->views, &g);
+
+	if (!err)
+		batch_attach(f, g);
 	return err;
+}
+
+/* The runner's views are the file's, fixed until every piece is in. */
+struct run {
+	struct zrtree_file *f;
+	zr_view *const *views;
+};
+
+static int run_go(void *ctx, zr_view *const **views)
+{
+	struct run *r = ctx;
+
+	*views = r->views;
+	return atomic_load_explicit(&r->f->stop, memory_order_relaxed) ?
+		       -ECANCELED : 0;
+}
+
+/* The runner: the pieces in file order, while the reads take them.  A
+ * failure ends it quietly: the read that needs the piece fills it and
+ * reports (ZR_E_BUSY: parks, as without a runner). */
+static void *runner(void *arg)
+{
+	struct zrtree_file *f = arg;
+	struct run r = { f, f->run_views };
+	struct zrtree_gather_hooks h = { run_go, NULL, &r };
+
+	if (f->busy)
+		f->busy(1);
+	(void)zrtree_gather_run(f->g, &h);
+	if (f->busy)
+		f->busy(-1);
+	pthread_mutex_lock(&f->mu);
+	batch_done(f);
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+/* Caller holds mu and has planned: starts the runner if armed.  Without
+ * a thread the reads fill their pieces themselves, as a file of one
+ * piece always does: nothing to overlap, and a thread would only add
+ * its start and a wake-up to the read. */
+static void runner_start(struct zrtree_file *f)
+{
+	if (!f->armed || f->running ||
+	    atomic_load_explicit(&f->state, memory_order_relaxed) == FILL_DONE ||
+	    zrtree_gather_pieces(f->g) < 2)
+		return;
+	f->armed = 0;
+	f->run_views = f->views;
+	f->running = !pthread_create(&f->runner, NULL, runner, f);
 }
 
 /* Caller holds mu: bytes [off, end) of the node's content (length
@@ -193,12 +214,13 @@ static int batch_fill(struct zrtree_file *f, uint64_t off, uint64_t end)
 {
 	int err = 0;
 
-	if (!f->fill)
+	if (!f->g)
 		err = plan(f, f->node->ver[0]);
 	if (!err)
-		err = fill_pieces(f, zrfile_batch_piece_of(&f->fill->pc, off),
-				  zrfile_batch_piece_of(&f->fill->pc,
-							end - 1));
+		runner_start(f);
+	if (!err)
+		err = zrtree_gather_fill(f->g, off, end, f->views);
+	batch_done(f);
 	return err;
 }
 
@@ -214,7 +236,10 @@ static int batch_open(struct zrtree_file *f)
 		f->fresh = 1;
 		err = plan(f, 0);
 		if (!err)
-			err = fill_pieces(f, 0, f->fill->pc.n - 1);
+			err = zrtree_gather_fill(f->g, 0, f->node->size,
+						 f->views);
+		if (!err)
+			batch_done(f);
 	}
 	return err;
 }
@@ -255,6 +280,7 @@ int zrtree_file_open(struct zrtree *t, const struct zrtree_node *n,
 	f->node = n;
 	pthread_mutex_init(&f->mu, NULL);
 	atomic_init(&f->state, FILL_NONE);
+	atomic_init(&f->stop, 0);
 	/* A record's open fails only by what its name shows now; a batch's
 	 * may gather (the failures of zrtree_file_fill) or fail to begin. */
 	err = views_begin(f);
@@ -279,13 +305,15 @@ void zrtree_file_close(struct zrtree_file *f)
 {
 	if (!f)
 		return;
-	if (f->fill)
-		zrfile_batch_free(&f->fill->plan);
-	free(f->fill);
+	if (f->running) {
+		atomic_store_explicit(&f->stop, 1, memory_order_relaxed);
+		pthread_join(f->runner, NULL);
+	}
+	zrtree_gather_put(f->g);
 	views_end(f);
 	if (f->cached)
 		zrcommon_bigbuf_put(f->buf, f->cap);
-	else
+	else if (!f->g)
 		free(f->buf);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
@@ -310,16 +338,10 @@ int zrtree_file_have(const struct zrtree_file *f, uint64_t off,
 		     uint64_t end)
 {
 	int state = atomic_load_explicit(&f->state, memory_order_acquire);
-	const struct pieces *s;
 
 	if (state != FILL_PLANNED)
 		return state == FILL_DONE;
-	s = f->fill;
-	for (size_t k = zrfile_batch_piece_of(&s->pc, off);
-	     k <= zrfile_batch_piece_of(&s->pc, end - 1); k++)
-		if (!atomic_load_explicit(&s->done[k], memory_order_acquire))
-			return 0;
-	return 1;
+	return zrtree_gather_have(f->g, off, end);
 }
 
 int zrtree_file_fill(struct zrtree_file *f, uint64_t off, uint64_t end)
@@ -347,4 +369,24 @@ void zrtree_file_adopt(struct zrtree_file *f, char *buf, size_t cap)
 	f->cap = cap;
 	f->cached = 1;
 	set_state(f, FILL_DONE);
+}
+
+void zrtree_file_take_over(struct zrtree_file *f, struct zrtree_gather *g)
+{
+	zrtree_gather_ref(g);
+	pthread_mutex_lock(&f->mu);
+	batch_attach(f, g);
+	pthread_mutex_unlock(&f->mu);
+}
+
+void zrtree_file_ahead(struct zrtree_file *f, void (*busy)(int delta))
+{
+	if (is_record(f))
+		return;
+	pthread_mutex_lock(&f->mu);
+	f->busy = busy;
+	f->armed = 1;
+	if (f->g) /* taken over part-way: on with the rest at once */
+		runner_start(f);
+	pthread_mutex_unlock(&f->mu);
 }

@@ -3,9 +3,10 @@
  * content its node stands for (tree.h, Contents).  Open begins library
  * views of the node's stores, so whatever deletes come later every byte it
  * gives is of the content it opened; the bytes are copied into one buffer
- * as reads reach them (a record whole at the first, a batch in pieces of
- * about 1 MiB: batch_file.h), and a read of bytes already in takes no
- * lock.  The mount serves its record and batch files through it; `zrecord
+ * (a record whole at the first read, a batch in pieces of about 1 MiB,
+ * batch_gather.h: as reads reach them, or on a thread of its own from the
+ * first read on, zrtree_file_ahead, when it has more than one), and a
+ * read of bytes already in takes no lock.  The mount serves its record and batch files through it; `zrecord
  * cat` reads one through it too.
  *
  * Every call may give ZR_E_BUSY while a delete or compact of a store runs
@@ -19,6 +20,7 @@
 #include "tree.h"
 
 struct zrtree_file;
+struct zrtree_gather;
 
 /* Opens record or batch node n.  -ESTALE when the name now shows other
  * bytes of another size (or none): look it up again.  When it shows other
@@ -54,5 +56,18 @@ const char *zrtree_file_bytes(const struct zrtree_file *f);
  * holds the whole file gathered elsewhere (the mount's prefetch), and
  * ends the views. */
 void zrtree_file_adopt(struct zrtree_file *f, char *buf, size_t cap);
+/* The same for a gather still under way (the prefetcher's: its views
+ * showed the node's content): f takes a reference to g and the pieces
+ * already in, and fills the rest through its own views. */
+void zrtree_file_take_over(struct zrtree_file *f, struct zrtree_gather *g);
+
+/* A batch file read from start to end (a mount's): from its first fill
+ * on (at once after zrtree_file_take_over), if it is in more than one
+ * piece, a thread of f's own gathers
+ * every piece in file order on the library's lanes while the reads take
+ * them, so that the next pieces are decoded while the reader copies these.
+ * busy(+1) and busy(-1) (if set) bracket that thread's work.  Close stops
+ * it after its piece. */
+void zrtree_file_ahead(struct zrtree_file *f, void (*busy)(int delta));
 
 #endif

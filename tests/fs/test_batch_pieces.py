@@ -110,3 +110,30 @@ def test_delete_between_reads_keeps_the_unread_pieces(batch_mount):
 def read_all(path):
     with open(path, "rb") as f:
         return f.read()
+
+
+def test_delete_meets_the_whole_file_gather(src, mount):
+    """From the first read on, the open's own thread gathers every piece
+    (src/tree/batch_gather.c) while the reads take them: a delete written
+    while it runs (an 11-piece batch, read 4 KiB in) waits for or parks
+    it, never changes it: the rest read in order is the open's batch, and
+    the store's errors file stays empty."""
+    store(src)
+    m = mount(src, "batch_size=32")
+    values = list(range(N))
+    for seed in range(3):
+        name = "%d-1" % (20 + seed)
+        want = whole(m, name, values)
+        idx = np.load(m.path("s", "batch", name + ".indices.npy"))
+        gone = sorted(set(int(i) for i in idx[-3:]) - {len(values) - 1})
+        fd = os.open(m.path("s", "batch", name + ".npy"), os.O_RDONLY)
+        try:
+            got = [os.pread(fd, 4096, 0)]
+            write(m.path("s", "delete"), "%d\n" % gone[0])
+            values = model_delete(values, gone[:1])
+            while sum(map(len, got)) < len(want):
+                got.append(os.pread(fd, 1 << 17, sum(map(len, got))))
+        finally:
+            os.close(fd)
+        assert b"".join(got) == want, name
+    assert read_all(m.path("s", "errors")) == b""

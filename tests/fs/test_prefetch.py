@@ -5,8 +5,10 @@ byte what `zrecord batch` writes (dense zstd and raw, ragged packed and
 padded forms and their parts, a dataset's @batch); a delete or compact
 between two steps leaves no stale byte, and a compact keeps what was
 gathered; many sequences started and abandoned stay within
--o prefetch_mem; random access and -o prefetch=0 gather nothing ahead.  The daemon's unmount line says how many batches
-it gathered ahead and served: that is how these tests know the
+-o prefetch_mem; random access and -o prefetch=0 gather nothing ahead; an
+open of a step still being gathered ahead takes that gather over.  The
+daemon's unmount line says how many batches it gathered ahead and served,
+and how many it handed over part-way: that is how these tests know the
 prefetched path was the one taken."""
 import os
 import re
@@ -145,6 +147,37 @@ def test_delete_and_compact_between_steps_leave_no_stale_byte(src, mount):
             write(m.path("s", "compact"), "1\n")
     check_step(m, "8-%d" % t, items)
     assert stop_served(m)[1] >= 1, m.stderr
+
+
+def taken_over(m):
+    """Steps an open took over part-way, from the unmount line."""
+    got = re.search(r"(\d+) taken over part-way", m.stderr)
+    return int(got.group(1)) if got else 0
+
+
+def test_back_to_back_opens_take_over_the_gather_under_way(src, mount):
+    """Steps read with little or no compute between: the open of step t+1
+    finds the prefetch thread gathering it and goes on with that gather
+    (its pieces already in, the rest through the open's own views) rather
+    than start again.  Every byte is the batch's.  The pauses before each
+    open run from none to longer than a gather, so that some open meets a
+    gather part-way on a quiet or a loaded machine, under TSan too."""
+    row = (300, 256)        # 300 KiB rows, 3 per piece
+    rng = np.random.default_rng(7)
+    vals = rng.integers(0, 1 << 30, size=(96,) + row, dtype="<i4")
+    make_store(os.path.join(src, "s"), "<i4", shape=row, codec="zstd",
+               rows=vals)
+    m = mount(src, "batch_size=48", "prefetch=2")
+    for seed, pause in enumerate([0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3]):
+        for t in range(5):
+            time.sleep(pause)
+            name = "%d-%d" % (seed, t)
+            data = np.load(m.path("s", "batch", name + ".npy"))
+            idx = np.load(m.path("s", "batch", name + ".indices.npy"))
+            assert (data == vals[idx]).all(), name
+    gathered, served = stop_served(m)
+    assert taken_over(m) >= 1, m.stderr
+    assert served <= gathered, m.stderr
 
 
 def test_a_compact_keeps_the_steps_gathered_ahead(src, mount):
