@@ -8,8 +8,9 @@
  *    "schedule": [{"from": 1000000, "weights": [1, 1]}]}
  *
  * "sources" (1..1024 objects; path: a non-empty string, weight: an
- * integer 0..2^20) is required; "schedule" (weight changes, "from" in
- * non-decreasing order, one weight per source) is optional.  Paths are as
+ * integer 0..2^20, at least one above 0) is required; "schedule"
+ * (weight changes, "from" in non-decreasing order, one weight per source,
+ * at least one above 0) is optional.  Paths are as
  * written (the caller resolves them against the file's folder).  Anything
  * else, an unknown key included, is an error naming where it is.
  */

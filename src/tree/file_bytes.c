@@ -188,16 +188,22 @@ static void node_streams(const struct zrtree_node *n, zr_view *const *views,
 			.view = views[i] };
 }
 
-/* A refusal the planner explained, into the errors file of n's store or
+/* A refusal of a batch name, into the errors file of n's store or
  * mixture: a batch the schedule does not serve yet, one over the byte cap,
- * records a packed or padded form cannot take. */
+ * records a packed or padded form cannot take, and what the planner left
+ * to the library to explain (a cyclic W*B over the length, a stream it
+ * cannot build: zr_errmsg).  A store with nothing to sample from yet is
+ * no failure (ENOENT with no message). */
 static void log_refusal(const struct zrtree_node *n, int err, const char *msg)
 {
 	unsigned long long b = n->bsize;
+	int lib = !msg[0] && err == -EINVAL;
 	struct zrtree_elog *log;
 	const char *name;
 
-	if (!msg[0] || (err == -EINVAL && !zrfile_npy_flat(form_of(n))))
+	if (lib)
+		msg = zr_errmsg();
+	if (!msg[0])
 		return;
 	log = zrtree_batch_elog(n, &name);
 	if (err == -ENOENT)
@@ -206,10 +212,13 @@ static void log_refusal(const struct zrtree_node *n, int err, const char *msg)
 			      (unsigned long long)n->step, msg);
 	else if (err == -EFBIG)
 		zrtree_elog_add(log, name, "batch of %llu: %s (EFBIG)", b, msg);
-	else if (err == -EINVAL)
+	else if (err == -EINVAL && !lib && zrfile_npy_flat(form_of(n)))
 		zrtree_elog_add(log, name, "batch of %llu: %s (EINVAL); the "
 			      ".npz form holds any records, one member each",
 			      b, msg);
+	else
+		zrtree_elog_add(log, name, "batch of %llu: %s (%s)", b, msg,
+			      err == -EINVAL ? "EINVAL" : zr_strerror(err));
 }
 
 /* zrtree_plan_make, and into *spec (unless NULL) the spec it planned. */

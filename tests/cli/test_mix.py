@@ -69,6 +69,21 @@ def test_bad_mixture_files(zr, mix, doc, msg):
     assert msg in err, err
 
 
+@pytest.mark.parametrize("cmd", [("batch", "--seed", 1, "--step", 0),
+                                 ("stats",)])
+@pytest.mark.parametrize("doc,msg", [
+    ('{"sources": [{"path": "a", "weight": 0}, {"path": "b", "weight": 0}]}',
+     "every weight is 0"),
+    ('{"sources": [{"path": "a", "weight": 1}], "schedule": [{"from": 5, '
+     '"weights": [0]}]}', "schedule entry 0: every weight is 0"),
+])
+def test_all_zero_weights_are_refused(zr, mix, cmd, doc, msg):
+    """Nothing to draw: refused by every command that reads the file, with
+    a message naming it, as the mount refuses it (test_mixture.py)."""
+    err = zr.fails(1, cmd[0], mix(doc), *cmd[1:])
+    assert "m.mix.json" in err and msg in err, err
+
+
 def test_mixture_options(zr, mix, tmp_path):
     m = mix({"sources": [{"path": "a", "weight": 1},
                          {"path": "b", "weight": 1}]})

@@ -250,12 +250,16 @@ def test_unserved_sources_leave_only_errors(stores, mount, tmp_path):
     write_mix(stores, "empty", [("empty", 1)])
     with open(os.path.join(stores, "broken.mix.json"), "w") as f:
         f.write('{"sources": [{"path": "a"}]}')
+    write_mix(stores, "zero", [("a", 0), ("b", 0)])
+    write_mix(stores, "zerolater", [("a", 1)], [(5, [0])])
     m = mount(stores, "ro")
     for name, msg in (("missing", "nope: No such file or directory"),
                       ("escape", "is outside this mount's SRC"),
                       ("file", "dense.mix.json is not served by this mount"),
                       ("empty", "neither a store nor a folder of stores"),
-                      ("broken", "needs a path and a weight")):
+                      ("broken", "needs a path and a weight"),
+                      ("zero", "every weight is 0"),
+                      ("zerolater", "schedule entry 0: every weight is 0")):
         assert os.listdir(m.path(name + ".mix")) == ["errors"]
         with open(m.path(name + ".mix", "errors")) as f:
             text = f.read()

@@ -273,6 +273,17 @@ def test_bad_schedules_and_mixtures(tmp_path):
                                            '"weight": 1.5}]}')
     with pytest.raises(ValueError):
         Mixture(str(tmp_path / "bad.mix.json"))
+    # nothing to draw: refused when the file is opened, as zrecord and the
+    # mount refuse it
+    dense(str(tmp_path / "a"), 4).close()
+    for doc, msg in (('{"sources": [{"path": "a", "weight": 0}]}',
+                      "bad.mix.json: every weight is 0"),
+                     ('{"sources": [{"path": "a", "weight": 1}], "schedule":'
+                      ' [{"from": 2, "weights": [0]}]}',
+                      "schedule entry 0: every weight is 0")):
+        (tmp_path / "bad.mix.json").write_text(doc)
+        with pytest.raises(ValueError, match=msg):
+            Mixture(str(tmp_path / "bad.mix.json"))
     loader = DataLoader({"x": dense(str(tmp_path / "s"), 10)}, batch_size=2)
     with pytest.raises(ValueError):
         loader.load_state_dict({"seed": 1})
