@@ -46,7 +46,8 @@ def test_start_continues_the_steps(mode):
         for rank in range(world):
             old = Sampler(1000, b, mode, seed=4, rank=rank, world=world)
             new = Sampler(1000, b, mode, seed=4, rank=rank, world=world,
-                          start=7 * world * b)
+                          start=7 * world * b,
+                          schedule=old.schedule.to_dict())
             for t in (0, 1, 30):
                 assert np.array_equal(new.batch(t), old.batch(t + 7))
             assert new.position(3) == (7 + 3) * world * b
@@ -254,6 +255,36 @@ def test_grown_store_takes_its_length_at_the_next_cycle(tmp_path):
                   "--length", 40, "--grow", "16:64", "--indices")
     assert got.tolist() == Sampler(64, 8, "cyclic", seed=1, start=16,
                                    schedule=sched).batch(2).tolist()
+
+
+def test_a_resume_needs_its_schedule(tmp_path):
+    """start > 0 of a cyclic or iid stream without the schedule that holds
+    its granule is refused, by Sampler and DataLoader alike: the new
+    world * batch_size would repeat records within a cycle."""
+    for mode in ("cyclic", "iid"):
+        with pytest.raises(ValueError, match="start=16: a %s stream "
+                           "resumed past 0 needs the schedule" % mode):
+            Sampler(100, 4, mode, seed=1, start=16)
+    store = dense(str(tmp_path / "s"), 100)
+    with pytest.raises(ValueError, match="state_dict"):
+        DataLoader({"x": store}, batch_size=4, mode="cyclic", start=16)
+    first = DataLoader({"x": store}, batch_size=8, mode="cyclic", seed=1)
+    a, b = next(first)["x"], next(first)["x"]
+    state = first.state_dict()
+    first.close()
+    # the state's schedule keeps granule 8 under a new batch size
+    cont = DataLoader({"x": store}, batch_size=4, mode="cyclic", seed=1,
+                      start=state["position"], schedule=state["schedule"])
+    seen = [r[0] for r in np.concatenate([a, b])]
+    for _ in range(18):  # 16 + 72 = 88 positions: the cycle of 96 minus 8
+        seen += [r[0] for r in next(cont)["x"]]
+    cont.close()
+    assert len(seen) == 88 and len(set(seen)) == 88
+    # sequential has no granule; position 0 no past
+    assert Sampler(100, 4, "sequential", start=16).batch(0).tolist() == \
+        [16, 17, 18, 19]
+    Sampler(100, 4, "cyclic", start=0)
+    store.close()
 
 
 def test_bad_schedules_and_mixtures(tmp_path):
