@@ -236,7 +236,7 @@ def test_grown_store_takes_its_length_at_the_next_cycle(tmp_path):
             next(a)
         state = a.state_dict()  # position 16 of cycle 0 (40 positions)
         a.close()
-    w = DenseStore.open(path)
+    w = DenseStore.open(path, readonly=False)
     w.append(np.zeros((24, 3), "<i8") - 1)
     w.close()
     with DenseStore.open(path, readonly=True) as s:
