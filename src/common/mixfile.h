@@ -38,8 +38,9 @@ void zr_mixfile_free(zr_mixfile *m);
 /* The largest mixture file read. */
 #define ZR_MIXFILE_MAX (1u << 20)
 /* Reads the file at path whole and parses it (mixfile_read.c): 0, or
- * -errno, -EFBIG (over ZR_MIXFILE_MAX) or the parser's -EINVAL, with msg
- * saying why. */
+ * -errno (-ELOOP: path is a symlink, refused as the mount hides it),
+ * -EFBIG (over ZR_MIXFILE_MAX) or the parser's -EINVAL, with msg saying
+ * why. */
 int zr_mixfile_read(const char *path, zr_mixfile *out, char *msg,
 		    size_t msg_cap);
 

@@ -84,6 +84,25 @@ def test_all_zero_weights_are_refused(zr, mix, cmd, doc, msg):
     assert "m.mix.json" in err and msg in err, err
 
 
+def test_a_symlinked_mixture_file_is_refused_as_the_mount_hides_it(
+        zr, mix, tmp_path):
+    """One rule: a mixture file is a regular file.  The mount (and zrecord
+    ls, its listing) shows no symlinks, so zrecord batch and stats, and
+    loaderx's Mixture, refuse one with a message saying so."""
+    loaderx = _loaderx()
+    m = mix({"sources": [{"path": "a", "weight": 1}]})
+    os.symlink(m.name, tmp_path / "l.mix.json")
+    for cmd in (("batch", "--seed", 1, "--step", 0), ("stats",)):
+        err = zr.fails(1, cmd[0], tmp_path / "l.mix.json", *cmd[1:])
+        assert "l.mix.json" in err and "a symlink: a mixture file must " \
+            "be a regular file" in err, err
+    listed = zr.ok("ls", tmp_path).decode().split()
+    assert "m.mix" in listed and "l.mix" not in listed, listed
+    with pytest.raises(ValueError, match="a symlink"):
+        loaderx.Mixture(str(tmp_path / "l.mix.json"))
+    zr.ok("stats", m)
+
+
 def test_mixture_options(zr, mix, tmp_path):
     m = mix({"sources": [{"path": "a", "weight": 1},
                          {"path": "b", "weight": 1}]})

@@ -95,6 +95,11 @@ class Mixture(Closable):
 
     def __init__(self, path):
         self.path = os.fsdecode(path)
+        if os.path.islink(self.path):
+            # as zrecord and a mount (which shows no symlinks) refuse it
+            raise ValueError("%s: a symlink: a mixture file must be a "
+                             "regular file; name its target, or copy it"
+                             % self.path)
         with open(self.path, encoding="utf-8") as f:
             srcs, self.changes = _parse(f.read(), self.path)
         folder = os.path.dirname(os.path.abspath(self.path))
