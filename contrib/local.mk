@@ -14,7 +14,7 @@ EXTRA_DIST += tests/python.test \
 	contrib/python/tests/test_readme.py contrib/python/tests/test_store.py \
 	contrib/python/tests/test_images.py contrib/python/tests/imagedata.py \
 	contrib/python/tests/test_sampler.py \
-	contrib/python/tests/test_positions.py \
+	contrib/python/tests/test_positions.py contrib/python/tests/test_docs.py \
 	contrib/python/tests/test_dataloader.py contrib/python/tests/test_follow.py \
 	contrib/python/tests/test_fs.py contrib/python/tests/test_lib.py \
 	scripts/bench_loader.py

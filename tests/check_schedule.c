@@ -2,11 +2,13 @@
  * check_schedule.c - the batch schedule shared by `zrecord batch` and the
  * mount (src/common/schedule.h): values refused with a message, entries
  * kept in position order (as given on a tie), a mixture file's weight
- * changes merged first on a tie, and a batch's need for grown lengths.
+ * changes merged first on a tie, a batch's need for grown lengths, and a
+ * run's start with its granule (P@G, batch_stream.h).
  */
 #include <errno.h>
 #include <string.h>
 
+#include "batch_stream.h"
 #include "check_suites.h"
 #include "schedule.h"
 
@@ -140,6 +142,42 @@ START_TEST(test_batch_needs_the_grown_length)
 }
 END_TEST
 
+START_TEST(test_a_start_carries_its_granule)
+{
+	static const char *const bad[] = { "", "@", "5@", "@5", "5@0", "x",
+					   "5@6@7", "5@x", "-1",
+					   "99999999999999999999" };
+	uint64_t p = 9, g = 9;
+	char msg[320];
+
+	ck_assert_int_eq(zrcommon_schedule_start("1280", &p, &g), 0);
+	ck_assert_uint_eq(p, 1280);
+	ck_assert_uint_eq(g, 0);
+	ck_assert_int_eq(zrcommon_schedule_start("1280@32", &p, &g), 0);
+	ck_assert_uint_eq(p, 1280);
+	ck_assert_uint_eq(g, 32);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		p = g = 7;
+		ck_assert_int_eq(zrcommon_schedule_start(bad[i], &p, &g), -1);
+		ck_assert_uint_eq(p, 7);
+		ck_assert_uint_eq(g, 7);
+	}
+	/* past 0, cyclic and iid need the granule; sequential never */
+	ck_assert_int_eq(zrcommon_batch_resumed(ZR_SAMPLER_CYCLIC, 1280, 0, msg,
+						sizeof(msg)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg, "start 1280 has no granule: a "
+				     "cyclic stream"));
+	ck_assert_int_eq(zrcommon_batch_resumed(ZR_SAMPLER_IID, 5, 0, msg,
+						sizeof(msg)), -EINVAL);
+	ck_assert_int_eq(zrcommon_batch_resumed(ZR_SAMPLER_IID, 5, 3, msg,
+						sizeof(msg)), 0);
+	ck_assert_int_eq(zrcommon_batch_resumed(ZR_SAMPLER_CYCLIC, 0, 0, msg,
+						sizeof(msg)), 0);
+	ck_assert_int_eq(zrcommon_batch_resumed(ZR_SAMPLER_SEQUENTIAL, 5, 0,
+						msg, sizeof(msg)), 0);
+}
+END_TEST
+
 Suite *suite_schedule(void)
 {
 	Suite *s = suite_create("schedule");
@@ -148,6 +186,7 @@ Suite *suite_schedule(void)
 	tcase_add_test(tc, test_bad_values_are_refused);
 	tcase_add_test(tc, test_order_is_by_position_then_as_given);
 	tcase_add_test(tc, test_apply_merges_weights_first);
+	tcase_add_test(tc, test_a_start_carries_its_granule);
 	tcase_add_test(tc, test_batch_needs_the_grown_length);
 	suite_add_tcase(s, tc);
 	return s;

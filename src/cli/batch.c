@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "batch_stream.h"
 #include "npy_file.h"
 
 #define DEFAULT_BATCH 256
@@ -113,7 +114,10 @@ static int option(batch_args *a, int c)
 		a->indices = 1;
 		break;
 	case 'P':
-		rc = number("--start", optarg, 0, &a->start);
+		if (zrcommon_schedule_start(optarg, &a->start, &a->at_granule))
+			rc = zr_cli_usage(&zr_cli_batch, "bad --start '%s': want "
+					  "P or P@G (decimals, G at least 1)",
+					  optarg);
 		break;
 	case 'G':
 		rc = number("--granule", optarg, 0, &a->granule);
@@ -203,6 +207,13 @@ static int parse_args(int argc, char **argv, batch_args *a)
 		return zr_cli_usage(&zr_cli_batch, "--decode/--augment give "
 				    "the decoded images: no --form or "
 				    "--indices with them");
+	if (a->at_granule && a->granule && a->at_granule != a->granule)
+		return zr_cli_usage(&zr_cli_batch, "--start's granule %llu and "
+				    "--granule %llu differ",
+				    (unsigned long long)a->at_granule,
+				    (unsigned long long)a->granule);
+	if (a->at_granule)
+		a->granule = a->at_granule;
 	return -1;
 }
 
@@ -233,7 +244,12 @@ int zr_cli_batch_write(const batch_args *a,
 		       struct zrfile_batch *b)
 {
 	char msg[320];
-	int rc, err = zrfile_batch_plan(b, s, 0, 0, msg, sizeof(msg));
+	int rc, err = s->mix ? 0 : zrcommon_batch_resumed(s->cfg.mode,
+							s->start, s->granule,
+							msg, sizeof(msg));
+
+	if (!err)
+		err = zrfile_batch_plan(b, s, 0, 0, msg, sizeof(msg));
 
 	if (err && msg[0])
 		rc = zr_cli_error(a->store, "batch", err, msg);
@@ -351,7 +367,7 @@ static int run(int argc, char **argv)
 const zr_cli_cmd zr_cli_batch = {
 	.name = "batch",
 	.run = run,
-	.synopsis = "STORE|MIX.mix.json --seed S --step T [--start P]\n"
+	.synopsis = "STORE|MIX.mix.json --seed S --step T [--start P[@G]]\n"
 		    "           [--mode sequential|iid|cyclic] "
 		    "[--batch-size B]\n"
 		    "           [--rank R --world W] [--granule G] "
@@ -374,7 +390,8 @@ const zr_cli_cmd zr_cli_batch = {
 	"their weights' shares, as a store's or a dataset's batch.\n\n"
 	"  --seed S          sampler seed (required; unused by sequential)\n"
 	"  --step T          step number (required)\n"
-	"  --start P         the run's first position (default 0)\n"
+	"  --start P[@G]     the run's first position (default 0); P@G: of a\n"
+	"                    stream of granule G (cyclic, iid: needed past 0)\n"
 	"  --granule G       cycle multiple of the stream (default W*B; keep\n"
 	"                    the first run's W*B when W or B change)\n"
 	"  --length N        the stream's length at position 0 (default: the\n"

@@ -14,6 +14,7 @@ typedef struct batch_args {
 	const char *store, *out;
 	zr_sampler cfg;
 	uint64_t step, start, granule;
+	uint64_t at_granule; /* --start P@G's G, 0 without */
 	int have_seed, have_step, indices;
 	int form; /* --form: an enum zrfile_npy_form, or -1 */
 	/* --decode / --augment: the batch decoded (images.c) */

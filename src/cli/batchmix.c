@@ -120,8 +120,9 @@ int zr_cli_batch_mix(const batch_args *a)
 	int rc;
 
 	if (a->granule)
-		return zr_cli_usage(&zr_cli_batch, "--granule: a mixture's "
-				    "sources cycle through all their records");
+		return zr_cli_usage(&zr_cli_batch, "--granule, --start P@G: a "
+				    "mixture's sources cycle through all their "
+				    "records");
 	rc = zr_cli_mix_read(a->store, "batch", &m.file);
 	if (rc != ZR_CLI_OK)
 		return rc;

@@ -18,7 +18,7 @@ int zr_cli_mix_read(const char *path, const char *cmd, zr_mixfile *f)
 
 	if (rc < 0) /* msg only repeats a system error */
 		return zr_cli_error(path, cmd, rc, rc == -EINVAL ||
-				    rc == -EFBIG ? msg : NULL);
+				    rc == -EFBIG || rc == -ELOOP ? msg : NULL);
 	return ZR_CLI_OK;
 }
 

@@ -16,4 +16,13 @@
 int zrcommon_batch_stream(const zr_sampler *cfg, uint64_t g,
 			  zr_stream **out);
 
+/* Whether a run may start at position start with granule g (0: none
+ * given) in mode: a cyclic or iid stream resumed past position 0 needs the
+ * granule it was made with (its first run's W * B: a new W * B would move
+ * its cycle boundaries, so records repeat within a cycle, and iid's draws
+ * change), which nothing else remembers.  0, or -EINVAL with msg saying
+ * how to give it. */
+int zrcommon_batch_resumed(zr_sampler_mode mode, uint64_t start, uint64_t g,
+			   char *msg, size_t cap);
+
 #endif

@@ -211,13 +211,29 @@ static int array(scan *s, zr_mixfile *m, uint32_t max, const char *what,
 	return rc ? rc : expect(s, ']');
 }
 
+/* Whether one of the k weights w is above 0: a mixture whose weights
+ * are all 0 has nothing to draw, so every batch of it would be refused. */
+static int any_weight(const uint64_t *w, uint32_t k)
+{
+	for (uint32_t i = 0; i < k; i++)
+		if (w[i])
+			return 1;
+	return 0;
+}
+
 static int sources(scan *s, zr_mixfile *m)
 {
+	int rc;
+
 	m->path = calloc(MAX_SOURCES, sizeof(*m->path));
 	m->weight = calloc(MAX_SOURCES, sizeof(*m->weight));
 	if (!m->path || !m->weight)
 		return -ENOMEM;
-	return array(s, m, MAX_SOURCES, "sources", source, &m->k);
+	rc = array(s, m, MAX_SOURCES, "sources", source, &m->k);
+	if (!rc && m->k && !any_weight(m->weight, m->k))
+		rc = fail(s, "every weight is 0 (give a source a weight above "
+			  "0)");
+	return rc;
 }
 
 static int weight_list(scan *s, zr_mixfile *m, uint64_t *w)
@@ -272,6 +288,9 @@ static int change(scan *s, zr_mixfile *m)
 		return rc;
 	if (!seen[0] || !seen[1])
 		return fail(s, "a schedule entry needs from and weights");
+	if (!any_weight(m->weights + (size_t)i * m->k, m->k))
+		return fail(s, "schedule entry %u: every weight is 0 (give a "
+			    "source a weight above 0)", (unsigned)i);
 	if (i && m->from[i] < m->from[i - 1])
 		return fail(s, "schedule: from %llu comes before %llu",
 			    (unsigned long long)m->from[i],

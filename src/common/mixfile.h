@@ -8,8 +8,9 @@
  *    "schedule": [{"from": 1000000, "weights": [1, 1]}]}
  *
  * "sources" (1..1024 objects; path: a non-empty string, weight: an
- * integer 0..2^20) is required; "schedule" (weight changes, "from" in
- * non-decreasing order, one weight per source) is optional.  Paths are as
+ * integer 0..2^20, at least one above 0) is required; "schedule"
+ * (weight changes, "from" in non-decreasing order, one weight per source,
+ * at least one above 0) is optional.  Paths are as
  * written (the caller resolves them against the file's folder).  Anything
  * else, an unknown key included, is an error naming where it is.
  */
@@ -37,8 +38,9 @@ void zr_mixfile_free(zr_mixfile *m);
 /* The largest mixture file read. */
 #define ZR_MIXFILE_MAX (1u << 20)
 /* Reads the file at path whole and parses it (mixfile_read.c): 0, or
- * -errno, -EFBIG (over ZR_MIXFILE_MAX) or the parser's -EINVAL, with msg
- * saying why. */
+ * -errno (-ELOOP: path is a symlink, refused as the mount hides it),
+ * -EFBIG (over ZR_MIXFILE_MAX) or the parser's -EINVAL, with msg saying
+ * why. */
 int zr_mixfile_read(const char *path, zr_mixfile *out, char *msg,
 		    size_t msg_cap);
 

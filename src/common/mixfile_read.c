@@ -1,7 +1,9 @@
 /*
  * mixfile_read.c - reads a mixture file whole and parses it (mixfile.h),
  * for the zrecord command and the zrecordfs daemon; the parser itself
- * stays free of I/O for its fuzz harness.
+ * stays free of I/O for its fuzz harness.  A symlink is refused by both
+ * (ELOOP): a mount shows none of SRC's symlinks, so a mixture file is a
+ * regular file wherever it is read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +17,7 @@
 int zr_mixfile_read(const char *path, zr_mixfile *out, char *msg,
 		    size_t msg_cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), err = 0;
 	char *b;
 	ssize_t n = 0;
 	size_t got = 0;
@@ -23,7 +25,10 @@ int zr_mixfile_read(const char *path, zr_mixfile *out, char *msg,
 	memset(out, 0, sizeof(*out));
 	if (fd < 0) {
 		err = -errno;
-		snprintf(msg, msg_cap, "%s", strerror(-err));
+		snprintf(msg, msg_cap, "%s", err == -ELOOP ? "a symlink: a "
+			 "mixture file must be a regular file (a mount shows no "
+			 "symlinks); name its target, or copy it" :
+			 strerror(-err));
 		return err;
 	}
 	b = malloc(ZR_MIXFILE_MAX + 1);

@@ -117,6 +117,19 @@ int zrcommon_schedule_lengths(zrcommon_schedule *s, const char *val,
 	return 0;
 }
 
+int zrcommon_schedule_start(const char *val, uint64_t *pos,
+			    uint64_t *granule)
+{
+	uint64_t v[2] = { 0, 0 };
+	int n = numbers(val, '@', v, 2);
+
+	if (n < 0 || (n == 2 && !v[1]))
+		return -1;
+	*pos = v[0];
+	*granule = v[1];
+	return 0;
+}
+
 void zrcommon_schedule_free(zrcommon_schedule *s)
 {
 	free(s->e);

@@ -39,6 +39,11 @@ typedef struct zrcommon_schedule {
  * 0, or -1 with msg saying what the value must be. */
 int zrcommon_schedule_add(zrcommon_schedule *s, int kind, const char *val,
 			  char *msg, size_t cap);
+/* A run's start "P" or "P@G" (a position and the granule of the stream
+ * it is a position of, G >= 1) into *pos and *granule (0 when not given):
+ * 0, or -1 for another value. */
+int zrcommon_schedule_start(const char *val, uint64_t *pos,
+			    uint64_t *granule);
 /* Sets the lengths at position 0 from "N[,N...]" (sep ','; a mount's -o
  * takes ':', as ',' separates its options); 0 or -1 with msg. */
 int zrcommon_schedule_lengths(zrcommon_schedule *s, const char *val,

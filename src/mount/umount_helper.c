@@ -36,7 +36,8 @@ struct args {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: " ME " MOUNTPOINT [-flnrv] [-N NS] [-t TYPE]\n\n"
+	fprintf(f, "Usage: " ME " MOUNTPOINT [-flnrv] [-N NS] [-t TYPE]\n"
+		"       " ME " --help | --version\n\n"
 		"Unmounts a zrecordfs mount, then waits until its daemon has "
 		"closed\n(synced and unlocked) every store.  umount(8) runs "
 		"it; -l (lazy)\nand -N (another namespace) do not wait.\n"
@@ -94,11 +95,12 @@ static int flag(struct args *a, int c)
 	}
 }
 
-/* 0 to go on, 1 after --help, -1 after a usage message. */
+/* 0 to go on, 1 after --help or --version, -1 after a usage message. */
 static int parse(int argc, char **argv, struct args *a)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
@@ -107,6 +109,10 @@ static int parse(int argc, char **argv, struct args *a)
 				NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
+			return 1;
+		}
+		if (c == 'V') {
+			printf(ME " (zrecordfs) %s\n", PACKAGE_VERSION);
 			return 1;
 		}
 		if (flag(a, c)) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch_stream.h"
 #include "file_bytes.h"
 #include "mixture.h"
 #include "errors_log.h"
@@ -188,16 +189,23 @@ static void node_streams(const struct zrtree_node *n, zr_view *const *views,
 			.view = views[i] };
 }
 
-/* A refusal the planner explained, into the errors file of n's store or
+/* A refusal of a batch name, into the errors file of n's store or
  * mixture: a batch the schedule does not serve yet, one over the byte cap,
- * records a packed or padded form cannot take. */
-static void log_refusal(const struct zrtree_node *n, int err, const char *msg)
+ * records a packed or padded form cannot take, and what the planner left
+ * to the library to explain (a cyclic W*B over the length, a stream it
+ * cannot build: zr_errmsg).  A store with nothing to sample from yet is
+ * no failure (ENOENT with no message). */
+static void log_refusal(const struct zrtree_node *n, int err, const char *msg,
+			int planned)
 {
 	unsigned long long b = n->bsize;
+	int lib = !msg[0] && err == -EINVAL;
 	struct zrtree_elog *log;
 	const char *name;
 
-	if (!msg[0] || (err == -EINVAL && !zrfile_npy_flat(form_of(n))))
+	if (lib)
+		msg = zr_errmsg();
+	if (!msg[0])
 		return;
 	log = zrtree_batch_elog(n, &name);
 	if (err == -ENOENT)
@@ -206,10 +214,14 @@ static void log_refusal(const struct zrtree_node *n, int err, const char *msg)
 			      (unsigned long long)n->step, msg);
 	else if (err == -EFBIG)
 		zrtree_elog_add(log, name, "batch of %llu: %s (EFBIG)", b, msg);
-	else if (err == -EINVAL)
+	else if (err == -EINVAL && planned && !lib &&
+		 zrfile_npy_flat(form_of(n)))
 		zrtree_elog_add(log, name, "batch of %llu: %s (EINVAL); the "
 			      ".npz form holds any records, one member each",
 			      b, msg);
+	else
+		zrtree_elog_add(log, name, "batch of %llu: %s (%s)", b, msg,
+			      err == -EINVAL ? "EINVAL" : zr_strerror(err));
 }
 
 /* zrtree_plan_make, and into *spec (unless NULL) the spec it planned. */
@@ -231,7 +243,7 @@ static int plan(struct zrtree *t, const struct zrtree_node *n,
 		node_streams(n, views, grid);
 	err = zrfile_batch_plan(p, &s, size_only, length, msg, sizeof(msg));
 	if (err) {
-		log_refusal(n, err, msg);
+		log_refusal(n, err, msg, 1);
 		zrfile_batch_free(p);
 	} else if (spec) {
 		*spec = s;
@@ -257,14 +269,15 @@ uint64_t zrtree_views_epoch(zr_view *const *views, size_t k)
 
 /* The planner's early refusal of n, before any view, allocation or table
  * read: -EFBIG for a batch over max_batch_bytes whatever records it held
- * (one store per field: a mixture's first source's). */
+ * (one store per field: a mixture's first source's); -EINVAL for a run
+ * resumed without its granule (batch_stream.h; a mixture has none). */
 static int bound(struct zrtree *t, const struct zrtree_node *n)
 {
 	struct zrtree_store *const *st;
 	size_t k = zrtree_batch_stores(n, &st);
 	struct zrfile_batch_spec s;
 	struct zrfile_batch_least l;
-	char msg[160];
+	char msg[320];
 	int err;
 
 	node_spec(t->run, n, 0, &s);
@@ -277,8 +290,11 @@ static int bound(struct zrtree *t, const struct zrtree_node *n)
 		for (size_t i = 0; i < k; i++)
 			zrfile_batch_least_add(&s, &l, st[i]->zs);
 	err = zrfile_batch_bound(&s, &l, msg, sizeof(msg));
+	if (!err && !n->mix)
+		err = zrcommon_batch_resumed(n->mode, s.start, s.granule, msg,
+					     sizeof(msg));
 	if (err)
-		log_refusal(n, err, msg);
+		log_refusal(n, err, msg, 0);
 	return err;
 }
 

@@ -17,6 +17,7 @@ enum kind {
 	NUM,		/* a decimal in [lo, hi], into field              */
 	SIZE,		/* a byte count of at least lo, with K, M or G    */
 	SAMPLER,	/* sequential, iid or cyclic                      */
+	START,		/* P or P@G: start and at_granule                 */
 	SCHED,		/* skip= or grow= (lo: which), length=: sched     */
 };
 
@@ -46,10 +47,12 @@ static const struct opt table[] = {
 	{ .name = "world=", .kind = NUM, .lo = 1, .hi = UINT32_MAX,
 	  FIELD(world), .arg = "world=W",
 	  .help = "the number of ranks (default 1)" },
-	{ .name = "start=", .kind = NUM, .lo = 0, .hi = UINT64_MAX,
-	  FIELD(start), .arg = "start=P",
+	{ .name = "start=", .kind = START, .arg = "start=P[@G]",
 	  .help = "a run that began at stream position P: step T\nreads "
-	  "positions P + T*W*B + R*B .. (default 0)" },
+	  "positions P + T*W*B + R*B .. (default 0);\nP@G: of a stream of "
+	  "granule G (cyclic and iid\nbatches need it past 0)",
+	  .takes = "start=P[@G] takes a position P (0 to 2^64-1), then "
+	  "optionally @ and the granule G (1 to 2^64-1)" },
 	{ .name = "granule=", .kind = NUM, .lo = 1, .hi = UINT64_MAX,
 	  FIELD(granule), .arg = "granule=G",
 	  .help = "the stream's cycle multiple (default W*B): keep\nthe "
@@ -162,6 +165,8 @@ static int take(struct zrtree_run *r, const struct opt *t, const char *val)
 	switch (t->kind) {
 	case SAMPLER:
 		return zr_sampler_mode_parse(val, &r->mode);
+	case START:
+		return zrcommon_schedule_start(val, &r->start, &r->at_granule);
 	case SCHED:
 		return sched_option(r, (int)t->lo, val);
 	case NUM:
@@ -198,12 +203,22 @@ int zrtree_run_parse(struct zrtree_run *r, const char *arg, char *msg,
 	return -EINVAL;
 }
 
-int zrtree_run_check(const struct zrtree_run *r, char *msg, size_t cap)
+int zrtree_run_check(struct zrtree_run *r, char *msg, size_t cap)
 {
-	if (r->rank < r->world)
-		return 0;
-	snprintf(msg, cap, "rank=%u needs world > %u", r->rank, r->rank);
-	return -EINVAL;
+	if (r->rank >= r->world) {
+		snprintf(msg, cap, "rank=%u needs world > %u", r->rank,
+			 r->rank);
+		return -EINVAL;
+	}
+	if (r->at_granule && r->granule && r->at_granule != r->granule) {
+		snprintf(msg, cap, "start=P@%llu and granule=%llu differ",
+			 (unsigned long long)r->at_granule,
+			 (unsigned long long)r->granule);
+		return -EINVAL;
+	}
+	if (r->at_granule)
+		r->granule = r->at_granule;
+	return 0;
 }
 
 void zrtree_run_help_row(const char *arg, const char *help)

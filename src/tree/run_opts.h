@@ -27,8 +27,8 @@ void zrtree_run_free(struct zrtree_run *r);
 int zrtree_run_parse(struct zrtree_run *r, const char *arg, char *msg,
 		     size_t cap);
 /* The checks across options, after the last: -EINVAL with the reason in
- * msg ("rank=3 needs world > 3"). */
-int zrtree_run_check(const struct zrtree_run *r, char *msg, size_t cap);
+ * msg ("rank=3 needs world > 3"); start=P@G's G becomes the granule. */
+int zrtree_run_check(struct zrtree_run *r, char *msg, size_t cap);
 
 /* Prints on stdout the --help row of the run option named name (as in
  * the table: "sampler="); nothing for another name. */

@@ -38,6 +38,7 @@ struct zrtree_run {
 	uint32_t rank, world;
 	uint64_t start;		/* the run's first position               */
 	uint64_t granule;	/* cycle multiple, 0: W * B               */
+	uint64_t at_granule;	/* start=P@G's G, 0 without               */
 	zrcommon_schedule sched; /* length=, skip=, grow= (schedule.h)    */
 	uint64_t max_batch;	/* max_batch_bytes: one batch file        */
 };

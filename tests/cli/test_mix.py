@@ -69,6 +69,40 @@ def test_bad_mixture_files(zr, mix, doc, msg):
     assert msg in err, err
 
 
+@pytest.mark.parametrize("cmd", [("batch", "--seed", 1, "--step", 0),
+                                 ("stats",)])
+@pytest.mark.parametrize("doc,msg", [
+    ('{"sources": [{"path": "a", "weight": 0}, {"path": "b", "weight": 0}]}',
+     "every weight is 0"),
+    ('{"sources": [{"path": "a", "weight": 1}], "schedule": [{"from": 5, '
+     '"weights": [0]}]}', "schedule entry 0: every weight is 0"),
+])
+def test_all_zero_weights_are_refused(zr, mix, cmd, doc, msg):
+    """Nothing to draw: refused by every command that reads the file, with
+    a message naming it, as the mount refuses it (test_mixture.py)."""
+    err = zr.fails(1, cmd[0], mix(doc), *cmd[1:])
+    assert "m.mix.json" in err and msg in err, err
+
+
+def test_a_symlinked_mixture_file_is_refused_as_the_mount_hides_it(
+        zr, mix, tmp_path):
+    """One rule: a mixture file is a regular file.  The mount (and zrecord
+    ls, its listing) shows no symlinks, so zrecord batch and stats, and
+    loaderx's Mixture, refuse one with a message saying so."""
+    loaderx = _loaderx()
+    m = mix({"sources": [{"path": "a", "weight": 1}]})
+    os.symlink(m.name, tmp_path / "l.mix.json")
+    for cmd in (("batch", "--seed", 1, "--step", 0), ("stats",)):
+        err = zr.fails(1, cmd[0], tmp_path / "l.mix.json", *cmd[1:])
+        assert "l.mix.json" in err and "a symlink: a mixture file must " \
+            "be a regular file" in err, err
+    listed = zr.ok("ls", tmp_path).decode().split()
+    assert "m.mix" in listed and "l.mix" not in listed, listed
+    with pytest.raises(ValueError, match="a symlink"):
+        loaderx.Mixture(str(tmp_path / "l.mix.json"))
+    zr.ok("stats", m)
+
+
 def test_mixture_options(zr, mix, tmp_path):
     m = mix({"sources": [{"path": "a", "weight": 1},
                          {"path": "b", "weight": 1}]})

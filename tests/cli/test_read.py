@@ -10,7 +10,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from conftest import npy_bytes
+from conftest import npy_bytes, write_npys
 
 
 def test_get_one_dense_record_is_exactly_np_save(zr, dense):
@@ -192,6 +192,47 @@ def test_batch_the_sampler_cannot_serve(zr, dense):
              "cyclic", "--batch-size", 41)
     zr.fails(1, "batch", store, "--seed", 1, "--step", 0, "--rank", 2,
              "--world", 2)
+
+
+def test_resume_carries_its_granule(zr, tmp_path):
+    """A cyclic run over 997 records changes its batch size twice (32, 50,
+    20), each time resuming from the position reached.  With the first
+    run's granule (--start P@32) every cycle of 992 positions serves each
+    record once; a bare --start P once took the new W*B as the granule
+    (79 repeats in the second cycle), and is now refused."""
+    store = tmp_path / "s"
+    zr.ok("create", store, "--dtype", "<i4", "--shape", "1")
+    zr.ok("append", store, write_npys(tmp_path / "r.npy",
+                                      np.arange(997, dtype="<i4")[:, None]))
+    seen, pos = [], 0
+    for b, steps in ((32, 40), (50, 20), (20, 30)):
+        for t in range(steps):
+            seen += indices(zr, store, "--mode", "cyclic", "--seed", 3,
+                            "--step", t, "--batch-size", b,
+                            "--start", "%d@32" % pos).tolist()
+        pos += b * steps
+    assert pos == 2880
+    for c in range(0, 2 * 992, 992):
+        assert len(set(seen[c:c + 992])) == 992, c
+    # the same batch through --granule
+    assert indices(zr, store, "--mode", "cyclic", "--seed", 3, "--step", 2,
+                   "--batch-size", 20, "--start", 2280, "--granule",
+                   32).tolist() == seen[2280 + 40:2280 + 60]
+    for mode in ("cyclic", "iid"):
+        err = zr.fails(1, "batch", store, "--mode", mode, "--seed", 3,
+                       "--step", 0, "--batch-size", 50, "--start", 1280)
+        assert "start 1280 has no granule" in err and "--start P@G" in err \
+            and "--granule G" in err, err
+    # sequential has no cycles to keep, and position 0 no past
+    zr.ok("batch", store, "--mode", "sequential", "--seed", 3, "--step", 0,
+          "--start", 1280)
+    zr.ok("batch", store, "--mode", "cyclic", "--seed", 3, "--step", 0,
+          "--start", 0)
+    for bad in ("5@0", "5@", "@5", "5@6@7", "x"):
+        assert "bad --start" in zr.fails(2, "batch", store, "--seed", 1,
+                                         "--step", 0, "--start", bad)
+    assert "differ" in zr.fails(2, "batch", store, "--seed", 1, "--step", 0,
+                                "--start", "5@4", "--granule", 8)
 
 
 # An ASan build holds freed memory in its quarantine (256 MiB): measure

@@ -1,6 +1,7 @@
 """A name is untrusted input: a batch name whose file would be too large
 fails with EFBIG at lookup, at once and without the daemon allocating it,
-and a batch is planned once per open, not per stat."""
+every refused batch name leaves its reason in the errors file, and a batch
+is planned once per open, not per stat."""
 import errno
 import os
 import time
@@ -53,6 +54,37 @@ def test_huge_batches_fail_at_lookup_without_memory(src, mount):
     assert grew < 64 << 20, "daemon peak RSS grew by %d bytes" % grew
     with open(m.path("tok", "errors")) as f:
         assert "max_batch_bytes" in f.read()
+
+
+def lookup_errno(path):
+    with pytest.raises(OSError) as e:
+        os.stat(path)
+    return e.value.errno
+
+
+def test_refused_batch_names_leave_their_reason(src, mount):
+    """A cyclic batch of W*B records over a store of fewer is EINVAL, and
+    the store's errors file says why (as it does for EFBIG)."""
+    stores(src)
+    make_store(os.path.join(src, "ten"), "<i4", shape=(2,),
+               rows=np.zeros((10, 2), "<i4"))
+    m = mount(src, "world=2")
+    assert lookup_errno(m.path("ten", "batch", "cyclic", "6",
+                               "0-0.npy")) == errno.EINVAL
+    # the packed form of a ragged store, whose own EINVAL names the form
+    assert lookup_errno(m.path("rag", "batch", "cyclic", "100",
+                               "0-0.packed.npz")) == errno.EINVAL
+    # a batch that fits is served
+    assert np.load(m.path("ten", "batch", "cyclic", "5", "0-0.npy")).shape \
+        == (5, 2)
+    with open(m.path("ten", "errors")) as f:
+        text = f.read()
+    assert "batch of 6: sampler: cyclic needs world * batch size (12) <= " \
+        "length (10) (EINVAL)" in text, text
+    with open(m.path("rag", "errors")) as f:
+        text = f.read()
+    assert "(200) <= length (150) (EINVAL)" in text, text
+    assert ".npz form holds any records" not in text, text
 
 
 def test_max_batch_bytes_option(src, mount):

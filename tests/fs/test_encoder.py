@@ -94,12 +94,13 @@ def test_rank_slices_are_the_same_bytes(stores, mount, tmp_path, rank):
 
 @pytest.mark.parametrize("rank", [0, 1])
 def test_start_serves_the_runs_positions(stores, mount, tmp_path, rank):
-    """-o start=P: the batches of a run that began at position P, the
-    bytes of `zrecord batch --start P` and, for P a multiple of the
-    global batch, those of a mount without it at a later step."""
-    m = mount(stores, "ro", "rank=%d" % rank, "world=2", "start=12",
+    """-o start=P@G: the batches of a run that began at position P of a
+    stream of granule G, the bytes of `zrecord batch --start P@G` and,
+    for P a multiple of the global batch G, those of a mount without it
+    at a later step."""
+    m = mount(stores, "ro", "rank=%d" % rank, "world=2", "start=12@6",
               name="s%d" % rank)
-    args = ("--rank", rank, "--world", 2, "--start", 12)
+    args = ("--rank", rank, "--world", 2, "--start", "12@6")
     check_batches(m, stores, tmp_path, "dense", "npy", args)
     check_batches(m, stores, tmp_path, "ragged", "npz", args)
     plain = mount(stores, "ro", "rank=%d" % rank, "world=2",
@@ -134,6 +135,34 @@ def test_granule_resumes_a_run_on_another_world(stores, mount, tmp_path):
             seen += list(np.load(served))
     # 16 + 2 steps * 4 ranks * 4 = 48 positions: the whole first cycle.
     assert len(seen) == 48 and len(set(int(i) for i in seen)) == 48
+
+
+def test_a_resume_names_its_granule(stores, mount, tmp_path):
+    """-o start=P with P > 0 and no granule: a cyclic or iid batch would
+    take this mount's W*B for the stream's granule (records repeat within
+    a cycle when W*B changed), so its name is refused with EINVAL and the
+    store's errors file says how to give it; start=P@G serves the bytes
+    of -o start=P,granule=G."""
+    import errno
+    bare = mount(stores, "ro", "world=4", "start=16", name="bare")
+    for mode in ("cyclic", "iid"):
+        with pytest.raises(OSError) as e:
+            os.stat(bare.path("dense", "batch", mode, "4", "4-0.npy"))
+        assert e.value.errno == errno.EINVAL, mode
+    # sequential has no cycles to keep
+    assert np.load(bare.path("dense", "batch", "sequential", "4",
+                             "4-0.npy")).shape == (4, 2, 3)
+    with open(bare.path("dense", "errors")) as f:
+        text = f.read()
+    assert "start 16 has no granule: a cyclic stream resumed past 0" in text
+    assert "an iid stream" in text and "start=P@G" in text, text
+    at = mount(stores, "ro", "world=4", "start=16@8", name="at")
+    both = mount(stores, "ro", "world=4", "start=16", "granule=8",
+                 name="both")
+    for mode in ("cyclic", "iid"):
+        name = ("dense", "batch", mode, "4", "4-1.npy")
+        assert same_file(cp(at.path(*name), tmp_path / "a.npy"),
+                         cp(both.path(*name), tmp_path / "b.npy")), mode
 
 
 def test_stats_are_the_same_report(stores, mount):

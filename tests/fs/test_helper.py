@@ -4,9 +4,12 @@ umount.fuse.zrecordfs: real mount(8) and umount(8), which find the helpers
 in /sbin -- of a private mount namespace (helperns.py), so the host's
 /sbin is never changed.  After umount returns the daemon has closed the
 store: an exclusive flock on its meta.zr succeeds at once."""
+import subprocess
+
 import pytest
 
 import helperns
+from fsutil import HELPER, UMOUNT_HELPER, ZRECORDFS
 
 # Mounts $1 at $2 with `mount "$@"` past $3, checks the mount and umounts:
 # prints what the test asserts, one KEY=VALUE a line.
@@ -70,3 +73,25 @@ def test_fstab_line(dense_store, src, tmp_path):
                      % (src, mnt))
     out = mount_umount(tmp_path, src, dense_store, "-T", str(fstab), mnt)
     assert out["BATCH"] == "3"
+
+
+def test_helpers_say_their_usage_and_version():
+    """--help and --version of both helpers answer on stdout with status
+    0, and mount.zrecordfs's version is the zrecordfs it would run."""
+    env = {"ZRECORDFS": ZRECORDFS, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    fs = subprocess.run([ZRECORDFS, "--version"], capture_output=True,
+                        text=True).stdout.strip()
+    for argv, want in ((["sh", HELPER, "--help"], "usage: mount.zrecordfs"),
+                       (["sh", HELPER, "--version"],
+                        "mount.zrecordfs: " + fs),
+                       ([UMOUNT_HELPER, "--help"],
+                        "Usage: umount.fuse.zrecordfs"),
+                       ([UMOUNT_HELPER, "--version"],
+                        "umount.fuse.zrecordfs (zrecordfs) 0.")):
+        r = subprocess.run(argv, capture_output=True, text=True, env=env,
+                           timeout=30)
+        assert r.returncode == 0 and r.stdout.startswith(want), (argv, r)
+        assert r.stderr == "", (argv, r.stderr)
+    r = subprocess.run(["sh", HELPER, "--bogus"], capture_output=True,
+                       text=True, env=env, timeout=30)
+    assert r.returncode == 1 and "see mount.zrecordfs --help" in r.stderr

@@ -60,8 +60,11 @@ def test_mount_point_missing(dense_store, src, tmp_path):
     ("world=0", "(world=W takes 1 to 4294967295)"),
     ("rank=-1", "(rank=R takes 0 to 4294967294, below world)"),
     # each names its own range (both named max_batch_bytes' once)
-    ("start=x", "bad option 'start=x' (start=P takes 0 to "
-     "18446744073709551615)"),
+    ("start=x", "bad option 'start=x' (start=P[@G] takes a position P "
+     "(0 to 2^64-1), then optionally @ and the granule G (1 to 2^64-1))"),
+    ("start=5@0", "(start=P[@G] takes a position P"),
+    ("start=5@", "(start=P[@G] takes a position P"),
+    ("start=5@2,granule=3", "start=P@2 and granule=3 differ"),
     ("granule=0", "(granule=G takes 1 to 18446744073709551615)"),
     ("follow=0", "(follow=SECONDS takes 0.01 to 3600)"),
     ("grow=40", "bad option 'grow=40' (grow=P:N or grow=P:K:N takes "

@@ -250,12 +250,16 @@ def test_unserved_sources_leave_only_errors(stores, mount, tmp_path):
     write_mix(stores, "empty", [("empty", 1)])
     with open(os.path.join(stores, "broken.mix.json"), "w") as f:
         f.write('{"sources": [{"path": "a"}]}')
+    write_mix(stores, "zero", [("a", 0), ("b", 0)])
+    write_mix(stores, "zerolater", [("a", 1)], [(5, [0])])
     m = mount(stores, "ro")
     for name, msg in (("missing", "nope: No such file or directory"),
                       ("escape", "is outside this mount's SRC"),
                       ("file", "dense.mix.json is not served by this mount"),
                       ("empty", "neither a store nor a folder of stores"),
-                      ("broken", "needs a path and a weight")):
+                      ("broken", "needs a path and a weight"),
+                      ("zero", "every weight is 0"),
+                      ("zerolater", "schedule entry 0: every weight is 0")):
         assert os.listdir(m.path(name + ".mix")) == ["errors"]
         with open(m.path(name + ".mix", "errors")) as f:
             text = f.read()
@@ -321,13 +325,15 @@ def test_skips_are_the_commands(stores, mount, tmp_path):
     skips = ("skip=30:31", "skip=10:14", "skip=20:26")
     flags = ("--skip", "30:31", "--skip", "10:14", "--skip", "20:26",
              "--start", 3)
-    m = mount(stores, "ro", "start=3", *skips)
+    # a store's cyclic stream resumed at 3 names its granule; a mixture's
+    # sources have none (the mount's applies to its stores)
+    m = mount(stores, "ro", "start=3@8", *skips)
     for step in range(5):
         args = ("--seed", 6, "--step", step, "--batch-size", 8) + flags
         for store in ("a", "r"):
             out = tmp_path / "plain.out"
             zrecord("batch", os.path.join(stores, store), *args,
-                    "--mode", "cyclic", "-o", out)
+                    "--granule", 8, "--mode", "cyclic", "-o", out)
             ext = "npy" if store == "a" else "npz"
             with open(m.path(store, "batch", "cyclic", "8",
                              "6-%d.%s" % (step, ext)), "rb") as f:

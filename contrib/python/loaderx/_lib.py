@@ -323,7 +323,7 @@ def library_version():
 
 class StoreBusy(OSError):
     """Another handle (in this or another process) holds the store's
-    lock."""
+    lock: a writer excludes every other handle, readers only a writer."""
 
 
 class LockScopeWarning(UserWarning):
@@ -360,7 +360,9 @@ def error(code, path=None):
     if code == lib.ZR_E_NOSTORE:
         return FileNotFoundError(errno.ENOENT, msg, path)
     if code == lib.ZR_E_BUSY:
-        return StoreBusy(errno.EBUSY, msg, path)
+        return StoreBusy(errno.EBUSY, msg + " (a store has one writer or "
+                         "any number of readers: open it with readonly=True"
+                         ", the default, to read)", path)
     if code == lib.ZR_E_RANGE:
         return IndexError(msg)
     if code == lib.ZR_E_DTYPE:

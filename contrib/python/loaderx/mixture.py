@@ -69,6 +69,9 @@ def _parse(text, path):
                              "string, \"weight\": an integer >= 0}"
                              % (path, i))
         out.append((s["path"], s["weight"]))
+    if not any(w for _, w in out):
+        raise ValueError("%s: every weight is 0 (give a source a weight "
+                         "above 0)" % path)
     changes = []
     for c in doc.get("schedule", []):
         if (not isinstance(c, dict) or set(c) != {"from", "weights"}
@@ -76,6 +79,10 @@ def _parse(text, path):
                 or not isinstance(c["weights"], list)):
             raise ValueError("%s: a schedule entry is {\"from\": position, "
                              "\"weights\": [...]}" % path)
+        if not any(c["weights"]):
+            raise ValueError("%s: schedule entry %d: every weight is 0 "
+                             "(give a source a weight above 0)"
+                             % (path, len(changes)))
         changes.append((c["from"], c["weights"]))
     return out, changes
 
@@ -88,6 +95,11 @@ class Mixture(Closable):
 
     def __init__(self, path):
         self.path = os.fsdecode(path)
+        if os.path.islink(self.path):
+            # as zrecord and a mount (which shows no symlinks) refuse it
+            raise ValueError("%s: a symlink: a mixture file must be a "
+                             "regular file; name its target, or copy it"
+                             % self.path)
         with open(self.path, encoding="utf-8") as f:
             srcs, self.changes = _parse(f.read(), self.path)
         folder = os.path.dirname(os.path.abspath(self.path))

@@ -165,11 +165,14 @@ class _Store(Closable):
         return cls(out[0], cpath)
 
     @classmethod
-    def open(cls, path, readonly=False, follow=False):
+    def open(cls, path, readonly=True, follow=False):
         """Opens an existing store of this contract (FileNotFoundError if
-        there is none, StoreBusy if another handle holds it).  follow=True
-        (read-only) shares the store with one writer, possibly on another
-        host, and takes up its synced records at refresh()."""
+        there is none, StoreBusy if a handle holds it the other way).
+        Read-only by default: any number of readers, in any number of
+        processes, share a store; readonly=False opens its one writer
+        (append, delete, compact), which needs the store to itself.
+        follow=True (read-only) shares the store with one writer, possibly
+        on another host, and takes up its synced records at refresh()."""
         cpath = os.fsencode(path)
         out = ffi.new("zr_store **")
         flags = lib.ZR_OPEN_RDONLY if readonly or follow else 0
@@ -194,7 +197,9 @@ class _Store(Closable):
     def _writable(self):
         self._handle()
         if self.readonly:
-            raise OSError(errno.EROFS, "store opened read-only", self.path)
+            raise OSError(errno.EROFS, "store opened read-only (the "
+                          "default): open(path, readonly=False) to write",
+                          self.path)
 
     def refresh(self):
         """A follower (open(..., follow=True)) takes up the records its

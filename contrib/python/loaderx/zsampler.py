@@ -76,6 +76,21 @@ def _check_geometry(length, batch_size, rank, world, mode):
     check(lib.zr_sampler_check(cfg))
 
 
+def _check_resume(start, mode):
+    """A cyclic or iid stream resumed past 0 draws by the granule it was
+    made with (its first run's world * batch_size), which only its
+    schedule remembers: taking this run's instead would repeat records
+    within a cycle once the world or batch size changed."""
+    if int(start) and mode != Sampler.Mode.SEQUENTIAL:
+        raise ValueError(
+            "start=%d: a %s stream resumed past 0 needs the schedule of the "
+            "run that began it (its granule, that run's world * "
+            "batch_size): pass schedule=state[\"schedule\"] of its "
+            "state_dict() (or load_state_dict(state)), or schedule="
+            "Schedule([length], %r, granule=G)"
+            % (int(start), mode.name.lower(), mode.name.lower()))
+
+
 class Sampler(_Positions):
     """Sampler(length, batch_size, mode=Sampler.Mode.IID, seed=0, rank=0,
     world=1, step=0, start=0, schedule=None).  next() returns the int64
@@ -86,7 +101,9 @@ class Sampler(_Positions):
     versions.  schedule (a Schedule or its to_dict()) continues a stream
     of an earlier run: keep it when the world or batch size change (its
     granule keeps the cycles); a store longer than the schedule knows
-    takes its new length at the next cycle boundary after start."""
+    takes its new length at the next cycle boundary after start.  A
+    cyclic or iid start > 0 needs it (ValueError without): only the
+    schedule knows the granule the stream began with."""
 
     class Mode(enum.IntEnum):
         SEQUENTIAL = 0
@@ -97,6 +114,7 @@ class Sampler(_Positions):
                  world=1, step=0, start=0, schedule=None):
         self.mode = self._mode(mode)
         if schedule is None:
+            _check_resume(start, self.mode)
             _check_geometry(length, batch_size, rank, world, self.mode)
             schedule = Schedule([length], self.mode.name,
                                 max(world, 1) * batch_size)

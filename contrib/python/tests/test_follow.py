@@ -24,7 +24,7 @@ WRITER = textwrap.dedent("""
     import numpy as np
     sys.path.insert(0, sys.argv[2])
     from loaderx.zrecord import DenseStore
-    s = DenseStore.open(sys.argv[1])
+    s = DenseStore.open(sys.argv[1], readonly=False)
     n = len(s)
     for r in range(6):
         s.append(np.arange(n, n + 7, dtype=np.int64)[:, None] * np.ones(

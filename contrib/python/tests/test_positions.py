@@ -46,7 +46,8 @@ def test_start_continues_the_steps(mode):
         for rank in range(world):
             old = Sampler(1000, b, mode, seed=4, rank=rank, world=world)
             new = Sampler(1000, b, mode, seed=4, rank=rank, world=world,
-                          start=7 * world * b)
+                          start=7 * world * b,
+                          schedule=old.schedule.to_dict())
             for t in (0, 1, 30):
                 assert np.array_equal(new.batch(t), old.batch(t + 7))
             assert new.position(3) == (7 + 3) * world * b
@@ -235,7 +236,7 @@ def test_grown_store_takes_its_length_at_the_next_cycle(tmp_path):
             next(a)
         state = a.state_dict()  # position 16 of cycle 0 (40 positions)
         a.close()
-    w = DenseStore.open(path)
+    w = DenseStore.open(path, readonly=False)
     w.append(np.zeros((24, 3), "<i8") - 1)
     w.close()
     with DenseStore.open(path, readonly=True) as s:
@@ -256,6 +257,36 @@ def test_grown_store_takes_its_length_at_the_next_cycle(tmp_path):
                                    schedule=sched).batch(2).tolist()
 
 
+def test_a_resume_needs_its_schedule(tmp_path):
+    """start > 0 of a cyclic or iid stream without the schedule that holds
+    its granule is refused, by Sampler and DataLoader alike: the new
+    world * batch_size would repeat records within a cycle."""
+    for mode in ("cyclic", "iid"):
+        with pytest.raises(ValueError, match="start=16: a %s stream "
+                           "resumed past 0 needs the schedule" % mode):
+            Sampler(100, 4, mode, seed=1, start=16)
+    store = dense(str(tmp_path / "s"), 100)
+    with pytest.raises(ValueError, match="state_dict"):
+        DataLoader({"x": store}, batch_size=4, mode="cyclic", start=16)
+    first = DataLoader({"x": store}, batch_size=8, mode="cyclic", seed=1)
+    a, b = next(first)["x"], next(first)["x"]
+    state = first.state_dict()
+    first.close()
+    # the state's schedule keeps granule 8 under a new batch size
+    cont = DataLoader({"x": store}, batch_size=4, mode="cyclic", seed=1,
+                      start=state["position"], schedule=state["schedule"])
+    seen = [r[0] for r in np.concatenate([a, b])]
+    for _ in range(18):  # 16 + 72 = 88 positions: the cycle of 96 minus 8
+        seen += [r[0] for r in next(cont)["x"]]
+    cont.close()
+    assert len(seen) == 88 and len(set(seen)) == 88
+    # sequential has no granule; position 0 no past
+    assert Sampler(100, 4, "sequential", start=16).batch(0).tolist() == \
+        [16, 17, 18, 19]
+    Sampler(100, 4, "cyclic", start=0)
+    store.close()
+
+
 def test_bad_schedules_and_mixtures(tmp_path):
     with pytest.raises(ValueError):
         Sampler(10, 2, "cyclic", schedule={"lengths": [12], "mode": "cyclic",
@@ -273,6 +304,17 @@ def test_bad_schedules_and_mixtures(tmp_path):
                                            '"weight": 1.5}]}')
     with pytest.raises(ValueError):
         Mixture(str(tmp_path / "bad.mix.json"))
+    # nothing to draw: refused when the file is opened, as zrecord and the
+    # mount refuse it
+    dense(str(tmp_path / "a"), 4).close()
+    for doc, msg in (('{"sources": [{"path": "a", "weight": 0}]}',
+                      "bad.mix.json: every weight is 0"),
+                     ('{"sources": [{"path": "a", "weight": 1}], "schedule":'
+                      ' [{"from": 2, "weights": [0]}]}',
+                      "schedule entry 0: every weight is 0")):
+        (tmp_path / "bad.mix.json").write_text(doc)
+        with pytest.raises(ValueError, match=msg):
+            Mixture(str(tmp_path / "bad.mix.json"))
     loader = DataLoader({"x": dense(str(tmp_path / "s"), 10)}, batch_size=2)
     with pytest.raises(ValueError):
         loader.load_state_dict({"seed": 1})

@@ -7,7 +7,10 @@ calls release the GIL.
 """
 import errno
 import os
+import subprocess
+import sys
 import threading
+import time
 
 import cffi
 import msgpack
@@ -324,6 +327,61 @@ def test_unreadable_page_is_eio_not_sigbus(tmp_path):
         (r.returncode, r.stdout, r.stderr.decode())
 
 
+RANK = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from loaderx import DataLoader, DenseStore, RaggedStore
+rank = int(sys.argv[2])
+ready, go = sys.argv[3], sys.argv[4]
+streams = {"x": DenseStore.open("d"), "t": RaggedStore.open("r")}
+open(ready + str(rank), "w").close()
+import os, time
+while not os.path.exists(go):   # every rank holds both stores at once
+    time.sleep(0.01)
+with DataLoader(streams, batch_size=4, rank=rank, world=4, seed=1) as dl:
+    b = next(dl)
+print(int(b["x"].sum()), len(b["t"]))
+for s in streams.values():
+    s.close()
+"""
+
+
+def test_ranks_open_a_store_by_default_at_once(tmp_path):
+    """The README's loop run in four processes at once: open() is read only
+    unless asked, so every rank shares the stores (no StoreBusy)."""
+    with DenseStore.create("d", np.int64, (2,)) as ds:
+        ds.append(np.arange(40, dtype=np.int64).reshape(20, 2))
+    with RaggedStore.create("r", np.int8) as rs:
+        rs.append(np.ones(i % 3 + 1, np.int8) for i in range(20))
+    pkg = os.path.dirname(os.path.dirname(_lib.__file__))
+    ready, go = str(tmp_path / "ready"), str(tmp_path / "go")
+    env = dict(os.environ, PYTHONPATH=pkg)
+    ranks = [subprocess.Popen([sys.executable, "-c", RANK, pkg, str(r),
+                               ready, go], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env)
+             for r in range(4)]
+    deadline = time.monotonic() + 60
+    while not all(os.path.exists(ready + str(r)) for r in range(4)):
+        assert all(p.poll() is None for p in ranks), \
+            [p.communicate()[1].decode() for p in ranks if p.poll()]
+        assert time.monotonic() < deadline, "ranks did not open the stores"
+        time.sleep(0.01)
+    # a writer is the one handle that cannot join them, and says why
+    with pytest.raises(StoreBusy, match="readonly=True"):
+        DenseStore.open("d", readonly=False)
+    open(go, "w").close()
+    for p in ranks:
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err.decode()
+        total, count = map(int, out.split())
+        assert count == 4 and 0 <= total < 4 * 80
+    with DenseStore.open("d") as d:
+        assert d.readonly
+        with pytest.raises(OSError, match="readonly=False"):
+            d.append(np.zeros((1, 2), np.int64))
+
+
 def test_busy_and_readonly():
     with DenseStore.create("s", np.int8, (1,)) as ds:
         ds.append(np.ones((3, 1), dtype=np.int8))
@@ -331,6 +389,7 @@ def test_busy_and_readonly():
             DenseStore.open("s")
         assert isinstance(info.value, OSError)
         assert info.value.errno == 16
+        assert "open it with readonly=True" in str(info.value)
         with pytest.raises(StoreBusy):
             DenseStore.open("s", readonly=True)
     with DenseStore.open("s", readonly=True) as a, \
