@@ -27,7 +27,7 @@ int zr__journal_delete(zr_store *s, uint64_t len, uint64_t tail,
 
 /* A compact's redo journal, opened at its first move. */
 struct zr__jmove {
-	int fd;       /* -1 until needed */
+	struct zr__file *f; /* NULL until needed */
 	uint64_t seq; /* of the next slot */
 };
 

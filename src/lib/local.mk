@@ -41,4 +41,5 @@ src_lib_libzrecord_core_la_SOURCES += src/lib/pool.c src/lib/pool.h \
 	src/lib/journal_recover.c \
 	src/lib/sigbus.c src/lib/sigbus.h src/lib/store_guard.c \
 	src/lib/store_scope.c src/lib/store_lock.c src/lib/store_follow.c \
-	src/lib/ragged_forms.c
+	src/lib/ragged_forms.c \
+	src/lib/vfs.c src/lib/vfs.h src/lib/vfs_posix.c

@@ -14,6 +14,7 @@
 #include <zstd.h>
 
 #include "sigbus.h"
+#include "vfs.h"
 #include "zrecord.h"
 
 #define ZR__PAGE 4096u           /* static page: header + schema   */
@@ -25,10 +26,14 @@
 #define ZR__MAINT_FILE "maintenance.zr"
 
 /* One read-only mapping of a file prefix.  Mappings are never unmapped
- * before close: a reader may still hold an older one. */
+ * before close: a reader may still hold an older one.  On a backend
+ * without map (vfs.h) meta.zr's is a copy read into memory (copy set) and
+ * data.zr's has no base: its records are read through the file. */
 struct zr__map {
 	const uint8_t *base;
 	size_t len;
+	int file;             /* ZR__META, ZR__DATA */
+	int copy;             /* base is malloc'd, not mapped */
 	struct zr__map *next; /* every mapping made, for close */
 };
 
@@ -66,7 +71,8 @@ struct zr__snap {
  * Readers take no lock per record. */
 struct zr_store {
 	char *path;             /* folder, for messages */
-	int fd[2];              /* meta.zr, data.zr */
+	const struct zr__vfs *vfs; /* the backend of path (vfs.h) */
+	struct zr__file *file[2]; /* meta.zr, data.zr */
 	int readonly;
 	int follow;             /* ZR_OPEN_FOLLOW: zr_store_refresh grows it */
 	int meta_ex;            /* holds meta.zr exclusively (store_lock.c) */
@@ -170,15 +176,34 @@ static inline uint64_t zr__loc_pos(uint64_t idx)
 	return ZR__PAGE + idx * ZR__LOC;
 }
 
-/* Writes/reads exactly len bytes at off, retrying short transfers and
- * EINTR; -errno (ENOSPC for a full disk) with a message naming file. */
-int zr__pwrite_all(int fd, const void *buf, size_t len, uint64_t off,
-		   const char *path, const char *file);
-int zr__pread_all(int fd, void *buf, size_t len, uint64_t off,
-		  const char *path, const char *file);
+/* The name of file (ZR__META, ZR__DATA), for messages. */
+static inline const char *zr__file_name(int file)
+{
+	return file == ZR__META ? "meta.zr" : "data.zr";
+}
 
-/* fdatasync of meta.zr or data.zr, with a message naming the file. */
+/* Reads/writes exactly len bytes of file (ZR__META, ZR__DATA) at off
+ * (zr__io_read_all, zr__io_write_all). */
+static inline int zr__pread_all(const zr_store *s, int file, void *buf,
+				size_t len, uint64_t off)
+{
+	return zr__io_read_all(s->file[file], buf, len, off, s->path,
+			       zr__file_name(file));
+}
+
+static inline int zr__pwrite_all(const zr_store *s, int file,
+				 const void *buf, size_t len, uint64_t off)
+{
+	return zr__io_write_all(s->file[file], buf, len, off, s->path,
+				zr__file_name(file));
+}
+
+/* fdatasync of meta.zr or data.zr (how ZR__SYNC_DATA), or fsync
+ * (ZR__SYNC_ALL), with a message naming the file. */
 int zr__flush(zr_store *s, int file);
+int zr__sync(zr_store *s, int file, int how);
+/* Truncates file to len, with a message naming it. */
+int zr__truncate(zr_store *s, int file, uint64_t len);
 
 /* Makes the current mapping of file cover at least need bytes (remapping
  * and publishing a larger one if not).  Not for concurrent callers of the
@@ -305,6 +330,12 @@ int zr__loc_read(const zr_store *s, const struct zr__map *meta, uint64_t idx,
 		 uint64_t len, uint64_t tail, zr_loc *out);
 int zr__record_read(const zr_store *s, const struct zr__map *data,
 		    uint64_t idx, const zr_loc *loc, void *dst);
+/* The stored bytes of record loc (validated): in data's mapping, or on a
+ * backend without map read into *buf, which the caller frees (NULL
+ * otherwise).  A read of the mapping through *src is the caller's to
+ * guard. */
+int zr__record_src(const zr_store *s, const struct zr__map *data,
+		   const zr_loc *loc, const uint8_t **src, uint8_t **buf);
 
 /* Entry idx as snapshot sn sees it, with no guard of its own (for the fn
  * of a zr__maps_read); ZR_E_RANGE past sn->len.  A snapshot no delete
@@ -364,6 +395,14 @@ int zr__lock_held(const zr_store *s, const char *what);
 /* The header's length and tail as the server has them (past the client's
  * page cache on a filesystem with client caches). */
 int zr__header_read(zr_store *s, uint64_t *len, uint64_t *tail);
+
+/* zr_store_open through backend vfs (the suites' way to a row that no
+ * path selects). */
+int zr__store_open_vfs(const char *path, const struct zr__vfs *vfs,
+		       unsigned flags, zr_store **out);
+/* Opens the store's file name through its backend: -errno, no message. */
+int zr__open_file(zr_store *s, const char *name, unsigned flags,
+		  unsigned mode, struct zr__file **out);
 
 /* Fails with -EROFS on a read-only handle (name is the call), ZR_E_BUSY
  * once the handle lost its lock. */

@@ -24,8 +24,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "append.h"
 #include "error.h"
@@ -46,7 +44,7 @@ static void trim(zr_append *a)
 
 	if ((uint64_t)keep < a->frontier)
 		keep = (off_t)a->frontier;
-	rc = ftruncate(a->s->fd[ZR__DATA], keep);
+	rc = zr__io_truncate(a->s->file[ZR__DATA], (uint64_t)keep);
 	(void)rc;
 }
 
@@ -64,11 +62,12 @@ void zr__append_window_drop(zr_append *a)
 static int reserve_raw(zr_append *a, uint64_t count)
 {
 	zr_store *s = a->s;
-	struct stat st;
+	uint64_t size;
+	int err = s->file[ZR__DATA]->io->size(s->file[ZR__DATA], 0, &size);
 
-	if (fstat(s->fd[ZR__DATA], &st) < 0)
-		return zr__fail(-errno, "%s/data.zr: cannot stat", s->path);
-	a->win.size_before = st.st_size;
+	if (err)
+		return zr__fail(err, "%s/data.zr: cannot stat", s->path);
+	a->win.size_before = (off_t)size;
 	a->win.base = a->frontier;
 	/* Ahead of the puts: a sync meanwhile must not take the growth for
 	 * another writer's (as zr__append_reserve does). */
@@ -134,8 +133,7 @@ int zr_append_dense_put(zr_append *a, uint64_t slot, const void *row)
 		memcpy(a->win.buf + slot * n, row, n);
 		return 0;
 	}
-	err = zr__pwrite_all(s->fd[ZR__DATA], row, n, a->win.base + slot * n,
-			     s->path, "data.zr");
+	err = zr__pwrite_all(s, ZR__DATA, row, n, a->win.base + slot * n);
 	return err ? put_fail(a, err) : 0;
 }
 
@@ -175,13 +173,11 @@ static int close_up(zr_append *a, const uint64_t *keep, uint64_t count)
 		if (!tmp && !(tmp = malloc(n)))
 			err = zr__fail(-ENOMEM, "%s: no memory", s->path);
 		if (!err)
-			err = zr__pread_all(s->fd[ZR__DATA], tmp, n,
-					    a->win.base + keep[j] * n, s->path,
-					    "data.zr");
+			err = zr__pread_all(s, ZR__DATA, tmp, n,
+					    a->win.base + keep[j] * n);
 		if (!err)
-			err = zr__pwrite_all(s->fd[ZR__DATA], tmp, n,
-					     a->win.base + j * n, s->path,
-					     "data.zr");
+			err = zr__pwrite_all(s, ZR__DATA, tmp, n,
+					     a->win.base + j * n);
 	}
 	free(tmp);
 	return err;
