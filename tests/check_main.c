@@ -27,6 +27,7 @@ int main(void)
 		suite_idxlist,
 		suite_mixsource,
 		suite_batchfile,
+		suite_store_vfs,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -33,5 +33,6 @@ Suite *suite_schedule(void);
 Suite *suite_idxlist(void);
 Suite *suite_mixsource(void);
 Suite *suite_batchfile(void);
+Suite *suite_store_vfs(void);
 
 #endif
