@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "journal_fmt.h"
+#include "store_io.h"
 
 static void slot_head(uint8_t *b, unsigned kind, size_t plen, uint64_t seq)
 {

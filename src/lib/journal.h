@@ -75,10 +75,6 @@ int zr__journal_recover(zr_store *s, uint64_t *len, uint64_t *tail);
 /* s->recovered */
 enum { ZR__RECOVERED_DELETE = 1, ZR__RECOVERED_COMPACT = 2 };
 
-/* Writes s->recovered_msg, the note zr_store_recovered returns, once an
- * open that recovered is whole (best effort: no memory, no note). */
-void zr__recovery_note(zr_store *s);
-
 #define ZR__J_CHUNK (1u << 20)
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "error.h"
 #include "journal_fmt.h"
+#include "store_io.h"
 
 /* A slot read back: valid only if whole and its checksum holds. */
 struct slot {
@@ -245,37 +246,4 @@ int zr__journal_recover(zr_store *s, uint64_t *len, uint64_t *tail)
 		err = apply(s, &sl, len, tail);
 	free(b);
 	return err ? err : zr__journal_end(s, NULL);
-}
-
-/* A recovered compact redid the move in flight, not the rest: what it
- * left to reclaim is the user's to decide (a compact is long, an open
- * should not be). */
-void zr__recovery_note(zr_store *s)
-{
-	zr_stats st = { 0 };
-	int n;
-
-	if (s->recovered == ZR__RECOVERED_DELETE)
-		n = asprintf(&s->recovered_msg, "%s: rolled back an "
-			     "interrupted delete (" ZR__MAINT_FILE "): its "
-			     "records are all still there; run the delete "
-			     "again", s->path);
-	else if (zr_store_stats(s, &st) == 0 && st.reclaimable)
-		n = asprintf(&s->recovered_msg, "%s: recovered an "
-			     "interrupted compact (" ZR__MAINT_FILE "); %"
-			     PRIu64 " bytes are still reclaimable: run "
-			     "`zrecord compact %s` again", s->path,
-			     st.reclaimable, s->path);
-	else
-		n = asprintf(&s->recovered_msg, "%s: recovered an "
-			     "interrupted compact (" ZR__MAINT_FILE "); "
-			     "nothing is left to reclaim", s->path);
-	if (n < 0)
-		s->recovered_msg = NULL;
-	zr__clear();
-}
-
-const char *zr_store_recovered(const zr_store *s)
-{
-	return s ? s->recovered_msg : NULL;
 }

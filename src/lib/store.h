@@ -1,7 +1,11 @@
 /*
- * store.h - the store engine's internal handle and the helpers its files
- * share: little-endian fields, positional I/O, the read mappings, validated
- * record-table access and single-record decoding.
+ * store.h - the store engine's internal handle and what its files share:
+ * the on-disk constants, little-endian fields, whole reads and writes of
+ * meta.zr and data.zr through the handle's backend (vfs.h), and the
+ * interfaces of the guard, the locks and the changes list.  The read
+ * paths' helpers are in store_io.h and store_view.h, which call into their
+ * files: kept out of here, every file of the engine can include this one
+ * without tying it into a circle.
  */
 #ifndef ZR_STORE_H
 #define ZR_STORE_H
@@ -198,20 +202,6 @@ static inline int zr__pwrite_all(const zr_store *s, int file,
 				zr__file_name(file));
 }
 
-/* fdatasync of meta.zr or data.zr (how ZR__SYNC_DATA), or fsync
- * (ZR__SYNC_ALL), with a message naming the file. */
-int zr__flush(zr_store *s, int file);
-int zr__sync(zr_store *s, int file, int how);
-/* Truncates file to len, with a message naming it. */
-int zr__truncate(zr_store *s, int file, uint64_t len);
-
-/* Makes the current mapping of file cover at least need bytes (remapping
- * and publishing a larger one if not).  Not for concurrent callers of the
- * same store other than readers. */
-int zr__map_ensure(zr_store *s, int file, uint64_t need);
-/* Unmaps every mapping (close only). */
-void zr__map_free_all(zr_store *s);
-
 /* The committed length and frontier, as a reader sees them. */
 static inline uint64_t zr__length(const zr_store *s)
 {
@@ -223,59 +213,11 @@ static inline uint64_t zr__tail(const zr_store *s)
 	return atomic_load_explicit(&s->tail, memory_order_acquire);
 }
 
-/* Runs fn(arg), a read through mapping m of file (idx is the record, for
- * the message).  With zr_sigbus_guard() on, a fault there fails with -EIO
- * and a message naming the file instead of killing the process; off, this
- * is one predictable branch and a direct call. */
-int zr__map_read_guarded(const zr_store *s, const struct zr__map *m,
-			 int file, uint64_t idx, int (*fn)(void *),
-			 void *arg);
-
-static inline int zr__map_read(const zr_store *s, const struct zr__map *m,
-			       int file, uint64_t idx, int (*fn)(void *),
-			       void *arg)
-{
-	if (zr__guard_enabled())
-		return zr__map_read_guarded(s, m, file, idx, fn, arg);
-	return fn(arg);
-}
-
-/* As zr__map_read, for a block of reads through meta and data (NULL if
- * fn reads no record): one guard for the lot, so a fault anywhere fails
- * the whole block with -EIO and a message naming the file and offset.
- * fn must read through these mappings only (the ones current when the
- * caller took its length and frontier cover everything it may read). */
-int zr__maps_read_guarded(const zr_store *s, const struct zr__map *meta,
-			  const struct zr__map *data, int (*fn)(void *),
-			  void *arg);
-
-static inline int zr__maps_read(const zr_store *s,
-				const struct zr__map *meta,
-				const struct zr__map *data,
-				int (*fn)(void *), void *arg)
-{
-	if (zr__guard_enabled())
-		return zr__maps_read_guarded(s, meta, data, fn, arg);
-	return fn(arg);
-}
-
 /* The current mapping of file. */
 static inline const struct zr__map *zr__map_of(const zr_store *s, int file)
 {
 	return atomic_load_explicit(&s->map[file], memory_order_acquire);
 }
-
-/* The snapshot of the store as it is now (the caller holds rw shared):
- * what a call outside a view reads. */
-void zr__snap_now(const zr_store *s, struct zr__snap *out);
-/* Validates entry idx's 16 table bytes b against frontier tail. */
-int zr__loc_decode(const zr_store *s, uint64_t idx, uint64_t tail,
-		   const uint8_t *b, zr_loc *out);
-/* Entry idx as a snapshot with a log depth sees it (store_view.c). */
-int zr__view_loc(const zr_store *s, const struct zr__snap *sn, uint64_t idx,
-		 zr_loc *out);
-int zr__snap_loc_get(const zr_store *s, const struct zr__snap *sn,
-		     uint64_t idx, zr_loc *out);
 
 /* A read view (zrecord.h): the store's length and delete epoch when it
  * began, on the store's list of live views (under view_lock). */
@@ -286,83 +228,12 @@ struct zr_view {
 	struct zr_view *newer, *older;
 };
 
-/* View v's snapshot (the caller holds rw shared). */
-void zr__view_snap(const zr_view *v, struct zr__snap *out);
-/* Takes rw shared for a call through v (NULL: an implicit view): 0, or
- * ZR_E_BUSY at once for a ZR_VIEW_TRY view while a delete or compact
- * holds or awaits it. */
-int zr__view_rdlock(zr_store *s, const zr_view *v);
-
 /* Which indices the last deletes changed (store_changes.c): add runs in
  * zr__log_publish, after the epoch counted the delete (sorted descending,
  * the length it left); free at close. */
 void zr__changes_add(zr_store *s, const uint64_t *sorted, size_t n,
 		     uint64_t length);
 void zr__changes_free(zr_store *s);
-
-/* Views and deletes (store_view.c), called by delete and compact under
- * the exclusive rw.  log_make records what deleting sorted[0..n)
- * (descending, unique) from a table of len entries will overwrite, if a
- * view lives (*out NULL if none; ZR_E_BUSY past the log's bound);
- * log_publish makes it the newest and counts the epoch (log may be NULL:
- * a delete nothing else saw still changes the epoch); log_drop frees an
- * unpublished one.  views_block fails compact with ZR_E_BUSY while a view
- * begun before the newest delete lives.  views_free is close's. */
-int zr__log_make(zr_store *s, const uint64_t *sorted, size_t n, uint64_t len,
-		 struct zr__dlog **out);
-void zr__log_publish(zr_store *s, struct zr__dlog *log,
-		      const uint64_t *sorted, size_t n);
-void zr__log_drop(struct zr__dlog *log);
-int zr__views_block(zr_store *s, const char *what);
-void zr__views_free(zr_store *s);
-
-/* Reads and validates table entry idx against length len and frontier
- * tail (ZR_E_RANGE, ZR_E_CORRUPT), each read guarded on its own. */
-int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
-		zr_loc *out);
-/* Decodes the record at loc (validated) into dst (loc->logic_length
- * bytes); idx is for messages.  Ragged records are not parsed here. */
-int zr__record_decode(const zr_store *s, uint64_t idx, const zr_loc *loc,
-		      void *dst);
-/* The same through a given mapping, with no guard of their own: for the
- * fn of a zr__maps_read, which pays one guard for many records. */
-int zr__loc_read(const zr_store *s, const struct zr__map *meta, uint64_t idx,
-		 uint64_t len, uint64_t tail, zr_loc *out);
-int zr__record_read(const zr_store *s, const struct zr__map *data,
-		    uint64_t idx, const zr_loc *loc, void *dst);
-/* The stored bytes of record loc (validated): in data's mapping, or on a
- * backend without map read into *buf, which the caller frees (NULL
- * otherwise).  A read of the mapping through *src is the caller's to
- * guard. */
-int zr__record_src(const zr_store *s, const struct zr__map *data,
-		   const zr_loc *loc, const uint8_t **src, uint8_t **buf);
-
-/* Entry idx as snapshot sn sees it, with no guard of its own (for the fn
- * of a zr__maps_read); ZR_E_RANGE past sn->len.  A snapshot no delete
- * came after reads the table as the plain calls do. */
-static inline int zr__snap_loc(const zr_store *s, const struct zr__snap *sn,
-			       uint64_t idx, zr_loc *out)
-{
-	if (!sn->depth)
-		return zr__loc_read(s, sn->meta, idx, sn->len, sn->tail, out);
-	return zr__view_loc(s, sn, idx, out);
-}
-
-/* The same, guarded on its own. */
-int zr__snap_loc_get(const zr_store *s, const struct zr__snap *sn,
-		     uint64_t idx, zr_loc *out);
-/* Checks a ragged record's first head_len bytes (at least the whole prefix
- * or the whole record) against its total length. */
-int zr__ragged_head(const void *head, size_t head_len, uint64_t total,
-		    size_t itemsize, uint32_t *ndim, uint64_t *shape,
-		    size_t *payload_offset);
-
-/* Writes length and tail into the header at offset 0 (the rest of the
- * 32 bytes never changes after create). */
-int zr__header_write(zr_store *s, uint64_t length, uint64_t tail);
-/* Encodes the header of a store into b[0..32). */
-void zr__header_encode(uint8_t b[ZR__HEADER], uint64_t length, uint64_t tail,
-		       uint32_t schema_len, zr_codec codec);
 
 /* The writer's guard (store_guard.c).  guard_init notes whether the
  * store's filesystem caches files on each client; refresh makes the next
@@ -400,12 +271,4 @@ int zr__header_read(zr_store *s, uint64_t *len, uint64_t *tail);
  * path selects). */
 int zr__store_open_vfs(const char *path, const struct zr__vfs *vfs,
 		       unsigned flags, zr_store **out);
-/* Opens the store's file name through its backend: -errno, no message. */
-int zr__open_file(zr_store *s, const char *name, unsigned flags,
-		  unsigned mode, struct zr__file **out);
-
-/* Fails with -EROFS on a read-only handle (name is the call), ZR_E_BUSY
- * once the handle lost its lock. */
-int zr__writable(const zr_store *s, const char *name);
-
 #endif

@@ -16,7 +16,7 @@
 #include "codec.h"
 #include "error.h"
 #include "pool.h"
-#include "store.h"
+#include "store_io.h"
 
 #define ZR__DICT_LEVEL 19
 /* Table entries a lane collects before one pwrite. */
@@ -336,6 +336,32 @@ static int stage_run(zr_append *a, struct stage *st, uint64_t count)
 		return zr__append_fail(a, err);
 	a->staged += count;
 	return 0;
+}
+
+/* A reservation given back (store_reserve.c): data.zr back to its size
+ * before the puts, or to the frontier if the session has grown it past
+ * that: slots not staged leave no bytes behind (best effort: they are
+ * garbage past the tail anyway). */
+static void trim(zr_append *a)
+{
+	off_t keep = a->win.size_before;
+	int rc;
+
+	if ((uint64_t)keep < a->frontier)
+		keep = (off_t)a->frontier;
+	rc = zr__io_truncate(a->s->file[ZR__DATA], (uint64_t)keep);
+	(void)rc;
+}
+
+void zr__append_window_drop(zr_append *a)
+{
+	if (!a->win.count)
+		return;
+	if (a->win.buf)
+		free(a->win.buf);
+	else
+		trim(a);
+	memset(&a->win, 0, sizeof(a->win));
 }
 
 int zr__append_check(zr_append *a, int ragged, uint64_t count)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "error.h"
-#include "store.h"
+#include "store_io.h"
 
 #define META_NEW "meta.zr.new"
 

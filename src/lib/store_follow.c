@@ -22,7 +22,7 @@
 #include <stdlib.h>
 
 #include "error.h"
-#include "store.h"
+#include "store_io.h"
 
 /* Whether the files hold what header (len, tail) points at; 0 if not yet. */
 static int files_cover(zr_store *s, uint64_t len, uint64_t tail, int *ok)

@@ -12,7 +12,7 @@
 #include "codec.h"
 #include "error.h"
 #include "pool.h"
-#include "store.h"
+#include "store_view.h"
 
 /* Bytes worth handing to another lane (the smallest chunk; a batch of at
  * most this much runs on the caller alone): an idle worker joins within a

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 
 #include "error.h"
-#include "store.h"
+#include "store_io.h"
 
 void zr__guard_init(zr_store *s)
 {

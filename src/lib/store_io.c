@@ -12,11 +12,22 @@
 
 #include "codec.h"
 #include "error.h"
-#include "store.h"
+#include "store_io.h"
 
 /* Address space is cheap and remapping is not: reserve generously so that
  * a growing store rarely makes a new mapping. */
 #define ZR__MAP_MIN ((uint64_t)1 << 30)
+
+int zr__open_file(zr_store *s, const char *name, unsigned flags,
+		  unsigned mode, struct zr__file **out)
+{
+	char p[4096];
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", s->path, name) >=
+	    sizeof(p))
+		return zr__fail(-ENAMETOOLONG, "%s: path too long", s->path);
+	return s->vfs->open(s->vfs, p, flags, mode, out);
+}
 
 int zr__sync(zr_store *s, int file, int how)
 {
@@ -267,8 +278,8 @@ int zr__loc_read(const zr_store *s, const struct zr__map *meta, uint64_t idx,
 
 struct loc_args {
 	const zr_store *s;
-	const struct zr__snap *sn;
-	uint64_t idx;
+	const struct zr__map *meta;
+	uint64_t idx, len, tail;
 	zr_loc *out;
 };
 
@@ -276,26 +287,18 @@ static int loc_load(void *arg)
 {
 	const struct loc_args *a = arg;
 
-	return zr__snap_loc(a->s, a->sn, a->idx, a->out);
-}
-
-int zr__snap_loc_get(const zr_store *s, const struct zr__snap *sn,
-		     uint64_t idx, zr_loc *out)
-{
-	struct loc_args a = { s, sn, idx, out };
-
-	if (!zr__guard_enabled())
-		return zr__snap_loc(s, sn, idx, out);
-	return zr__map_read_guarded(s, sn->meta, ZR__META, idx, loc_load, &a);
+	return zr__loc_read(a->s, a->meta, a->idx, a->len, a->tail, a->out);
 }
 
 int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
 		zr_loc *out)
 {
-	struct zr__snap sn = { .len = len, .tail = tail,
-			       .meta = zr__map_of(s, ZR__META) };
+	struct loc_args a = { s, zr__map_of(s, ZR__META), idx, len, tail,
+			      out };
 
-	return zr__snap_loc_get(s, &sn, idx, out);
+	if (!zr__guard_enabled())
+		return loc_load(&a);
+	return zr__map_read_guarded(s, a.meta, ZR__META, idx, loc_load, &a);
 }
 
 /* Raw records at least this large are read with pread rather than copied

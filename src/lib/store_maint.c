@@ -14,7 +14,7 @@
 #include "error.h"
 #include "journal.h"
 #include "pool.h"
-#include "store.h"
+#include "store_view.h"
 
 #define ZR__VERIFY_WINDOW 4096u    /* records verified per pool job */
 #define ZR__PROGRESS_EVERY 1024u

@@ -34,31 +34,6 @@
  * a row, would cost more than the copy it saves (labels: 8 bytes). */
 #define ZR__PUT_DIRECT_MIN 4096
 
-/* data.zr back to its size before the puts, or to the frontier if the
- * session has grown it past that: slots not staged leave no bytes behind
- * (best effort: they are garbage past the tail anyway). */
-static void trim(zr_append *a)
-{
-	off_t keep = a->win.size_before;
-	int rc;
-
-	if ((uint64_t)keep < a->frontier)
-		keep = (off_t)a->frontier;
-	rc = zr__io_truncate(a->s->file[ZR__DATA], (uint64_t)keep);
-	(void)rc;
-}
-
-void zr__append_window_drop(zr_append *a)
-{
-	if (!a->win.count)
-		return;
-	if (a->win.buf)
-		free(a->win.buf);
-	else
-		trim(a);
-	memset(&a->win, 0, sizeof(a->win));
-}
-
 static int reserve_raw(zr_append *a, uint64_t count)
 {
 	zr_store *s = a->s;

@@ -1,6 +1,8 @@
 /*
- * store.c - a store's lifetime: create, open (with every check a file from
- * disk needs before it is trusted), close, and the read-only accessors.
+ * store_open.c - a store's lifetime: open (through the backend its path
+ * selects, with every check a file from the medium needs before it is
+ * trusted, and the recovery of an interrupted delete or compact), close,
+ * and the read-only accessors.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -9,7 +11,7 @@
 
 #include "error.h"
 #include "journal.h"
-#include "store.h"
+#include "store_view.h"
 
 /* Larger than any tier's dictionary; bounds what open will load. */
 #define ZR__DICT_FILE_MAX ((size_t)128 << 20)
@@ -69,17 +71,6 @@ static int store_alloc(const char *path, const struct zr__vfs *vfs,
 	s->locks_ok = 1;
 	*out = s;
 	return 0;
-}
-
-int zr__open_file(zr_store *s, const char *name, unsigned flags,
-		  unsigned mode, struct zr__file **out)
-{
-	char p[4096];
-
-	if ((size_t)snprintf(p, sizeof(p), "%s/%s", s->path, name) >=
-	    sizeof(p))
-		return zr__fail(-ENAMETOOLONG, "%s: path too long", s->path);
-	return s->vfs->open(s->vfs, p, flags, mode, out);
 }
 
 /* Both files, then the role's locks (store_lock.c), and only then is
@@ -257,6 +248,39 @@ static int recover(zr_store *s, uint64_t *len, uint64_t *tail)
 	return err ? err : check_data(s, *tail);
 }
 
+/* A recovered compact redid the move in flight, not the rest: what it
+ * left to reclaim is the user's to decide (a compact is long, an open
+ * should not be). */
+static void recovery_note(zr_store *s)
+{
+	zr_stats st = { 0 };
+	int n;
+
+	if (s->recovered == ZR__RECOVERED_DELETE)
+		n = asprintf(&s->recovered_msg, "%s: rolled back an "
+			     "interrupted delete (" ZR__MAINT_FILE "): its "
+			     "records are all still there; run the delete "
+			     "again", s->path);
+	else if (zr_store_stats(s, &st) == 0 && st.reclaimable)
+		n = asprintf(&s->recovered_msg, "%s: recovered an "
+			     "interrupted compact (" ZR__MAINT_FILE "); %"
+			     PRIu64 " bytes are still reclaimable: run "
+			     "`zrecord compact %s` again", s->path,
+			     st.reclaimable, s->path);
+	else
+		n = asprintf(&s->recovered_msg, "%s: recovered an "
+			     "interrupted compact (" ZR__MAINT_FILE "); "
+			     "nothing is left to reclaim", s->path);
+	if (n < 0)
+		s->recovered_msg = NULL;
+	zr__clear();
+}
+
+const char *zr_store_recovered(const zr_store *s)
+{
+	return s ? s->recovered_msg : NULL;
+}
+
 /* One open as asked; ZR__NEED_WRITER if a read-only one found a journal
  * to recover. */
 static int open_as(const char *path, const struct zr__vfs *vfs,
@@ -295,7 +319,7 @@ static int open_as(const char *path, const struct zr__vfs *vfs,
 	atomic_init(&s->length, len);
 	zr__guard_wrote(s, len, tail);
 	if (s->recovered)
-		zr__recovery_note(s);
+		recovery_note(s);
 	*out = s;
 	return 0;
 }
