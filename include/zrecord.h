@@ -320,7 +320,12 @@ enum {
 	ZR_OPEN_FOLLOW = 2
 };
 
-/* Creates a new store at path (which must not exist; missing parent folders
+/* A store path is a folder; a path that starts with a URL scheme
+ * ("name://...") names a store on the storage backend of that scheme, and
+ * fails with -EPROTONOSUPPORT where this build has none (every build
+ * today: a local folder of such a name is reached as "./name://...").
+ *
+ * Creates a new store at path (which must not exist; missing parent folders
  * are created) and returns it open read-write.  dict/dict_len is required
  * for ZR_CODEC_ZSTD_DICT (ZR_E_NODICT without it) and must be NULL/0
  * otherwise.  The new store is synced before return.  On failure nothing is

@@ -30,6 +30,7 @@ int main(void)
 		suite_tree,
 		suite_tree_files,
 		suite_tree_opts,
+		suite_store_vfs,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

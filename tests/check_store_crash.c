@@ -161,8 +161,8 @@ static void torn_delete(const char *path)
 
 	if (zr_store_open(path, 0, &s) ||
 	    zr__journal_delete(s, zr_store_length(s), zr__tail(s), pos, 2) ||
-	    pwrite(s->fd[ZR__META], junk, ZR__LOC, zr__loc_pos(7)) != ZR__LOC ||
-	    pwrite(s->fd[ZR__META], junk, 8, zr__loc_pos(2)) != 8)
+	    zr__pwrite_all(s, ZR__META, junk, ZR__LOC, zr__loc_pos(7)) ||
+	    zr__pwrite_all(s, ZR__META, junk, 8, zr__loc_pos(2)))
 		_exit(1);
 	_exit(0); /* no close: the journal stays */
 }

@@ -36,5 +36,6 @@ Suite *suite_batchfile(void);
 Suite *suite_tree(void);
 Suite *suite_tree_files(void);
 Suite *suite_tree_opts(void);
+Suite *suite_store_vfs(void);
 
 #endif

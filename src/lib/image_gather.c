@@ -13,7 +13,7 @@
 #include "error.h"
 #include "image.h"
 #include "pool.h"
-#include "store.h"
+#include "store_view.h"
 
 struct igather {
 	zr_store *s;

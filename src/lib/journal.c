@@ -4,13 +4,12 @@
  * durable before what it guards is overwritten; and its removal.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "error.h"
 #include "journal_fmt.h"
+#include "store_io.h"
 
 static void slot_head(uint8_t *b, unsigned kind, size_t plen, uint64_t seq)
 {
@@ -30,34 +29,35 @@ int zr__jpath(zr_store *s, char *buf, size_t cap)
 
 static int sync_dir(zr_store *s)
 {
-	int fd = open(s->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+	int err = s->vfs->sync_dir ? s->vfs->sync_dir(s->vfs, s->path)
+				   : -EROFS;
 
-	if (fd < 0 || fsync(fd))
-		err = zr__fail(-errno, "%s: fsync of the folder: %s", s->path,
-			       strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	return err;
+	if (err)
+		return zr__fail(err, "%s: fsync of the folder: %s", s->path,
+				strerror(-err));
+	return 0;
 }
 
-int zr__jopen(zr_store *s, int flags, int *fd)
+int zr__jopen(zr_store *s, unsigned flags, struct zr__file **f)
 {
 	char path[4096];
 	int err = zr__jpath(s, path, sizeof(path));
 
 	if (err)
 		return err;
-	*fd = open(path, O_RDWR | flags | O_CLOEXEC, 0644);
-	if (*fd < 0)
-		return zr__fail(-errno, "%s: %s", path, strerror(errno));
+	err = s->vfs->open(s->vfs, path, ZR__VFS_WRITE | flags, 0644, f);
+	if (err)
+		return zr__fail(err, "%s: %s", path, strerror(-err));
 	return 0;
 }
 
-static int jflush(zr_store *s, int fd)
+static int jflush(zr_store *s, struct zr__file *f)
 {
-	if (fdatasync(fd))
-		return zr__fail(-errno, "%s/" ZR__MAINT_FILE ": fdatasync: %s",
-				s->path, strerror(errno));
+	int err = zr__io_sync(f, ZR__SYNC_DATA);
+
+	if (err)
+		return zr__fail(err, "%s/" ZR__MAINT_FILE ": fdatasync: %s",
+				s->path, strerror(-err));
 	return 0;
 }
 
@@ -66,8 +66,9 @@ int zr__journal_delete(zr_store *s, uint64_t len, uint64_t tail,
 {
 	const struct zr__map *m = zr__map_of(s, ZR__META);
 	size_t plen = 16 + n * (8 + ZR__LOC);
+	struct zr__file *f = NULL;
 	uint8_t *b;
-	int fd = -1, err = 0;
+	int err = 0;
 
 	if (n > (UINT32_MAX - 16) / (8 + ZR__LOC))
 		return zr__fail(-E2BIG, "%s: delete of %zu records at once",
@@ -84,14 +85,13 @@ int zr__journal_delete(zr_store *s, uint64_t len, uint64_t tail,
 		memcpy(e + 8, m->base + zr__loc_pos(pos[i]), ZR__LOC);
 	}
 	slot_head(b, J_DELETE, plen, 0);
-	err = zr__jopen(s, O_CREAT | O_TRUNC, &fd);
+	err = zr__jopen(s, ZR__VFS_CREATE | ZR__VFS_TRUNC, &f);
 	if (!err)
-		err = zr__pwrite_all(fd, b, J_HEAD + plen, 0, s->path,
-				     ZR__MAINT_FILE);
+		err = zr__io_write_all(f, b, J_HEAD + plen, 0, s->path,
+				       ZR__MAINT_FILE);
 	if (!err)
-		err = jflush(s, fd);
-	if (fd >= 0)
-		close(fd);
+		err = jflush(s, f);
+	zr__io_close(f);
 	free(b);
 	/* The folder too: a journal that vanished would hide a torn table. */
 	return err ? err : sync_dir(s);
@@ -107,8 +107,8 @@ static int slot_put(zr_store *s, struct zr__jmove *j, unsigned kind,
 	uint64_t at = (j->seq & 1) * ZR__J_SLOT;
 	int err = 0;
 
-	if (j->fd < 0)
-		err = zr__jopen(s, O_CREAT | O_TRUNC, &j->fd);
+	if (!j->f)
+		err = zr__jopen(s, ZR__VFS_CREATE | ZR__VFS_TRUNC, &j->f);
 	if (!err && j->seq == 0)
 		err = sync_dir(s); /* the file must outlive a power cut */
 	memcpy(head, J_MAGIC, 8);
@@ -118,16 +118,16 @@ static int slot_put(zr_store *s, struct zr__jmove *j, unsigned kind,
 	zr__put64(head + 24,
 		  zr__fnv(zr__slot_sum(head, fields, flen), bytes, n));
 	if (!err)
-		err = zr__pwrite_all(j->fd, head, J_HEAD, at, s->path,
-				     ZR__MAINT_FILE);
+		err = zr__io_write_all(j->f, head, J_HEAD, at, s->path,
+				       ZR__MAINT_FILE);
 	if (!err)
-		err = zr__pwrite_all(j->fd, fields, flen, at + J_HEAD, s->path,
-				     ZR__MAINT_FILE);
+		err = zr__io_write_all(j->f, fields, flen, at + J_HEAD,
+				       s->path, ZR__MAINT_FILE);
 	if (!err && n)
-		err = zr__pwrite_all(j->fd, bytes, n, at + J_HEAD + flen,
-				     s->path, ZR__MAINT_FILE);
+		err = zr__io_write_all(j->f, bytes, n, at + J_HEAD + flen,
+				       s->path, ZR__MAINT_FILE);
 	j->seq++;
-	return err ? err : jflush(s, j->fd);
+	return err ? err : jflush(s, j->f);
 }
 
 /* The slot of a chunk of one record's move (idx NO_MOVE: none). */
@@ -155,20 +155,18 @@ int zr__journal_move(zr_store *s, struct zr__jmove *j, uint64_t idx,
 						     : ZR__J_CHUNK;
 		uint64_t f[5] = { idx, src, dst, phys, done };
 
-		err = zr__pread_all(s->fd[ZR__DATA], bounce, n, src + done,
-				    s->path, "data.zr");
+		err = zr__pread_all(s, ZR__DATA, bounce, n, src + done);
 		if (!err)
 			err = slot_move(s, j, f, bounce, n);
 		if (!err)
-			err = zr__pwrite_all(s->fd[ZR__DATA], bounce, n,
-					     dst + done, s->path, "data.zr");
+			err = zr__pwrite_all(s, ZR__DATA, bounce, n,
+					     dst + done);
 		if (!err)
 			err = zr__flush(s, ZR__DATA);
 	}
 	zr__put64(off, dst);
 	if (!err)
-		err = zr__pwrite_all(s->fd[ZR__META], off, 8,
-				     zr__loc_pos(idx), s->path, "meta.zr");
+		err = zr__pwrite_all(s, ZR__META, off, 8, zr__loc_pos(idx));
 	if (!err)
 		err = zr__flush(s, ZR__META);
 	/* From here the original bytes may go: say no move is in flight. */
@@ -196,9 +194,8 @@ static int batch_table(zr_store *s, const uint8_t *recs, size_t n,
 
 	for (size_t i = 0; !err && i < n; i++) {
 		zr__put64(off, dst);
-		err = zr__pwrite_all(s->fd[ZR__META], off, 8,
-				     zr__loc_pos(zr__get64(recs + 24 * i)),
-				     s->path, "meta.zr");
+		err = zr__pwrite_all(s, ZR__META, off, 8,
+				     zr__loc_pos(zr__get64(recs + 24 * i)));
 		dst += zr__get64(recs + 24 * i + 16);
 	}
 	return err ? err : zr__flush(s, ZR__META);
@@ -208,8 +205,7 @@ int zr__jbatch_apply(zr_store *s, const uint8_t *fields, size_t n,
 		       const uint8_t *bytes, uint64_t total)
 {
 	uint64_t dst = zr__get64(fields);
-	int err = zr__pwrite_all(s->fd[ZR__DATA], bytes, (size_t)total, dst,
-				 s->path, "data.zr");
+	int err = zr__pwrite_all(s, ZR__DATA, bytes, (size_t)total, dst);
 
 	if (!err)
 		err = zr__flush(s, ZR__DATA);
@@ -229,9 +225,8 @@ int zr__journal_batch(zr_store *s, struct zr__jmove *j,
 		zr__put64(fields + 16 + 24 * i, r[i].idx);
 		zr__put64(fields + 16 + 24 * i + 8, r[i].src);
 		zr__put64(fields + 16 + 24 * i + 16, r[i].phys);
-		err = zr__pread_all(s->fd[ZR__DATA], bounce + total,
-				    (size_t)r[i].phys, r[i].src, s->path,
-				    "data.zr");
+		err = zr__pread_all(s, ZR__DATA, bounce + total,
+				    (size_t)r[i].phys, r[i].src);
 		total += r[i].phys;
 	}
 	if (!err) {
@@ -251,13 +246,18 @@ int zr__journal_end(zr_store *s, struct zr__jmove *j)
 	char path[4096];
 	int err = zr__jpath(s, path, sizeof(path));
 
-	if (j && j->fd >= 0) {
-		close(j->fd);
-		j->fd = -1;
+	if (j && j->f) {
+		zr__io_close(j->f);
+		j->f = NULL;
 	}
-	if (!err && unlink(path) && errno != ENOENT)
-		err = zr__fail(-errno, "%s: remove: %s", path,
-			       strerror(errno));
+	if (!err) {
+		err = s->vfs->remove ? s->vfs->remove(s->vfs, path) : -EROFS;
+		if (err == -ENOENT)
+			err = 0;
+		else if (err)
+			err = zr__fail(err, "%s: remove: %s", path,
+				       strerror(-err));
+	}
 	return err ? err : sync_dir(s);
 }
 

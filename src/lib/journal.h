@@ -27,7 +27,7 @@ int zr__journal_delete(zr_store *s, uint64_t len, uint64_t tail,
 
 /* A compact's redo journal, opened at its first move. */
 struct zr__jmove {
-	int fd;       /* -1 until needed */
+	struct zr__file *f; /* NULL until needed */
 	uint64_t seq; /* of the next slot */
 };
 
@@ -74,10 +74,6 @@ int zr__journal_recover(zr_store *s, uint64_t *len, uint64_t *tail);
 
 /* s->recovered */
 enum { ZR__RECOVERED_DELETE = 1, ZR__RECOVERED_COMPACT = 2 };
-
-/* Writes s->recovered_msg, the note zr_store_recovered returns, once an
- * open that recovered is whole (best effort: no memory, no note). */
-void zr__recovery_note(zr_store *s);
 
 #define ZR__J_CHUNK (1u << 20)
 

@@ -51,9 +51,10 @@ static inline uint64_t zr__slot_sum(const uint8_t *slot,
 
 /* STORE/maintenance.zr into buf. */
 int zr__jpath(zr_store *s, char *buf, size_t cap);
-/* A new journal (flags O_CREAT | O_TRUNC), or the one being recovered
- * (0: its valid slot must survive until a newer one is durable). */
-int zr__jopen(zr_store *s, int flags, int *fd);
+/* A new journal (flags ZR__VFS_CREATE | ZR__VFS_TRUNC), or the one being
+ * recovered (0: its valid slot must survive until a newer one is
+ * durable). */
+int zr__jopen(zr_store *s, unsigned flags, struct zr__file **f);
 /* Writes a batch's bytes (total) at its dst, then its table entries, each
  * durable before the next step; fields as in the slot, n records. */
 int zr__jbatch_apply(zr_store *s, const uint8_t *fields, size_t n,

@@ -4,15 +4,13 @@
  * compact's batch or chunk in flight redone.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "error.h"
 #include "journal_fmt.h"
+#include "store_io.h"
 
 /* A slot read back: valid only if whole and its checksum holds. */
 struct slot {
@@ -80,9 +78,8 @@ static int undo_delete(zr_store *s, const struct slot *sl, uint64_t *len,
 
 		if (zr__get64(e) >= l)
 			return bad_slot(s, "entry past the old length");
-		err = zr__pwrite_all(s->fd[ZR__META], e + 8, ZR__LOC,
-				     zr__loc_pos(zr__get64(e)), s->path,
-				     "meta.zr");
+		err = zr__pwrite_all(s, ZR__META, e + 8, ZR__LOC,
+				     zr__loc_pos(zr__get64(e)));
 	}
 	if (!err)
 		err = zr__flush(s, ZR__META);
@@ -99,7 +96,7 @@ static int undo_delete(zr_store *s, const struct slot *sl, uint64_t *len,
 static int redo_move(zr_store *s, const struct slot *sl, uint64_t len,
 		     uint64_t tail)
 {
-	struct zr__jmove j = { -1, sl->seq + 1 };
+	struct zr__jmove j = { NULL, sl->seq + 1 };
 	uint64_t f[5], n = sl->len - J_MOVE_HEAD;
 	uint8_t cur[ZR__LOC], *bounce;
 	int err;
@@ -112,8 +109,7 @@ static int redo_move(zr_store *s, const struct slot *sl, uint64_t len,
 	if (f[0] >= len || f[2] >= f[1] || f[1] > tail || tail - f[1] < f[3] ||
 	    f[4] >= f[3] || n > f[3] - f[4] || n > ZR__J_CHUNK || !n)
 		return bad_slot(s, "move slot out of the store's bounds");
-	err = zr__pread_all(s->fd[ZR__META], cur, ZR__LOC, zr__loc_pos(f[0]),
-			    s->path, "meta.zr");
+	err = zr__pread_all(s, ZR__META, cur, ZR__LOC, zr__loc_pos(f[0]));
 	if (!err && ((zr__get64(cur) != f[1] && zr__get64(cur) != f[2]) ||
 		     zr__get32(cur + 8) != f[3]))
 		return bad_slot(s, "move slot does not match the table");
@@ -121,19 +117,17 @@ static int redo_move(zr_store *s, const struct slot *sl, uint64_t len,
 	if (!err && !bounce)
 		err = zr__fail(-ENOMEM, "%s: no memory", s->path);
 	if (!err)
-		err = zr__jopen(s, 0, &j.fd);
+		err = zr__jopen(s, 0, &j.f);
 	/* The chunk in flight from the slot, the rest from its source. */
 	if (!err)
-		err = zr__pwrite_all(s->fd[ZR__DATA], sl->payload + J_MOVE_HEAD,
-				     (size_t)n, f[2] + f[4], s->path,
-				     "data.zr");
+		err = zr__pwrite_all(s, ZR__DATA, sl->payload + J_MOVE_HEAD,
+				     (size_t)n, f[2] + f[4]);
 	if (!err)
 		err = zr__flush(s, ZR__DATA);
 	if (!err)
 		err = zr__journal_move(s, &j, f[0], f[1], f[2], f[3],
 				       f[4] + n, bounce);
-	if (j.fd >= 0)
-		close(j.fd);
+	zr__io_close(j.f);
 	free(bounce);
 	return err;
 }
@@ -161,8 +155,8 @@ static int redo_batch(zr_store *s, const struct slot *sl, uint64_t len,
 		if (idx >= len || phys > sl->len || src > tail ||
 		    tail - src < phys || at > src)
 			return bad_slot(s, "batch record out of bounds");
-		err = zr__pread_all(s->fd[ZR__META], cur, ZR__LOC,
-				    zr__loc_pos(idx), s->path, "meta.zr");
+		err = zr__pread_all(s, ZR__META, cur, ZR__LOC,
+				    zr__loc_pos(idx));
 		if (!err && ((zr__get64(cur) != src && zr__get64(cur) != at) ||
 			     zr__get32(cur + 8) != phys))
 			return bad_slot(s, "batch slot does not match the "
@@ -175,21 +169,21 @@ static int redo_batch(zr_store *s, const struct slot *sl, uint64_t len,
 				       sl->payload + 16 + 24 * n, total);
 }
 
-static int read_journal(zr_store *s, int fd, uint8_t **b, uint64_t *size)
+static int read_journal(zr_store *s, struct zr__file *f, uint8_t **b,
+			uint64_t *size)
 {
-	struct stat st;
+	int err = f->io->size(f, 0, size);
 
-	if (fstat(fd, &st))
-		return zr__fail(-errno, "%s/" ZR__MAINT_FILE ": %s", s->path,
-				strerror(errno));
-	*size = (uint64_t)st.st_size;
+	if (err)
+		return zr__fail(err, "%s/" ZR__MAINT_FILE ": %s", s->path,
+				strerror(-err));
 	if (*size > J_FILE_MAX)
 		return bad_slot(s, "too large to be a journal");
 	*b = malloc(*size ? (size_t)*size : 1);
 	if (!*b)
 		return zr__fail(-ENOMEM, "%s: no memory", s->path);
-	return zr__pread_all(fd, *b, (size_t)*size, 0, s->path,
-			     ZR__MAINT_FILE);
+	return zr__io_read_all(f, *b, (size_t)*size, 0, s->path,
+			       ZR__MAINT_FILE);
 }
 
 static int idle(const struct slot *sl)
@@ -216,16 +210,17 @@ int zr__journal_recover(zr_store *s, uint64_t *len, uint64_t *tail)
 	uint8_t *b = NULL;
 	uint64_t size = 0;
 	struct slot sl;
-	int have, fd, err = zr__jpath(s, path, sizeof(path));
+	struct zr__file *f;
+	int have, err = zr__jpath(s, path, sizeof(path));
 
 	if (err)
 		return err;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : zr__fail(-errno, "%s: %s", path,
-						      strerror(errno));
-	err = read_journal(s, fd, &b, &size);
-	close(fd);
+	err = s->vfs->open(s->vfs, path, 0, 0, &f);
+	if (err)
+		return err == -ENOENT ? 0 : zr__fail(err, "%s: %s", path,
+						     strerror(-err));
+	err = read_journal(s, f, &b, &size);
+	zr__io_close(f);
 	/* No valid slot, or no move in flight: the store is whole, but a
 	 * compact that stopped between two moves is still worth telling of
 	 * (and its journal removing). */
@@ -251,37 +246,4 @@ int zr__journal_recover(zr_store *s, uint64_t *len, uint64_t *tail)
 		err = apply(s, &sl, len, tail);
 	free(b);
 	return err ? err : zr__journal_end(s, NULL);
-}
-
-/* A recovered compact redid the move in flight, not the rest: what it
- * left to reclaim is the user's to decide (a compact is long, an open
- * should not be). */
-void zr__recovery_note(zr_store *s)
-{
-	zr_stats st = { 0 };
-	int n;
-
-	if (s->recovered == ZR__RECOVERED_DELETE)
-		n = asprintf(&s->recovered_msg, "%s: rolled back an "
-			     "interrupted delete (" ZR__MAINT_FILE "): its "
-			     "records are all still there; run the delete "
-			     "again", s->path);
-	else if (zr_store_stats(s, &st) == 0 && st.reclaimable)
-		n = asprintf(&s->recovered_msg, "%s: recovered an "
-			     "interrupted compact (" ZR__MAINT_FILE "); %"
-			     PRIu64 " bytes are still reclaimable: run "
-			     "`zrecord compact %s` again", s->path,
-			     st.reclaimable, s->path);
-	else
-		n = asprintf(&s->recovered_msg, "%s: recovered an "
-			     "interrupted compact (" ZR__MAINT_FILE "); "
-			     "nothing is left to reclaim", s->path);
-	if (n < 0)
-		s->recovered_msg = NULL;
-	zr__clear();
-}
-
-const char *zr_store_recovered(const zr_store *s)
-{
-	return s ? s->recovered_msg : NULL;
 }

@@ -33,7 +33,7 @@ src_lib_libzrecord_core_la_SOURCES += src/lib/version.c src/lib/dtype.c src/lib/
 	src/lib/mpcheck.c src/lib/mpcheck.h
 # store engine, codecs, worker pool, dictionary training
 src_lib_libzrecord_core_la_SOURCES += src/lib/pool.c src/lib/pool.h \
-	src/lib/codec.c src/lib/codec.h src/lib/store.h src/lib/store.c \
+	src/lib/codec.c src/lib/codec.h src/lib/store.h src/lib/store_io.h src/lib/store_view.h src/lib/store_open.c \
 	src/lib/store_create.c src/lib/store_io.c src/lib/store_append.c \
 	src/lib/append.h src/lib/store_reserve.c \
 	src/lib/store_gather.c src/lib/store_maint.c src/lib/store_view.c \
@@ -43,7 +43,8 @@ src_lib_libzrecord_core_la_SOURCES += src/lib/pool.c src/lib/pool.h \
 	src/lib/journal_recover.c \
 	src/lib/sigbus.c src/lib/sigbus.h src/lib/store_guard.c \
 	src/lib/store_scope.c src/lib/store_lock.c src/lib/store_follow.c \
-	src/lib/ragged_forms.c
+	src/lib/ragged_forms.c \
+	src/lib/vfs.c src/lib/vfs.h src/lib/vfs_posix.c
 # encoded-image records: the mark, the decoders, the decoded gather
 src_lib_libzrecord_core_la_SOURCES += src/lib/store_content.c \
 	src/lib/image.h src/lib/image_box.c src/lib/image_resample.c \

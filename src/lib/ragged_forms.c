@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "store.h"
+#include "store_io.h"
 
 static int bad_offsets(size_t k)
 {

@@ -1,7 +1,11 @@
 /*
- * store.h - the store engine's internal handle and the helpers its files
- * share: little-endian fields, positional I/O, the read mappings, validated
- * record-table access and single-record decoding.
+ * store.h - the store engine's internal handle and what its files share:
+ * the on-disk constants, little-endian fields, whole reads and writes of
+ * meta.zr and data.zr through the handle's backend (vfs.h), and the
+ * interfaces of the guard, the locks and the changes list.  The read
+ * paths' helpers are in store_io.h and store_view.h, which call into their
+ * files: kept out of here, every file of the engine can include this one
+ * without tying it into a circle.
  */
 #ifndef ZR_STORE_H
 #define ZR_STORE_H
@@ -14,6 +18,7 @@
 #include <zstd.h>
 
 #include "sigbus.h"
+#include "vfs.h"
 #include "zrecord.h"
 
 #define ZR__PAGE 4096u           /* static page: header + schema   */
@@ -28,10 +33,14 @@
 #define ZR__CONTENT_FILE "content.zr"
 
 /* One read-only mapping of a file prefix.  Mappings are never unmapped
- * before close: a reader may still hold an older one. */
+ * before close: a reader may still hold an older one.  On a backend
+ * without map (vfs.h) meta.zr's is a copy read into memory (copy set) and
+ * data.zr's has no base: its records are read through the file. */
 struct zr__map {
 	const uint8_t *base;
 	size_t len;
+	int file;             /* ZR__META, ZR__DATA */
+	int copy;             /* base is malloc'd, not mapped */
 	struct zr__map *next; /* every mapping made, for close */
 };
 
@@ -69,7 +78,8 @@ struct zr__snap {
  * Readers take no lock per record. */
 struct zr_store {
 	char *path;             /* folder, for messages */
-	int fd[2];              /* meta.zr, data.zr */
+	const struct zr__vfs *vfs; /* the backend of path (vfs.h) */
+	struct zr__file *file[2]; /* meta.zr, data.zr */
 	int readonly;
 	int follow;             /* ZR_OPEN_FOLLOW: zr_store_refresh grows it */
 	int meta_ex;            /* holds meta.zr exclusively (store_lock.c) */
@@ -176,30 +186,35 @@ static inline uint64_t zr__loc_pos(uint64_t idx)
 	return ZR__PAGE + idx * ZR__LOC;
 }
 
-/* Writes/reads exactly len bytes at off, retrying short transfers and
- * EINTR; -errno (ENOSPC for a full disk) with a message naming file. */
-int zr__pwrite_all(int fd, const void *buf, size_t len, uint64_t off,
-		   const char *path, const char *file);
-int zr__pread_all(int fd, void *buf, size_t len, uint64_t off,
-		  const char *path, const char *file);
+/* The name of file (ZR__META, ZR__DATA), for messages. */
+static inline const char *zr__file_name(int file)
+{
+	return file == ZR__META ? "meta.zr" : "data.zr";
+}
 
-/* fsync of a file or folder (flags: O_RDONLY, | O_DIRECTORY), and a new
- * file dir/name (O_EXCL) written and fsynced; -errno with a message. */
-int zr__fsync_path(const char *path, int flags);
-int zr__write_file(const char *dir, const char *name, const void *buf,
-		   size_t len);
+/* fsync of folder path, and a new file dir/name (O_EXCL) written and
+ * fsynced, through backend vfs; -errno with a message. */
+int zr__fsync_dir(const struct zr__vfs *vfs, const char *path);
+int zr__write_file(const struct zr__vfs *vfs, const char *dir,
+		   const char *name, const void *buf, size_t len);
 /* Reads the store's content.zr at open (store_content.c). */
 int zr__content_load(zr_store *s);
 
-/* fdatasync of meta.zr or data.zr, with a message naming the file. */
-int zr__flush(zr_store *s, int file);
+/* Reads/writes exactly len bytes of file (ZR__META, ZR__DATA) at off
+ * (zr__io_read_all, zr__io_write_all). */
+static inline int zr__pread_all(const zr_store *s, int file, void *buf,
+				size_t len, uint64_t off)
+{
+	return zr__io_read_all(s->file[file], buf, len, off, s->path,
+			       zr__file_name(file));
+}
 
-/* Makes the current mapping of file cover at least need bytes (remapping
- * and publishing a larger one if not).  Not for concurrent callers of the
- * same store other than readers. */
-int zr__map_ensure(zr_store *s, int file, uint64_t need);
-/* Unmaps every mapping (close only). */
-void zr__map_free_all(zr_store *s);
+static inline int zr__pwrite_all(const zr_store *s, int file,
+				 const void *buf, size_t len, uint64_t off)
+{
+	return zr__io_write_all(s->file[file], buf, len, off, s->path,
+				zr__file_name(file));
+}
 
 /* The committed length and frontier, as a reader sees them. */
 static inline uint64_t zr__length(const zr_store *s)
@@ -212,59 +227,11 @@ static inline uint64_t zr__tail(const zr_store *s)
 	return atomic_load_explicit(&s->tail, memory_order_acquire);
 }
 
-/* Runs fn(arg), a read through mapping m of file (idx is the record, for
- * the message).  With zr_sigbus_guard() on, a fault there fails with -EIO
- * and a message naming the file instead of killing the process; off, this
- * is one predictable branch and a direct call. */
-int zr__map_read_guarded(const zr_store *s, const struct zr__map *m,
-			 int file, uint64_t idx, int (*fn)(void *),
-			 void *arg);
-
-static inline int zr__map_read(const zr_store *s, const struct zr__map *m,
-			       int file, uint64_t idx, int (*fn)(void *),
-			       void *arg)
-{
-	if (zr__guard_enabled())
-		return zr__map_read_guarded(s, m, file, idx, fn, arg);
-	return fn(arg);
-}
-
-/* As zr__map_read, for a block of reads through meta and data (NULL if
- * fn reads no record): one guard for the lot, so a fault anywhere fails
- * the whole block with -EIO and a message naming the file and offset.
- * fn must read through these mappings only (the ones current when the
- * caller took its length and frontier cover everything it may read). */
-int zr__maps_read_guarded(const zr_store *s, const struct zr__map *meta,
-			  const struct zr__map *data, int (*fn)(void *),
-			  void *arg);
-
-static inline int zr__maps_read(const zr_store *s,
-				const struct zr__map *meta,
-				const struct zr__map *data,
-				int (*fn)(void *), void *arg)
-{
-	if (zr__guard_enabled())
-		return zr__maps_read_guarded(s, meta, data, fn, arg);
-	return fn(arg);
-}
-
 /* The current mapping of file. */
 static inline const struct zr__map *zr__map_of(const zr_store *s, int file)
 {
 	return atomic_load_explicit(&s->map[file], memory_order_acquire);
 }
-
-/* The snapshot of the store as it is now (the caller holds rw shared):
- * what a call outside a view reads. */
-void zr__snap_now(const zr_store *s, struct zr__snap *out);
-/* Validates entry idx's 16 table bytes b against frontier tail. */
-int zr__loc_decode(const zr_store *s, uint64_t idx, uint64_t tail,
-		   const uint8_t *b, zr_loc *out);
-/* Entry idx as a snapshot with a log depth sees it (store_view.c). */
-int zr__view_loc(const zr_store *s, const struct zr__snap *sn, uint64_t idx,
-		 zr_loc *out);
-int zr__snap_loc_get(const zr_store *s, const struct zr__snap *sn,
-		     uint64_t idx, zr_loc *out);
 
 /* A read view (zrecord.h): the store's length and delete epoch when it
  * began, on the store's list of live views (under view_lock). */
@@ -275,77 +242,12 @@ struct zr_view {
 	struct zr_view *newer, *older;
 };
 
-/* View v's snapshot (the caller holds rw shared). */
-void zr__view_snap(const zr_view *v, struct zr__snap *out);
-/* Takes rw shared for a call through v (NULL: an implicit view): 0, or
- * ZR_E_BUSY at once for a ZR_VIEW_TRY view while a delete or compact
- * holds or awaits it. */
-int zr__view_rdlock(zr_store *s, const zr_view *v);
-
 /* Which indices the last deletes changed (store_changes.c): add runs in
  * zr__log_publish, after the epoch counted the delete (sorted descending,
  * the length it left); free at close. */
 void zr__changes_add(zr_store *s, const uint64_t *sorted, size_t n,
 		     uint64_t length);
 void zr__changes_free(zr_store *s);
-
-/* Views and deletes (store_view.c), called by delete and compact under
- * the exclusive rw.  log_make records what deleting sorted[0..n)
- * (descending, unique) from a table of len entries will overwrite, if a
- * view lives (*out NULL if none; ZR_E_BUSY past the log's bound);
- * log_publish makes it the newest and counts the epoch (log may be NULL:
- * a delete nothing else saw still changes the epoch); log_drop frees an
- * unpublished one.  views_block fails compact with ZR_E_BUSY while a view
- * begun before the newest delete lives.  views_free is close's. */
-int zr__log_make(zr_store *s, const uint64_t *sorted, size_t n, uint64_t len,
-		 struct zr__dlog **out);
-void zr__log_publish(zr_store *s, struct zr__dlog *log,
-		      const uint64_t *sorted, size_t n);
-void zr__log_drop(struct zr__dlog *log);
-int zr__views_block(zr_store *s, const char *what);
-void zr__views_free(zr_store *s);
-
-/* Reads and validates table entry idx against length len and frontier
- * tail (ZR_E_RANGE, ZR_E_CORRUPT), each read guarded on its own. */
-int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
-		zr_loc *out);
-/* Decodes the record at loc (validated) into dst (loc->logic_length
- * bytes); idx is for messages.  Ragged records are not parsed here. */
-int zr__record_decode(const zr_store *s, uint64_t idx, const zr_loc *loc,
-		      void *dst);
-/* The same through a given mapping, with no guard of their own: for the
- * fn of a zr__maps_read, which pays one guard for many records. */
-int zr__loc_read(const zr_store *s, const struct zr__map *meta, uint64_t idx,
-		 uint64_t len, uint64_t tail, zr_loc *out);
-int zr__record_read(const zr_store *s, const struct zr__map *data,
-		    uint64_t idx, const zr_loc *loc, void *dst);
-
-/* Entry idx as snapshot sn sees it, with no guard of its own (for the fn
- * of a zr__maps_read); ZR_E_RANGE past sn->len.  A snapshot no delete
- * came after reads the table as the plain calls do. */
-static inline int zr__snap_loc(const zr_store *s, const struct zr__snap *sn,
-			       uint64_t idx, zr_loc *out)
-{
-	if (!sn->depth)
-		return zr__loc_read(s, sn->meta, idx, sn->len, sn->tail, out);
-	return zr__view_loc(s, sn, idx, out);
-}
-
-/* The same, guarded on its own. */
-int zr__snap_loc_get(const zr_store *s, const struct zr__snap *sn,
-		     uint64_t idx, zr_loc *out);
-/* Checks a ragged record's first head_len bytes (at least the whole prefix
- * or the whole record) against its total length. */
-int zr__ragged_head(const void *head, size_t head_len, uint64_t total,
-		    size_t itemsize, uint32_t *ndim, uint64_t *shape,
-		    size_t *payload_offset);
-
-/* Writes length and tail into the header at offset 0 (the rest of the
- * 32 bytes never changes after create). */
-int zr__header_write(zr_store *s, uint64_t length, uint64_t tail);
-/* Encodes the header of a store into b[0..32). */
-void zr__header_encode(uint8_t b[ZR__HEADER], uint64_t length, uint64_t tail,
-		       uint32_t schema_len, zr_codec codec);
 
 /* The writer's guard (store_guard.c).  guard_init notes whether the
  * store's filesystem caches files on each client; refresh makes the next
@@ -379,8 +281,8 @@ int zr__lock_held(const zr_store *s, const char *what);
  * page cache on a filesystem with client caches). */
 int zr__header_read(zr_store *s, uint64_t *len, uint64_t *tail);
 
-/* Fails with -EROFS on a read-only handle (name is the call), ZR_E_BUSY
- * once the handle lost its lock. */
-int zr__writable(const zr_store *s, const char *name);
-
+/* zr_store_open through backend vfs (the suites' way to a row that no
+ * path selects). */
+int zr__store_open_vfs(const char *path, const struct zr__vfs *vfs,
+		       unsigned flags, zr_store **out);
 #endif

@@ -11,13 +11,12 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include "append.h"
 #include "codec.h"
 #include "error.h"
 #include "pool.h"
-#include "store.h"
+#include "store_io.h"
 
 #define ZR__DICT_LEVEL 19
 /* Table entries a lane collects before one pwrite. */
@@ -51,7 +50,7 @@ static void drop_staged(zr_append *a)
 	int rc = 0;
 
 	if (a->frontier > tail)
-		rc = ftruncate(a->s->fd[ZR__DATA], (off_t)tail);
+		rc = zr__io_truncate(a->s->file[ZR__DATA], tail);
 	(void)rc; /* best effort: the bytes are garbage either way */
 }
 
@@ -160,21 +159,21 @@ static int pwrite2(zr_store *s, const void *head, size_t hl,
 	size_t done;
 	int err;
 
+	struct zr__file *f = s->file[ZR__DATA];
+
 	do
-		n = pwritev(s->fd[ZR__DATA], iov, 2, (off_t)off);
-	while (n < 0 && errno == EINTR);
+		n = f->io->writev ? f->io->writev(f, iov, 2, off) : 0;
+	while (n == -EINTR);
 	/* Let the retrying writer finish a short or failed write. */
 	done = n < 0 ? 0 : (size_t)n;
 	if (done < hl) {
-		err = zr__pwrite_all(s->fd[ZR__DATA], h + done, hl - done,
-				     off + done, s->path, "data.zr");
-		return err ? err : zr__pwrite_all(s->fd[ZR__DATA], b, bl,
-						  off + hl, s->path,
-						  "data.zr");
+		err = zr__pwrite_all(s, ZR__DATA, h + done, hl - done,
+				     off + done);
+		return err ? err : zr__pwrite_all(s, ZR__DATA, b, bl,
+						  off + hl);
 	}
-	return zr__pwrite_all(s->fd[ZR__DATA], b + (done - hl),
-			      bl - (done - hl), off + done, s->path,
-			      "data.zr");
+	return zr__pwrite_all(s, ZR__DATA, b + (done - hl), bl - (done - hl),
+			      off + done);
 }
 
 /* The bytes of item k: an optional shape prefix and the payload. */
@@ -245,15 +244,14 @@ static int stage_one(const struct stage *st, size_t k, struct lane_buf *lb,
 	if (err)
 		return err;
 	l->phys_length = (uint32_t)n;
-	return zr__pwrite_all(s->fd[ZR__DATA], lb->buf, n, l->offset, s->path,
-			      "data.zr");
+	return zr__pwrite_all(s, ZR__DATA, lb->buf, n, l->offset);
 }
 
 static int flush_ents(zr_store *s, const uint8_t *ents, uint64_t idx,
 		      size_t n)
 {
-	return zr__pwrite_all(s->fd[ZR__META], ents, n * ZR__LOC,
-			      zr__loc_pos(idx), s->path, "meta.zr");
+	return zr__pwrite_all(s, ZR__META, ents, n * ZR__LOC,
+			      zr__loc_pos(idx));
 }
 
 static int lane_ents(struct lane_buf *lb, const char *path)
@@ -319,9 +317,8 @@ static int dense_raw(zr_append *a, const uint8_t *rows, uint64_t count)
 	int err = zr__append_reserve(a, (size_t)count * s->row_bytes, &off);
 
 	if (!err)
-		err = zr__pwrite_all(s->fd[ZR__DATA], rows,
-				     (size_t)count * s->row_bytes, off, s->path,
-				     "data.zr");
+		err = zr__pwrite_all(s, ZR__DATA, rows,
+				     (size_t)count * s->row_bytes, off);
 	return err ? err : zr__append_raw_rows(a, off, count);
 }
 
@@ -339,6 +336,32 @@ static int stage_run(zr_append *a, struct stage *st, uint64_t count)
 		return zr__append_fail(a, err);
 	a->staged += count;
 	return 0;
+}
+
+/* A reservation given back (store_reserve.c): data.zr back to its size
+ * before the puts, or to the frontier if the session has grown it past
+ * that: slots not staged leave no bytes behind (best effort: they are
+ * garbage past the tail anyway). */
+static void trim(zr_append *a)
+{
+	off_t keep = a->win.size_before;
+	int rc;
+
+	if ((uint64_t)keep < a->frontier)
+		keep = (off_t)a->frontier;
+	rc = zr__io_truncate(a->s->file[ZR__DATA], (uint64_t)keep);
+	(void)rc;
+}
+
+void zr__append_window_drop(zr_append *a)
+{
+	if (!a->win.count)
+		return;
+	if (a->win.buf)
+		free(a->win.buf);
+	else
+		trim(a);
+	memset(&a->win, 0, sizeof(a->win));
 }
 
 int zr__append_check(zr_append *a, int ragged, uint64_t count)

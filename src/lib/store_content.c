@@ -8,10 +8,8 @@
  * stay byte for byte the seed's format.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "error.h"
 #include "store.h"
@@ -34,19 +32,20 @@ static int images_schema(const zr_store *s)
 int zr__content_load(zr_store *s)
 {
 	char p[4096], buf[64];
+	struct zr__file *f;
 	ssize_t n;
-	int fd;
+	int err;
 
 	snprintf(p, sizeof(p), "%s/" ZR__CONTENT_FILE, s->path);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
+	err = s->vfs->open(s->vfs, p, 0, 0, &f);
+	if (err == -ENOENT)
 		return 0;
-	if (fd < 0)
-		return zr__fail(-errno, "%s: %s", p, strerror(errno));
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
+	if (err)
+		return zr__fail(err, "%s: %s", p, strerror(-err));
+	n = f->io->read(f, buf, sizeof(buf), 0);
+	zr__io_close(f);
 	if (n < 0)
-		return zr__fail(-errno, "%s: %s", p, strerror(errno));
+		return zr__fail((int)n, "%s: %s", p, strerror((int)-n));
 	if ((size_t)n != strlen(CONTENT_IMAGES) ||
 	    memcmp(buf, CONTENT_IMAGES, (size_t)n))
 		return zr__fail(ZR_E_SCHEMA, "%s: unknown content mark (this "
@@ -61,23 +60,27 @@ int zr_store_images(const zr_store *s)
 	return atomic_load(&s->images);
 }
 
+/* Written aside and renamed, so a reader sees no mark or a whole one. */
 static int write_mark(zr_store *s)
 {
+	const struct zr__vfs *v = s->vfs;
 	char from[4096], to[4096];
 	int err;
 
+	if (!v->remove || !v->rename)
+		return zr__fail(-EROFS, "%s: read-only medium: cannot mark "
+				"the store as encoded images", s->path);
 	snprintf(from, sizeof(from), "%s/" CONTENT_NEW, s->path);
 	snprintf(to, sizeof(to), "%s/" ZR__CONTENT_FILE, s->path);
-	unlink(from); /* a mark cut short before its rename */
-	err = zr__write_file(s->path, CONTENT_NEW, CONTENT_IMAGES,
+	v->remove(v, from); /* a mark cut short before its rename */
+	err = zr__write_file(v, s->path, CONTENT_NEW, CONTENT_IMAGES,
 			     strlen(CONTENT_IMAGES));
-	if (!err && rename(from, to))
-		err = zr__fail(-errno, "%s: rename: %s", from,
-			       strerror(errno));
+	if (!err && (err = v->rename(v, from, to)))
+		err = zr__fail(err, "%s: rename: %s", from, strerror(-err));
 	if (!err)
-		err = zr__fsync_path(s->path, O_RDONLY | O_DIRECTORY);
+		err = zr__fsync_dir(v, s->path);
 	if (err)
-		unlink(from);
+		v->remove(v, from);
 	return err;
 }
 

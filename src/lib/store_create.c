@@ -6,22 +6,23 @@
  * store (ZR_E_NOSTORE) rather than a malformed one.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "error.h"
-#include "store.h"
+#include "store_io.h"
 
 #define META_NEW "meta.zr.new"
 
 static const char *const store_files[] = { "meta.zr", "data.zr", "dict.zr",
 					   META_NEW };
 
+/* A writing operation of vfs, or -EROFS where the medium has none. */
+#define VFS_DO(vfs, op, ...) \
+	((vfs)->op ? (vfs)->op((vfs), __VA_ARGS__) : -EROFS)
+
 /* mkdir -p of every folder above path. */
-static int mkdir_parents(const char *path)
+static int mkdir_parents(const struct zr__vfs *vfs, const char *path)
 {
 	char *p = strdup(path);
 	int err = 0;
@@ -32,57 +33,56 @@ static int mkdir_parents(const char *path)
 		if (*c != '/')
 			continue;
 		*c = '\0';
-		if (mkdir(p, 0777) && errno != EEXIST) {
-			err = zr__fail(-errno, "%s: mkdir: %s", p,
-				       strerror(errno));
+		err = VFS_DO(vfs, mkdir, p);
+		if (err && err != -EEXIST) {
+			err = zr__fail(err, "%s: mkdir: %s", p, strerror(-err));
 			break;
 		}
+		err = 0;
 		*c = '/';
 	}
 	free(p);
 	return err;
 }
 
-int zr__fsync_path(const char *path, int flags)
+int zr__fsync_dir(const struct zr__vfs *vfs, const char *path)
 {
-	int fd = open(path, flags | O_CLOEXEC);
-	int err = 0;
+	int err = VFS_DO(vfs, sync_dir, path);
 
-	if (fd < 0)
-		return zr__fail(-errno, "%s: %s", path, strerror(errno));
-	if (fsync(fd))
-		err = zr__fail(-errno, "%s: fsync: %s", path, strerror(errno));
-	close(fd);
-	return err;
+	if (err)
+		return zr__fail(err, "%s: fsync: %s", path, strerror(-err));
+	return 0;
 }
 
-int zr__write_file(const char *dir, const char *name, const void *buf,
-		   size_t len)
+int zr__write_file(const struct zr__vfs *vfs, const char *dir,
+		   const char *name, const void *buf, size_t len)
 {
+	struct zr__file *f;
 	char p[4096];
-	int fd, err;
+	int err;
 
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return zr__fail(-errno, "%s: %s", p, strerror(errno));
-	err = zr__pwrite_all(fd, buf, len, 0, dir, name);
-	if (!err && fsync(fd))
-		err = zr__fail(-errno, "%s: fsync: %s", p, strerror(errno));
-	close(fd);
+	err = vfs->open(vfs, p, ZR__VFS_WRITE | ZR__VFS_CREATE | ZR__VFS_EXCL,
+			0666, &f);
+	if (err)
+		return zr__fail(err, "%s: %s", p, strerror(-err));
+	err = zr__io_write_all(f, buf, len, 0, dir, name);
+	if (!err && (err = zr__io_sync(f, ZR__SYNC_ALL)))
+		err = zr__fail(err, "%s: fsync: %s", p, strerror(-err));
+	zr__io_close(f);
 	return err;
 }
 
-static void remove_store(const char *path)
+static void remove_store(const struct zr__vfs *vfs, const char *path)
 {
 	char p[4096];
 
 	for (size_t i = 0; i < sizeof(store_files) / sizeof(*store_files);
 	     i++) {
 		snprintf(p, sizeof(p), "%s/%s", path, store_files[i]);
-		unlink(p);
+		VFS_DO(vfs, remove, p);
 	}
-	rmdir(path);
+	VFS_DO(vfs, rmdir, path);
 }
 
 /* The static page of a new store: header, schema, zero padding. */
@@ -123,26 +123,27 @@ static int check_args(const char *path, const zr_schema *schema,
 
 /* meta.zr is what makes a folder a store: it is renamed into place only
  * once everything it needs is durable. */
-static int lay_down(const char *path, const uint8_t *page, zr_codec codec,
-		    const void *dict, size_t dict_len)
+static int lay_down(const struct zr__vfs *vfs, const char *path,
+		    const uint8_t *page, zr_codec codec, const void *dict,
+		    size_t dict_len)
 {
 	char from[4096], to[4096];
-	int err = zr__write_file(path, "data.zr", NULL, 0);
+	int err = zr__write_file(vfs, path, "data.zr", NULL, 0);
 
 	if (!err && codec == ZR_CODEC_ZSTD_DICT)
-		err = zr__write_file(path, "dict.zr", dict, dict_len);
+		err = zr__write_file(vfs, path, "dict.zr", dict, dict_len);
 	if (!err)
-		err = zr__write_file(path, META_NEW, page, ZR__PAGE);
+		err = zr__write_file(vfs, path, META_NEW, page, ZR__PAGE);
 	snprintf(from, sizeof(from), "%s/" META_NEW, path);
 	snprintf(to, sizeof(to), "%s/meta.zr", path);
-	if (!err && rename(from, to))
-		err = zr__fail(-errno, "%s: rename: %s", from, strerror(errno));
+	if (!err && (err = VFS_DO(vfs, rename, from, to)))
+		err = zr__fail(err, "%s: rename: %s", from, strerror(-err));
 	if (!err)
-		err = zr__fsync_path(path, O_RDONLY | O_DIRECTORY);
+		err = zr__fsync_dir(vfs, path);
 	return err;
 }
 
-static int fsync_parent(const char *path)
+static int fsync_parent(const struct zr__vfs *vfs, const char *path)
 {
 	char *p = strdup(path);
 	char *slash;
@@ -155,7 +156,7 @@ static int fsync_parent(const char *path)
 		slash[1] = '\0';
 	else if (slash)
 		*slash = '\0';
-	err = zr__fsync_path(slash ? p : ".", O_RDONLY | O_DIRECTORY);
+	err = zr__fsync_dir(vfs, slash ? p : ".");
 	free(p);
 	return err;
 }
@@ -164,8 +165,8 @@ int zr_store_create(const char *path, const zr_schema *schema,
 		    zr_codec codec, const void *dict, size_t dict_len,
 		    zr_store **out)
 {
+	const struct zr__vfs *vfs = NULL;
 	uint8_t page[ZR__PAGE];
-	struct stat st;
 	int err;
 
 	zr__clear();
@@ -174,24 +175,28 @@ int zr_store_create(const char *path, const zr_schema *schema,
 		err = zr__fail(-EINVAL, "zr_store_create: out is NULL");
 	if (!err)
 		err = build_page(schema, codec, page);
+	if (!err)
+		err = zr__vfs_find(path, &vfs);
 	if (err)
 		return err;
-	if (lstat(path, &st) == 0)
+	err = vfs->probe(vfs, path);
+	if (err == 0)
 		return zr__fail(ZR_E_EXISTS, "%s: already exists", path);
-	if (errno != ENOENT)
-		return zr__fail(-errno, "%s: %s", path, strerror(errno));
-	err = mkdir_parents(path);
+	if (err != -ENOENT)
+		return zr__fail(err, "%s: %s", path, strerror(-err));
+	err = mkdir_parents(vfs, path);
 	if (err)
 		return err;
-	if (mkdir(path, 0777))
-		return zr__fail(errno == EEXIST ? ZR_E_EXISTS : -errno,
-				"%s: mkdir: %s", path, strerror(errno));
-	err = lay_down(path, page, codec, dict, dict_len);
-	if (!err)
-		err = fsync_parent(path);
-	if (!err)
-		err = zr_store_open(path, 0, out);
+	err = VFS_DO(vfs, mkdir, path);
 	if (err)
-		remove_store(path);
+		return zr__fail(err == -EEXIST ? ZR_E_EXISTS : err,
+				"%s: mkdir: %s", path, strerror(-err));
+	err = lay_down(vfs, path, page, codec, dict, dict_len);
+	if (!err)
+		err = fsync_parent(vfs, path);
+	if (!err)
+		err = zr__store_open_vfs(path, vfs, 0, out);
+	if (err)
+		remove_store(vfs, path);
 	return err;
 }

@@ -20,10 +20,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "error.h"
-#include "store.h"
+#include "store_io.h"
 
 /* Whether the files hold what header (len, tail) points at; 0 if not yet. */
 static int files_cover(zr_store *s, uint64_t len, uint64_t tail, int *ok)
@@ -48,15 +47,15 @@ static int file_shows(zr_store *s, int file, uint64_t from, uint64_t to,
 	while (from < to) {
 		size_t want = to - from < READ_CHUNK ? (size_t)(to - from)
 						     : READ_CHUNK;
-		ssize_t n = pread(s->fd[file], buf, want, (off_t)from);
+		struct zr__file *f = s->file[file];
+		ssize_t n = f->io->read(f, buf, want, from);
 
-		if (n < 0 && errno == EINTR)
+		if (n == -EINTR)
 			continue;
 		if (n < 0)
-			return zr__fail(-errno, "%s/%s: read at %" PRIu64
-					": %s", s->path, file == ZR__META ?
-					"meta.zr" : "data.zr", from,
-					strerror(errno));
+			return zr__fail((int)n, "%s/%s: read at %" PRIu64
+					": %s", s->path, zr__file_name(file),
+					from, strerror((int)-n));
 		if (n == 0) {
 			*ok = 0;
 			return 0;
@@ -125,9 +124,10 @@ static int follow(zr_store *s)
 				"appends may happen beside a follower (its lock "
 				"does not reach the writer, or the store was "
 				"modified behind it)", s->path, old, len);
-	if (fdatasync(s->fd[ZR__META]) && errno != EINVAL && errno != EROFS)
-		return zr__fail(-errno, "%s/meta.zr: fdatasync: %s", s->path,
-				strerror(errno));
+	err = zr__io_sync(s->file[ZR__META], ZR__SYNC_DATA);
+	if (err && err != -EINVAL && err != -EROFS)
+		return zr__fail(err, "%s/meta.zr: fdatasync: %s", s->path,
+				strerror(-err));
 	err = files_cover(s, len, tail, &ok);
 	if (!err && ok)
 		err = new_bytes_show(s, old, len, tail, &ok);

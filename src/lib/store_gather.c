@@ -7,11 +7,12 @@
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "codec.h"
 #include "error.h"
 #include "pool.h"
-#include "store.h"
+#include "store_view.h"
 
 /* Bytes worth handing to another lane (the smallest chunk; a batch of at
  * most this much runs on the caller alone): an idle worker joins within a
@@ -92,6 +93,8 @@ static void prefetch_locs(const struct gather *g, size_t b, size_t e)
  * instead of paying them one copy at a time (a prefetch never faults). */
 static void prefetch_heads(const struct gather *g, const zr_loc *l, size_t n)
 {
+	if (!g->sn.data->base) /* a backend without map reads them */
+		return;
 	for (size_t k = 0; k < n; k++)
 		__builtin_prefetch(g->sn.data->base + l[k].offset);
 }
@@ -342,14 +345,17 @@ static int read_head(zr_store *s, const struct zr__snap *sn, uint64_t idx,
 	zr_loc l;
 	char what[64];
 	struct head_read r = { .s = s, .l = &l, .head = head, .what = what };
+	uint8_t *buf = NULL;
 	int err = zr__snap_loc_get(s, sn, idx, &l);
 
+	if (!err)
+		err = zr__record_src(s, sn->data, &l, &r.src, &buf);
 	if (err)
 		return err;
-	r.src = sn->data->base + l.offset;
 	r.want = l.logic_length < sizeof(head) ? l.logic_length : sizeof(head);
 	snprintf(what, sizeof(what), "data.zr record %" PRIu64, idx);
 	err = zr__map_read(s, sn->data, ZR__DATA, idx, head_load, &r);
+	free(buf);
 	if (err)
 		return err;
 	if (zr__ragged_head(head, r.want, l.logic_length,

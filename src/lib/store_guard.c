@@ -13,78 +13,55 @@
  * does not reach other hosts).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
-#include <unistd.h>
 
 #include "error.h"
-#include "store.h"
-
-static const char *const names[2] = { "meta.zr", "data.zr" };
-
-/* f_type values of filesystems that may cache a file on each client. */
-static int client_cached(unsigned long type)
-{
-	switch (type) {
-	case 0x65735546UL: /* FUSE: GlusterFS, sshfs, ... */
-	case 0x6969UL:     /* NFS */
-	case 0xff534d42UL: /* CIFS */
-	case 0xfe534d42UL: /* SMB2 */
-	case 0x00c36400UL: /* Ceph */
-		return 1;
-	}
-	return 0;
-}
+#include "store_io.h"
 
 void zr__guard_init(zr_store *s)
 {
-	struct statfs sf;
-
-	s->cached = fstatfs(s->fd[ZR__META], &sf) == 0 &&
-		    client_cached((unsigned long)sf.f_type);
+	s->cached = (s->file[ZR__META]->traits & ZR__FILE_CACHED) != 0;
 }
 
-/* An allocation of a byte the file already has changes nothing, yet the
- * request reaches the server and each client cache drops what it held of
- * the file (GlusterFS: contents and size).  A read-only descriptor cannot
- * allocate: a reader may see an older header, whose table and records are
- * all there, and zr__file_size keeps its size check honest. */
+/* The backend drops each client cache's copy of the file (vfs.h).  A
+ * read-only handle does not: a reader may see an older header, whose
+ * table and records are all there, and zr__file_size keeps its size check
+ * honest. */
 int zr__refresh(zr_store *s, int file)
 {
-	if (!s->cached || s->readonly ||
-	    fallocate(s->fd[file], FALLOC_FL_KEEP_SIZE, 0, 1) == 0 ||
-	    errno == EOPNOTSUPP || errno == ENOSYS)
+	struct zr__file *f = s->file[file];
+	int err;
+
+	if (!s->cached || s->readonly || !f->io->refresh)
 		return 0;
-	return zr__fail(-errno, "%s/%s: fallocate: %s", s->path, names[file],
-			strerror(errno));
+	err = f->io->refresh(f);
+	if (!err)
+		return 0;
+	return zr__fail(err, "%s/%s: fallocate: %s", s->path,
+			zr__file_name(file), strerror(-err));
 }
 
-/* A forced statx asks the server, past the kernel's and the client's
- * cached attributes: a header newer than the cached size is not taken for
- * a truncated file. */
+/* Asked fresh on a filesystem with client caches: a header newer than the
+ * cached size is not taken for a truncated file. */
 int zr__file_size(zr_store *s, int file, uint64_t *out)
 {
-	struct statx stx;
+	struct zr__file *f = s->file[file];
+	int err = f->io->size(f, s->cached, out);
 
-	if (statx(s->fd[file], "", AT_EMPTY_PATH |
-		  (s->cached ? AT_STATX_FORCE_SYNC : AT_STATX_SYNC_AS_STAT),
-		  STATX_SIZE, &stx))
-		return zr__fail(-errno, "%s/%s: %s", s->path, names[file],
-				strerror(errno));
-	*out = stx.stx_size;
+	if (err)
+		return zr__fail(err, "%s/%s: %s", s->path,
+				zr__file_name(file), strerror(-err));
 	return 0;
 }
 
 /* O_DIRECT wants an aligned buffer: read the whole first page. */
-static int read_direct(zr_store *s, int fd, uint8_t b[16])
+static int read_direct(zr_store *s, struct zr__file *f, uint8_t b[16])
 {
 	uint8_t *page = aligned_alloc(ZR__PAGE, ZR__PAGE);
-	int err = page ? zr__pread_all(fd, page, ZR__PAGE, 0, s->path,
-				       "meta.zr")
+	int err = page ? zr__io_read_all(f, page, ZR__PAGE, 0, s->path,
+					 "meta.zr")
 		       : zr__fail(-ENOMEM, "%s: no memory", s->path);
 
 	if (!err)
@@ -94,24 +71,22 @@ static int read_direct(zr_store *s, int fd, uint8_t b[16])
 }
 
 /* On a filesystem with client caches the page is read through its own
- * O_DIRECT descriptor: the handle's descriptor may be served from the
+ * direct (O_DIRECT) open: the handle's file may be served from the
  * kernel's page cache, which a FUSE filesystem such as sshfs never
  * invalidates while the file is open. */
 int zr__header_read(zr_store *s, uint64_t *len, uint64_t *tail)
 {
-	char p[4096];
+	struct zr__file *f = NULL;
 	uint8_t b[16];
-	int fd = -1, err;
+	int err;
 
-	if (s->cached &&
-	    (size_t)snprintf(p, sizeof(p), "%s/meta.zr", s->path) < sizeof(p))
-		fd = open(p, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	if (fd < 0) { /* no O_DIRECT there: the handle's descriptor */
-		err = zr__pread_all(s->fd[ZR__META], b, 16, 0, s->path,
-				    "meta.zr");
+	if (s->cached)
+		zr__open_file(s, "meta.zr", ZR__VFS_DIRECT, 0, &f);
+	if (!f) { /* no direct reads there: the handle's file */
+		err = zr__pread_all(s, ZR__META, b, 16, 0);
 	} else {
-		err = read_direct(s, fd, b);
-		close(fd);
+		err = read_direct(s, f, b);
+		zr__io_close(f);
 	}
 	if (!err) {
 		*len = zr__get64(b);

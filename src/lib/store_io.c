@@ -8,71 +8,100 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "codec.h"
 #include "error.h"
-#include "store.h"
+#include "store_io.h"
 
 /* Address space is cheap and remapping is not: reserve generously so that
  * a growing store rarely makes a new mapping. */
 #define ZR__MAP_MIN ((uint64_t)1 << 30)
 
-int zr__pwrite_all(int fd, const void *buf, size_t len, uint64_t off,
-		   const char *path, const char *file)
+int zr__open_file(zr_store *s, const char *name, unsigned flags,
+		  unsigned mode, struct zr__file **out)
 {
-	const uint8_t *p = buf;
+	char p[4096];
 
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int err = n < 0 ? errno : ENOSPC;
-
-			return zr__fail(-err, "%s/%s: write of %zu bytes at "
-					"%" PRIu64 ": %s", path, file, len,
-					off, strerror(err));
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", s->path, name) >=
+	    sizeof(p))
+		return zr__fail(-ENAMETOOLONG, "%s: path too long", s->path);
+	return s->vfs->open(s->vfs, p, flags, mode, out);
 }
 
-int zr__pread_all(int fd, void *buf, size_t len, uint64_t off,
-		  const char *path, const char *file)
+int zr__sync(zr_store *s, int file, int how)
 {
-	uint8_t *p = buf;
+	int err = zr__io_sync(s->file[file], how);
 
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return zr__fail(-errno, "%s/%s: read at %" PRIu64
-					": %s", path, file, off,
-					strerror(errno));
-		if (n == 0)
-			return zr__fail(ZR_E_CORRUPT, "%s/%s: ends before "
-					"offset %" PRIu64, path, file, off);
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
+	if (err)
+		return zr__fail(err, "%s/%s: %s: %s", s->path,
+				zr__file_name(file),
+				how == ZR__SYNC_ALL ? "fsync" : "fdatasync",
+				strerror(-err));
 	return 0;
 }
 
 int zr__flush(zr_store *s, int file)
 {
-	if (fdatasync(s->fd[file]))
-		return zr__fail(-errno, "%s/%s: fdatasync: %s", s->path,
-				file == ZR__META ? "meta.zr" : "data.zr",
-				strerror(errno));
+	return zr__sync(s, file, ZR__SYNC_DATA);
+}
+
+int zr__truncate(zr_store *s, int file, uint64_t len)
+{
+	int err = zr__io_truncate(s->file[file], len);
+
+	if (err)
+		return zr__fail(err, "%s/%s: truncate: %s", s->path,
+				zr__file_name(file), strerror(-err));
+	return 0;
+}
+
+/* A backend without map (vfs.h): meta.zr's first need bytes read into
+ * memory, true for as long as nothing writes them (a read-only handle on
+ * a medium nothing writes, or below the length a follower took); data.zr
+ * gets no base, and its records are read through the file. */
+static int map_read_in(zr_store *s, int file, uint64_t need,
+		       struct zr__map *m)
+{
+	uint8_t *b;
+	int err;
+
+	m->file = file;
+	m->copy = 1;
+	m->len = (size_t)need;
+	m->base = NULL;
+	if (file == ZR__DATA)
+		return 0;
+	b = malloc(need ? (size_t)need : 1);
+	if (!b)
+		return zr__fail(-ENOMEM, "%s: no memory for a table of %"
+				PRIu64 " bytes", s->path, need);
+	err = zr__pread_all(s, file, b, (size_t)need, 0);
+	if (err)
+		free(b);
+	else
+		m->base = b;
+	return err;
+}
+
+static int map_file(zr_store *s, int file, uint64_t need,
+		    struct zr__map *m)
+{
+	struct zr__file *f = s->file[file];
+	uint64_t len = need > ZR__MAP_MIN / 2 ? 2 * need : ZR__MAP_MIN;
+	const void *base;
+	int err;
+
+	if (!f->io->map)
+		return map_read_in(s, file, need, m);
+	err = f->io->map(f, (size_t)len, &base);
+	if (err)
+		return zr__fail(err, "%s: mmap of %" PRIu64 " bytes: %s",
+				s->path, len, strerror(-err));
+	m->base = base;
+	m->len = (size_t)len;
+	m->file = file;
+	m->copy = 0;
 	return 0;
 }
 
@@ -80,9 +109,7 @@ int zr__map_ensure(zr_store *s, int file, uint64_t need)
 {
 	struct zr__map *cur = atomic_load_explicit(&s->map[file],
 						   memory_order_acquire);
-	uint64_t len = need > ZR__MAP_MIN / 2 ? 2 * need : ZR__MAP_MIN;
 	struct zr__map *m;
-	void *base;
 	int err = 0;
 
 	if (cur && cur->len >= need)
@@ -98,15 +125,11 @@ int zr__map_ensure(zr_store *s, int file, uint64_t need)
 		err = zr__fail(-ENOMEM, "%s: no memory", s->path);
 		goto out;
 	}
-	base = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, s->fd[file], 0);
-	if (base == MAP_FAILED) {
-		err = zr__fail(-errno, "%s: mmap of %" PRIu64 " bytes: %s",
-			       s->path, len, strerror(errno));
+	err = map_file(s, file, need, m);
+	if (err) {
 		free(m);
 		goto out;
 	}
-	m->base = base;
-	m->len = (size_t)len;
 	m->next = s->maps;
 	s->maps = m;
 	atomic_store_explicit(&s->map[file], m, memory_order_release);
@@ -121,7 +144,11 @@ void zr__map_free_all(zr_store *s)
 		struct zr__map *m = s->maps;
 
 		s->maps = m->next;
-		munmap((void *)m->base, m->len);
+		if (m->copy)
+			free((void *)m->base);
+		else
+			s->file[m->file]->io->unmap(s->file[m->file],
+						    m->base, m->len);
 		free(m);
 	}
 	s->map[ZR__META] = NULL;
@@ -179,10 +206,16 @@ static int map_fault(const zr_store *s, int file, uint64_t idx, size_t off)
 			"was truncated)", s->path, name, rec, off);
 }
 
+/* What a mapping guards: nothing for data.zr on a backend without map. */
+static struct zr__guard_span span_of(const struct zr__map *m)
+{
+	return (struct zr__guard_span){ m->base, m->base ? m->len : 0 };
+}
+
 int zr__map_read_guarded(const zr_store *s, const struct zr__map *m,
 			 int file, uint64_t idx, int (*fn)(void *), void *arg)
 {
-	struct zr__guard_span span = { m->base, m->len };
+	struct zr__guard_span span = span_of(m);
 	struct zr__guard_fault at;
 	int err = zr__guard_run(&span, 1, fn, arg, &at);
 
@@ -197,8 +230,8 @@ int zr__maps_read_guarded(const zr_store *s, const struct zr__map *meta,
 {
 	/* Indexed by file; no data span when fn reads no record. */
 	struct zr__guard_span spans[2] = {
-		[ZR__META] = { meta->base, meta->len },
-		[ZR__DATA] = { data ? data->base : NULL, data ? data->len : 0 },
+		[ZR__META] = span_of(meta),
+		[ZR__DATA] = data ? span_of(data) : (struct zr__guard_span){ 0 },
 	};
 	struct zr__guard_fault at;
 	int err = zr__guard_run(spans, data ? 2 : 1, fn, arg, &at);
@@ -245,8 +278,8 @@ int zr__loc_read(const zr_store *s, const struct zr__map *meta, uint64_t idx,
 
 struct loc_args {
 	const zr_store *s;
-	const struct zr__snap *sn;
-	uint64_t idx;
+	const struct zr__map *meta;
+	uint64_t idx, len, tail;
 	zr_loc *out;
 };
 
@@ -254,26 +287,18 @@ static int loc_load(void *arg)
 {
 	const struct loc_args *a = arg;
 
-	return zr__snap_loc(a->s, a->sn, a->idx, a->out);
-}
-
-int zr__snap_loc_get(const zr_store *s, const struct zr__snap *sn,
-		     uint64_t idx, zr_loc *out)
-{
-	struct loc_args a = { s, sn, idx, out };
-
-	if (!zr__guard_enabled())
-		return zr__snap_loc(s, sn, idx, out);
-	return zr__map_read_guarded(s, sn->meta, ZR__META, idx, loc_load, &a);
+	return zr__loc_read(a->s, a->meta, a->idx, a->len, a->tail, a->out);
 }
 
 int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
 		zr_loc *out)
 {
-	struct zr__snap sn = { .len = len, .tail = tail,
-			       .meta = zr__map_of(s, ZR__META) };
+	struct loc_args a = { s, zr__map_of(s, ZR__META), idx, len, tail,
+			      out };
 
-	return zr__snap_loc_get(s, &sn, idx, out);
+	if (!zr__guard_enabled())
+		return loc_load(&a);
+	return zr__map_read_guarded(s, a.meta, ZR__META, idx, loc_load, &a);
 }
 
 /* Raw records at least this large are read with pread rather than copied
@@ -284,17 +309,63 @@ int zr__loc_get(const zr_store *s, uint64_t idx, uint64_t len, uint64_t tail,
  * cost more than the copy. */
 #define ZR__PREAD_MIN (64u << 10)
 
+int zr__record_src(const zr_store *s, const struct zr__map *data,
+		   const zr_loc *loc, const uint8_t **src, uint8_t **buf)
+{
+	uint8_t *b;
+	int err;
+
+	*buf = NULL;
+	if (data->base) {
+		*src = data->base + loc->offset;
+		return 0;
+	}
+	b = malloc(loc->phys_length);
+	if (!b)
+		return zr__fail(-ENOMEM, "%s: no memory for a record of %"
+				PRIu32 " bytes", s->path, loc->phys_length);
+	err = zr__pread_all(s, ZR__DATA, b, loc->phys_length, loc->offset);
+	if (err) {
+		free(b);
+		return err;
+	}
+	*src = *buf = b;
+	return 0;
+}
+
+/* A record on a backend without map: read, then decoded if it must be. */
+static int record_through(const zr_store *s, const struct zr__map *data,
+			  uint64_t idx, const zr_loc *loc, void *dst)
+{
+	const uint8_t *src;
+	uint8_t *buf;
+	int err;
+
+	if (s->codec == ZR_CODEC_RAW)
+		return zr__pread_all(s, ZR__DATA, dst, loc->logic_length,
+				     loc->offset);
+	err = zr__record_src(s, data, loc, &src, &buf);
+	if (!err)
+		err = zr__decode(s->ddict, src, loc->phys_length, dst,
+				 loc->logic_length, s->path, idx);
+	free(buf);
+	return err;
+}
+
 int zr__record_read(const zr_store *s, const struct zr__map *data,
 		    uint64_t idx, const zr_loc *loc, void *dst)
 {
-	const uint8_t *src = data->base + loc->offset;
+	const uint8_t *src;
 
+	if (!data->base)
+		return record_through(s, data, idx, loc, dst);
+	src = data->base + loc->offset;
 	if (s->codec != ZR_CODEC_RAW)
 		return zr__decode(s->ddict, src, loc->phys_length, dst,
 				  loc->logic_length, s->path, idx);
 	if (loc->logic_length >= ZR__PREAD_MIN)
-		return zr__pread_all(s->fd[ZR__DATA], dst, loc->logic_length,
-				     loc->offset, s->path, "data.zr");
+		return zr__pread_all(s, ZR__DATA, dst, loc->logic_length,
+				     loc->offset);
 	memcpy(dst, src, loc->logic_length);
 	return 0;
 }
@@ -321,7 +392,7 @@ int zr__record_decode(const zr_store *s, uint64_t idx, const zr_loc *loc,
 	struct rec_args a = { s, m, idx, loc, dst };
 
 	/* A pread faults into an error of its own: no guard needed. */
-	if (!zr__guard_enabled() ||
+	if (!zr__guard_enabled() || !m->base ||
 	    (s->codec == ZR_CODEC_RAW && loc->logic_length >= ZR__PREAD_MIN))
 		return zr__record_read(s, m, idx, loc, dst);
 	return zr__map_read_guarded(s, m, ZR__DATA, idx, rec_load, &a);
@@ -408,7 +479,7 @@ int zr__header_write(zr_store *s, uint64_t length, uint64_t tail)
 	/* Only length and tail change after create. */
 	zr__put64(b, length);
 	zr__put64(b + 8, tail);
-	return zr__pwrite_all(s->fd[ZR__META], b, 16, 0, s->path, "meta.zr");
+	return zr__pwrite_all(s, ZR__META, b, 16, 0);
 }
 
 int zr__writable(const zr_store *s, const char *name)

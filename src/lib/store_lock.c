@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 
 #include "error.h"
 #include "store.h"
@@ -34,31 +33,30 @@ static int busy(zr_store *s, const char *who)
 
 static int lock_fd(zr_store *s, int file, int op)
 {
-	if (flock(s->fd[file], op | LOCK_NB) == 0)
-		return 0;
-	if (errno == EWOULDBLOCK)
-		return 1;
-	return zr__fail(-errno, "%s/%s: flock: %s", s->path,
-			file == ZR__META ? "meta.zr" : "data.zr",
-			strerror(errno));
+	int r = zr__io_lock(s->file[file], op);
+
+	if (r >= 0)
+		return r;
+	return zr__fail(r, "%s/%s: flock: %s", s->path, zr__file_name(file),
+			strerror(-r));
 }
 
 /* A writer opens with meta.zr EX when it can, so that recovery of an
  * interrupted delete or compact runs alone; open ends with zr__lock_share. */
 static int take_writer(zr_store *s)
 {
-	int r = lock_fd(s, ZR__DATA, LOCK_EX);
+	int r = lock_fd(s, ZR__DATA, ZR__LOCK_EX);
 
 	if (r)
 		return r < 0 ? r : busy(s, "another handle holds its lock "
 					"(a writer, or a reader that keeps "
 					"writers out)");
-	r = lock_fd(s, ZR__META, LOCK_EX);
+	r = lock_fd(s, ZR__META, ZR__LOCK_EX);
 	if (r <= 0) {
 		s->meta_ex = r == 0;
 		return r;
 	}
-	r = lock_fd(s, ZR__META, LOCK_SH);
+	r = lock_fd(s, ZR__META, ZR__LOCK_SH);
 	if (r)
 		return r < 0 ? r : busy(s, "another handle holds its lock "
 					"(a process that holds meta.zr alone)");
@@ -71,9 +69,9 @@ int zr__lock_open(zr_store *s)
 
 	if (!s->readonly)
 		return take_writer(s);
-	r = lock_fd(s, ZR__META, LOCK_SH);
+	r = lock_fd(s, ZR__META, ZR__LOCK_SH);
 	if (r == 0 && !s->follow)
-		r = lock_fd(s, ZR__DATA, LOCK_SH);
+		r = lock_fd(s, ZR__DATA, ZR__LOCK_SH);
 	if (r > 0)
 		return busy(s, s->follow ?
 			    "another handle holds its lock (a process that "
@@ -90,14 +88,14 @@ int zr__lock_exclusive(zr_store *s, const char *what)
 	r = zr__lock_held(s, what);
 	if (r || s->meta_ex)
 		return r;
-	r = lock_fd(s, ZR__META, LOCK_EX);
+	r = lock_fd(s, ZR__META, ZR__LOCK_EX);
 	if (r == 0) {
 		s->meta_ex = 1;
 		return 0;
 	}
 	/* A failed conversion may have dropped the shared lock: take it
 	 * back (holding it already, this changes nothing). */
-	if (lock_fd(s, ZR__META, LOCK_SH))
+	if (lock_fd(s, ZR__META, ZR__LOCK_SH))
 		s->lock_lost = 1;
 	if (r < 0)
 		return r;
@@ -112,7 +110,7 @@ void zr__lock_share(zr_store *s)
 	if (!s->meta_ex)
 		return;
 	s->meta_ex = 0;
-	if (lock_fd(s, ZR__META, LOCK_SH))
+	if (lock_fd(s, ZR__META, ZR__LOCK_SH))
 		s->lock_lost = 1;
 }
 

@@ -6,17 +6,15 @@
  * delete log (store_view.c) keeps each open view's records as they were.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "codec.h"
 #include "error.h"
 #include "journal.h"
 #include "pool.h"
-#include "store.h"
+#include "store_view.h"
 
 #define ZR__VERIFY_WINDOW 4096u    /* records verified per pool job */
 #define ZR__PROGRESS_EVERY 1024u
@@ -77,9 +75,8 @@ static int sync_files(zr_store *s)
 		err = zr__guard_check(s, "sync");
 	if (!err)
 		err = zr__header_write(s, len, tail);
-	if (!err && fsync(s->fd[ZR__META]))
-		err = zr__fail(-errno, "%s/meta.zr: fsync: %s", s->path,
-			       strerror(errno));
+	if (!err)
+		err = zr__sync(s, ZR__META, ZR__SYNC_ALL);
 	if (!err)
 		zr__guard_wrote(s, len, tail);
 	return err;
@@ -97,10 +94,9 @@ static int swap_last(zr_store *s, const uint64_t *sorted, size_t count,
 		if (i && sorted[i] == sorted[i - 1])
 			continue;
 		if (sorted[i] != last)
-			err = zr__pwrite_all(s->fd[ZR__META],
+			err = zr__pwrite_all(s, ZR__META,
 					     m->base + zr__loc_pos(last),
-					     ZR__LOC, zr__loc_pos(sorted[i]),
-					     s->path, "meta.zr");
+					     ZR__LOC, zr__loc_pos(sorted[i]));
 		if (err)
 			return err;
 		*len = last;
@@ -288,12 +284,10 @@ static int finish_compact(zr_store *s, uint64_t front, uint64_t len)
 	pthread_mutex_unlock(&s->live_lock);
 	atomic_store_explicit(&s->tail, front, memory_order_release);
 	err = sync_files(s);
-	if (!err && ftruncate(s->fd[ZR__DATA], (off_t)front))
-		err = zr__fail(-errno, "%s/data.zr: truncate: %s", s->path,
-			       strerror(errno));
-	if (!err && ftruncate(s->fd[ZR__META], (off_t)zr__loc_pos(len)))
-		err = zr__fail(-errno, "%s/meta.zr: truncate: %s", s->path,
-			       strerror(errno));
+	if (!err)
+		err = zr__truncate(s, ZR__DATA, front);
+	if (!err)
+		err = zr__truncate(s, ZR__META, zr__loc_pos(len));
 	if (!err)
 		err = zr__flush(s, ZR__DATA);
 	return err ? err : zr__flush(s, ZR__META);
@@ -324,7 +318,7 @@ static int compact_locked(zr_store *s, zr_progress_fn progress, void *ctx)
 	struct placed *p = malloc((len ? len : 1) * sizeof(*p));
 	struct zr__jrec *r = malloc((len ? len : 1) * sizeof(*r));
 	uint8_t *bounce = malloc(ZR__J_CHUNK);
-	struct zr__jmove j = { -1, 0 };
+	struct zr__jmove j = { NULL, 0 };
 	int err = 0;
 
 	if (!p || !r || !bounce || len > SIZE_MAX / sizeof(*p))
@@ -359,8 +353,7 @@ static int compact_locked(zr_store *s, zr_progress_fn progress, void *ctx)
 	} else if (!err && j.seq) {
 		err = zr__journal_end(s, &j);
 	}
-	if (j.fd >= 0)
-		close(j.fd);
+	zr__io_close(j.f);
 	free(bounce);
 	free(r);
 	free(p);
@@ -476,11 +469,15 @@ static int frame_load(void *arg)
  * could be bounded only by logic_length. */
 static int frame_check(zr_store *s, uint64_t i, const zr_loc *l)
 {
-	const struct zr__map *m = atomic_load_explicit(&s->map[ZR__DATA],
-						       memory_order_acquire);
-	struct frame_read r = { s, m->base + l->offset, l, i };
+	const struct zr__map *m = zr__map_of(s, ZR__DATA);
+	struct frame_read r = { s, NULL, l, i };
+	uint8_t *buf;
+	int err = zr__record_src(s, m, l, &r.src, &buf);
 
-	return zr__map_read(s, m, ZR__DATA, i, frame_load, &r);
+	if (!err)
+		err = zr__map_read(s, m, ZR__DATA, i, frame_load, &r);
+	free(buf);
+	return err;
 }
 
 static int verify_one(struct verify *v, uint64_t i, unsigned lane)

@@ -24,8 +24,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "append.h"
 #include "error.h"
@@ -36,39 +34,15 @@
  * a row, would cost more than the copy it saves (labels: 8 bytes). */
 #define ZR__PUT_DIRECT_MIN 4096
 
-/* data.zr back to its size before the puts, or to the frontier if the
- * session has grown it past that: slots not staged leave no bytes behind
- * (best effort: they are garbage past the tail anyway). */
-static void trim(zr_append *a)
-{
-	off_t keep = a->win.size_before;
-	int rc;
-
-	if ((uint64_t)keep < a->frontier)
-		keep = (off_t)a->frontier;
-	rc = ftruncate(a->s->fd[ZR__DATA], keep);
-	(void)rc;
-}
-
-void zr__append_window_drop(zr_append *a)
-{
-	if (!a->win.count)
-		return;
-	if (a->win.buf)
-		free(a->win.buf);
-	else
-		trim(a);
-	memset(&a->win, 0, sizeof(a->win));
-}
-
 static int reserve_raw(zr_append *a, uint64_t count)
 {
 	zr_store *s = a->s;
-	struct stat st;
+	uint64_t size;
+	int err = s->file[ZR__DATA]->io->size(s->file[ZR__DATA], 0, &size);
 
-	if (fstat(s->fd[ZR__DATA], &st) < 0)
-		return zr__fail(-errno, "%s/data.zr: cannot stat", s->path);
-	a->win.size_before = st.st_size;
+	if (err)
+		return zr__fail(err, "%s/data.zr: cannot stat", s->path);
+	a->win.size_before = (off_t)size;
 	a->win.base = a->frontier;
 	/* Ahead of the puts: a sync meanwhile must not take the growth for
 	 * another writer's (as zr__append_reserve does). */
@@ -134,8 +108,7 @@ int zr_append_dense_put(zr_append *a, uint64_t slot, const void *row)
 		memcpy(a->win.buf + slot * n, row, n);
 		return 0;
 	}
-	err = zr__pwrite_all(s->fd[ZR__DATA], row, n, a->win.base + slot * n,
-			     s->path, "data.zr");
+	err = zr__pwrite_all(s, ZR__DATA, row, n, a->win.base + slot * n);
 	return err ? put_fail(a, err) : 0;
 }
 
@@ -175,13 +148,11 @@ static int close_up(zr_append *a, const uint64_t *keep, uint64_t count)
 		if (!tmp && !(tmp = malloc(n)))
 			err = zr__fail(-ENOMEM, "%s: no memory", s->path);
 		if (!err)
-			err = zr__pread_all(s->fd[ZR__DATA], tmp, n,
-					    a->win.base + keep[j] * n, s->path,
-					    "data.zr");
+			err = zr__pread_all(s, ZR__DATA, tmp, n,
+					    a->win.base + keep[j] * n);
 		if (!err)
-			err = zr__pwrite_all(s->fd[ZR__DATA], tmp, n,
-					     a->win.base + j * n, s->path,
-					     "data.zr");
+			err = zr__pwrite_all(s, ZR__DATA, tmp, n,
+					     a->win.base + j * n);
 	}
 	free(tmp);
 	return err;

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 
 #include "error.h"
-#include "store.h"
+#include "store_view.h"
 
 /* Saved entries, all views together (24 bytes each: 96 MiB): past it a
  * delete fails rather than let open views grow memory without end. */
@@ -339,4 +339,28 @@ void zr__views_free(zr_store *s)
 	zr__changes_free(s);
 	zr__log_drop(atomic_load_explicit(&s->dlog, memory_order_relaxed));
 	atomic_store_explicit(&s->dlog, NULL, memory_order_relaxed);
+}
+
+struct loc_args {
+	const zr_store *s;
+	const struct zr__snap *sn;
+	uint64_t idx;
+	zr_loc *out;
+};
+
+static int loc_load(void *arg)
+{
+	const struct loc_args *a = arg;
+
+	return zr__snap_loc(a->s, a->sn, a->idx, a->out);
+}
+
+int zr__snap_loc_get(const zr_store *s, const struct zr__snap *sn,
+		     uint64_t idx, zr_loc *out)
+{
+	struct loc_args a = { s, sn, idx, out };
+
+	if (!zr__guard_enabled())
+		return zr__snap_loc(s, sn, idx, out);
+	return zr__map_read_guarded(s, sn->meta, ZR__META, idx, loc_load, &a);
 }

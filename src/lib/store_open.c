@@ -1,30 +1,28 @@
 /*
- * store.c - a store's lifetime: create, open (with every check a file from
- * disk needs before it is trusted), close, and the read-only accessors.
+ * store_open.c - a store's lifetime: open (through the backend its path
+ * selects, with every check a file from the medium needs before it is
+ * trusted, and the recovery of an interrupted delete or compact), close,
+ * and the read-only accessors.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "error.h"
 #include "journal.h"
-#include "store.h"
+#include "store_view.h"
 
 /* Larger than any tier's dictionary; bounds what open will load. */
 #define ZR__DICT_FILE_MAX ((size_t)128 << 20)
 
 static void store_free(zr_store *s)
 {
-	for (int i = 0; i < 2; i++)
-		if (s->fd[i] >= 0)
-			close(s->fd[i]); /* also drops the flock */
-	if (s->locks_ok) {
+	if (s->locks_ok)
 		zr__map_free_all(s);
+	for (int i = 0; i < 2; i++)
+		zr__io_close(s->file[i]); /* also drops the locks */
+	if (s->locks_ok) {
 		zr__views_free(s);
 		pthread_mutex_destroy(&s->map_lock);
 		pthread_mutex_destroy(&s->view_lock);
@@ -53,7 +51,8 @@ static void rwlock_init(pthread_rwlock_t *rw)
 	pthread_rwlockattr_destroy(&attr);
 }
 
-static int store_alloc(const char *path, unsigned flags, zr_store **out)
+static int store_alloc(const char *path, const struct zr__vfs *vfs,
+		       unsigned flags, zr_store **out)
 {
 	zr_store *s = calloc(1, sizeof(*s));
 
@@ -61,7 +60,7 @@ static int store_alloc(const char *path, unsigned flags, zr_store **out)
 		free(s);
 		return zr__fail(-ENOMEM, "%s: no memory", path);
 	}
-	s->fd[0] = s->fd[1] = -1;
+	s->vfs = vfs;
 	s->readonly = (flags & ZR_OPEN_RDONLY) != 0;
 	s->follow = (flags & ZR_OPEN_FOLLOW) != 0;
 	pthread_mutex_init(&s->map_lock, NULL);
@@ -74,25 +73,12 @@ static int store_alloc(const char *path, unsigned flags, zr_store **out)
 	return 0;
 }
 
-static int open_file(zr_store *s, const char *name, int flags, int *fd)
-{
-	char p[4096];
-
-	if ((size_t)snprintf(p, sizeof(p), "%s/%s", s->path, name) >=
-	    sizeof(p))
-		return zr__fail(-ENAMETOOLONG, "%s: path too long", s->path);
-	*fd = open(p, flags | O_CLOEXEC);
-	if (*fd < 0)
-		return -errno;
-	return 0;
-}
-
 /* Both files, then the role's locks (store_lock.c), and only then is
  * anything read: the previous holder's writes are done. */
 static int open_files(zr_store *s)
 {
-	int mode = s->readonly ? O_RDONLY : O_RDWR;
-	int err = open_file(s, "meta.zr", mode, &s->fd[ZR__META]);
+	unsigned mode = s->readonly ? 0 : ZR__VFS_WRITE;
+	int err = zr__open_file(s, "meta.zr", mode, 0, &s->file[ZR__META]);
 
 	if (err == -ENOENT || err == -ENOTDIR)
 		return zr__fail(ZR_E_NOSTORE, "%s: no store (no meta.zr)",
@@ -100,7 +86,7 @@ static int open_files(zr_store *s)
 	if (err)
 		return zr__fail(err, "%s/meta.zr: %s", s->path,
 				strerror(-err));
-	err = open_file(s, "data.zr", mode, &s->fd[ZR__DATA]);
+	err = zr__open_file(s, "data.zr", mode, 0, &s->file[ZR__DATA]);
 	if (err)
 		return zr__fail(err == -ENOENT ? ZR_E_CORRUPT : err,
 				"%s/data.zr: %s", s->path, strerror(-err));
@@ -110,17 +96,6 @@ static int open_files(zr_store *s)
 	zr__guard_init(s);
 	zr__scope_init(s);
 	return zr__refresh(s, ZR__META);
-}
-
-static int file_size(zr_store *s, int fd, const char *name, uint64_t *out)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return zr__fail(-errno, "%s/%s: %s", s->path, name,
-				strerror(errno));
-	*out = (uint64_t)st.st_size;
-	return 0;
 }
 
 static int check_header(zr_store *s, const uint8_t *page, uint64_t *len,
@@ -177,8 +152,7 @@ static int read_page(zr_store *s, uint64_t *len, uint64_t *tail)
 		return zr__fail(ZR_E_CORRUPT, "%s/meta.zr: %" PRIu64
 				" bytes, shorter than its %u-byte page",
 				s->path, size, ZR__PAGE);
-	err = zr__pread_all(s->fd[ZR__META], page, ZR__PAGE, 0, s->path,
-			    "meta.zr");
+	err = zr__pread_all(s, ZR__META, page, ZR__PAGE, 0);
 	if (!err)
 		err = check_header(s, page, len, tail);
 	if (!err)
@@ -209,13 +183,14 @@ static int check_data(zr_store *s, uint64_t tail)
 	return 0;
 }
 
-static int read_dict(zr_store *s, int fd)
+static int read_dict(zr_store *s, struct zr__file *f)
 {
 	uint64_t size = 0;
-	int err = file_size(s, fd, "dict.zr", &size);
+	int err = f->io->size(f, 0, &size);
 
 	if (err)
-		return err;
+		return zr__fail(err, "%s/dict.zr: %s", s->path,
+				strerror(-err));
 	if (size == 0 || size > ZR__DICT_FILE_MAX)
 		return zr__fail(ZR_E_CORRUPT, "%s/dict.zr: %" PRIu64
 				" bytes is not a dictionary", s->path, size);
@@ -223,7 +198,8 @@ static int read_dict(zr_store *s, int fd)
 	if (!s->dict)
 		return zr__fail(-ENOMEM, "%s/dict.zr: no memory", s->path);
 	s->dict_len = (size_t)size;
-	err = zr__pread_all(fd, s->dict, s->dict_len, 0, s->path, "dict.zr");
+	err = zr__io_read_all(f, s->dict, s->dict_len, 0, s->path,
+			      "dict.zr");
 	if (err)
 		return err;
 	s->ddict = ZSTD_createDDict(s->dict, s->dict_len);
@@ -235,7 +211,8 @@ static int read_dict(zr_store *s, int fd)
 
 static int load_dict(zr_store *s)
 {
-	int fd, err = open_file(s, "dict.zr", O_RDONLY, &fd);
+	struct zr__file *f = NULL;
+	int err = zr__open_file(s, "dict.zr", 0, 0, &f);
 
 	if (err == -ENOENT) {
 		if (s->codec != ZR_CODEC_ZSTD_DICT)
@@ -250,8 +227,8 @@ static int load_dict(zr_store *s)
 		err = zr__fail(ZR_E_CORRUPT, "%s: %s store has an unexpected "
 			       "dict.zr", s->path, zr_codec_name(s->codec));
 	else
-		err = read_dict(s, fd);
-	close(fd);
+		err = read_dict(s, f);
+	zr__io_close(f);
 	return err;
 }
 
@@ -271,15 +248,49 @@ static int recover(zr_store *s, uint64_t *len, uint64_t *tail)
 	return err ? err : check_data(s, *tail);
 }
 
+/* A recovered compact redid the move in flight, not the rest: what it
+ * left to reclaim is the user's to decide (a compact is long, an open
+ * should not be). */
+static void recovery_note(zr_store *s)
+{
+	zr_stats st = { 0 };
+	int n;
+
+	if (s->recovered == ZR__RECOVERED_DELETE)
+		n = asprintf(&s->recovered_msg, "%s: rolled back an "
+			     "interrupted delete (" ZR__MAINT_FILE "): its "
+			     "records are all still there; run the delete "
+			     "again", s->path);
+	else if (zr_store_stats(s, &st) == 0 && st.reclaimable)
+		n = asprintf(&s->recovered_msg, "%s: recovered an "
+			     "interrupted compact (" ZR__MAINT_FILE "); %"
+			     PRIu64 " bytes are still reclaimable: run "
+			     "`zrecord compact %s` again", s->path,
+			     st.reclaimable, s->path);
+	else
+		n = asprintf(&s->recovered_msg, "%s: recovered an "
+			     "interrupted compact (" ZR__MAINT_FILE "); "
+			     "nothing is left to reclaim", s->path);
+	if (n < 0)
+		s->recovered_msg = NULL;
+	zr__clear();
+}
+
+const char *zr_store_recovered(const zr_store *s)
+{
+	return s ? s->recovered_msg : NULL;
+}
+
 /* One open as asked; ZR__NEED_WRITER if a read-only one found a journal
  * to recover. */
-static int open_as(const char *path, unsigned flags, zr_store **out)
+static int open_as(const char *path, const struct zr__vfs *vfs,
+		   unsigned flags, zr_store **out)
 {
 	zr_store *s = NULL;
 	uint64_t len, tail;
 	int err;
 
-	err = store_alloc(path, flags, &s);
+	err = store_alloc(path, vfs, flags, &s);
 	if (err)
 		return err;
 	err = open_files(s);
@@ -310,7 +321,7 @@ static int open_as(const char *path, unsigned flags, zr_store **out)
 	atomic_init(&s->length, len);
 	zr__guard_wrote(s, len, tail);
 	if (s->recovered)
-		zr__recovery_note(s);
+		recovery_note(s);
 	*out = s;
 	return 0;
 }
@@ -319,11 +330,12 @@ static int open_as(const char *path, unsigned flags, zr_store **out)
  * or compact recovers it, through a read-write handle of its own, when it
  * may write the store's files.  Where it may not, the error says which
  * command will. */
-static int recover_for_reader(const char *path, char **note)
+static int recover_for_reader(const char *path, const struct zr__vfs *vfs,
+			      char **note)
 {
 	char why[ZR__MSG_MAX];
 	zr_store *w = NULL;
-	int err = open_as(path, 0, &w);
+	int err = open_as(path, vfs, 0, &w);
 
 	if (!err) {
 		*note = w->recovered_msg;
@@ -344,24 +356,24 @@ static int recover_for_reader(const char *path, char **note)
 			"recover it (%s)", path, path, why);
 }
 
-int zr_store_open(const char *path, unsigned flags, zr_store **out)
+int zr__store_open_vfs(const char *path, const struct zr__vfs *vfs,
+		       unsigned flags, zr_store **out)
 {
 	char *note = NULL;
 	int err;
 
-	zr__clear();
 	if (!path || !*path || !out ||
 	    (flags & ~(unsigned)(ZR_OPEN_RDONLY | ZR_OPEN_FOLLOW)))
 		return zr__fail(-EINVAL, "zr_store_open: bad arguments");
 	if ((flags & ZR_OPEN_FOLLOW) && !(flags & ZR_OPEN_RDONLY))
 		return zr__fail(-EINVAL, "zr_store_open: ZR_OPEN_FOLLOW needs "
 				"ZR_OPEN_RDONLY");
-	err = open_as(path, flags, out);
+	err = open_as(path, vfs, flags, out);
 	if (err != ZR__NEED_WRITER)
 		return err;
-	err = recover_for_reader(path, &note);
+	err = recover_for_reader(path, vfs, &note);
 	if (!err)
-		err = open_as(path, flags, out);
+		err = open_as(path, vfs, flags, out);
 	if (err == ZR__NEED_WRITER)
 		err = zr__fail(ZR_E_BUSY, "%s: store busy: another delete or "
 			       "compact was cut short while this open "
@@ -371,6 +383,18 @@ int zr_store_open(const char *path, unsigned flags, zr_store **out)
 	else
 		free(note);
 	return err;
+}
+
+int zr_store_open(const char *path, unsigned flags, zr_store **out)
+{
+	const struct zr__vfs *vfs;
+	int err;
+
+	zr__clear();
+	if (!path || !*path || !out)
+		return zr__fail(-EINVAL, "zr_store_open: bad arguments");
+	err = zr__vfs_find(path, &vfs);
+	return err ? err : zr__store_open_vfs(path, vfs, flags, out);
 }
 
 int zr_store_close(zr_store *s)
