@@ -110,10 +110,12 @@ START_TEST(test_bad_values)
 		{ "rank=-1", "rank=R takes 0 to 4294967294, below world" },
 		{ "world=0", "world=W takes 1 to 4294967295" },
 		{ "world=4294967296", "world=W takes 1 to 4294967295" },
-		{ "start=18446744073709551616", "start=P takes 0 to "
-						"18446744073709551615" },
-		{ "start=99999999999999999999999", "start=P takes 0 to "
-						   "18446744073709551615" },
+		{ "start=18446744073709551616", "start=P[@G] takes a position P (0 to "
+		  "2^64-1), then optionally @ and the granule G (1 to 2^64-1)" },
+		{ "start=99999999999999999999999", "start=P[@G] takes a position P (0 to "
+		  "2^64-1), then optionally @ and the granule G (1 to 2^64-1)" },
+		{ "start=3@0", "start=P[@G] takes a position P (0 to "
+		  "2^64-1), then optionally @ and the granule G (1 to 2^64-1)" },
 		{ "granule=0", "granule=G takes 1 to 18446744073709551615" },
 		{ "skip=5:3", "skip=A:B takes positions A < B, at most 65536 "
 			      "entries" },
@@ -242,7 +244,7 @@ static void help_long(void)
 START_TEST(test_help_rows)
 {
 	static const char *const args[] = {
-		"sampler=MODE", "batch_size=B", "rank=R", "world=W", "start=P",
+		"sampler=MODE", "batch_size=B", "rank=R", "world=W", "start=P[@G]",
 		"granule=G", "skip=A:B", "grow=P[:K]:N", "length=N[:N...]",
 		"max_batch_bytes=N[K|M|G]",
 	};
@@ -278,7 +280,7 @@ static const struct opt_case {
 	{ "rank=1,world=2", "img/batch/sequential/2/0-1.npy",
 	  "batch img --mode sequential --batch-size 2 --rank 1 --world 2 "
 	  "--seed 0 --step 1" },
-	{ "start=3", "img/batch/cyclic/3/4-2.npy", "batch img --start 3 "
+	{ "start=3@3", "img/batch/cyclic/3/4-2.npy", "batch img --start 3@3 "
 	  "--mode cyclic --batch-size 3 --seed 4 --step 2" },
 	{ "granule=5,world=2", "img/batch/cyclic/2/4-3.indices.npy",
 	  "batch img --granule 5 --world 2 --mode cyclic --batch-size 2 "
