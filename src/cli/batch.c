@@ -26,19 +26,6 @@ static int number(const char *opt, const char *val, int narrow,
 	return -1;
 }
 
-/* --form's names: npz, packed and padded for the .npz files, else a
- * mount's suffix (zrfile_npy_ragged_form); -1 for none. */
-static int form_named(const char *name)
-{
-	if (!strcmp(name, "npz"))
-		return ZRFILE_NPZ;
-	if (!strcmp(name, "packed"))
-		return ZRFILE_PACKED;
-	if (!strcmp(name, "padded"))
-		return ZRFILE_PADDED;
-	return zrfile_npy_ragged_form(name, strlen(name));
-}
-
 /* --skip, --grow (kind) and --length (kind -1) into a's schedule. */
 static int schedule(batch_args *a, int kind, const char *val)
 {
@@ -77,6 +64,19 @@ int zr_cli_batch_length(const batch_args *a, size_t k, size_t sources,
 	}
 	*out = s->len[k];
 	return ZR_CLI_OK;
+}
+
+/* --form NAME: a form's name in the table of forms (forms.h). */
+static int form_option(batch_args *a, const char *name)
+{
+	char names[256];
+
+	a->form = zrfile_form_named(name);
+	if (a->form >= 0)
+		return -1;
+	zrfile_form_names(names, sizeof(names));
+	return zr_cli_usage(&zr_cli_batch, "unknown form '%s': want one of "
+			    "%s", name, names);
 }
 
 static int option(batch_args *a, int c)
@@ -134,12 +134,7 @@ static int option(batch_args *a, int c)
 		a->out = optarg;
 		break;
 	case 'f':
-		a->form = form_named(optarg);
-		if (a->form < 0)
-			rc = zr_cli_usage(&zr_cli_batch, "unknown form '%s': "
-					  "want npz, packed, padded or a part: "
-					  "packed.npy, offsets.npy, shapes.npy, "
-					  "padded.npy, lengths.npy", optarg);
+		rc = form_option(a, optarg);
 		break;
 	default:
 		rc = zr_cli_getopt_exit(c);

@@ -71,12 +71,12 @@ static int fields_of(const mix *m, uint32_t *nf)
 static int form_of(const mix *m, const zrfile_source *grid, uint32_t nf,
 		   int *form)
 {
-	int flat;
+	unsigned on = zrfile_form_on(grid, nf);
 
-	*form = zrfile_mix_form(grid, nf, &flat);
+	*form = zrfile_form_default(on);
 	if (m->a->indices)
 		*form = ZRFILE_INDICES;
-	else if (m->a->form >= 0 && !flat)
+	else if (m->a->form >= 0 && on != ZRFILE_ON_RAGGED)
 		return zr_cli_usage(&zr_cli_batch, "--form: the mixture's "
 				    "batch is one %s (--form takes a mixture "
 				    "of ragged stores)",

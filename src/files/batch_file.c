@@ -144,13 +144,6 @@ static int plain_draw(struct zrfile_batch *b,
 	return err;
 }
 
-/* Whether a packed or padded form holds the records' data. */
-static int has_data(int form)
-{
-	return form == ZRFILE_PACKED || form == ZRFILE_PADDED ||
-	       form == ZRFILE_PACKED_DATA || form == ZRFILE_PADDED_DATA;
-}
-
 /* A compressed ragged store's records of a packed or padded batch,
  * gathered for its size rather than their shapes read (shape_cache.h): 0,
  * 1 when that does not apply (a raw store, whose shapes cost nothing to
@@ -201,7 +194,8 @@ static int plan_flat(struct zrfile_batch *b,
 	int err, form = s->form;
 
 	if (s->cache &&
-	    !zrfile_shapes_get(&key, !size_only && has_data(form), &k)) {
+	    !zrfile_shapes_get(&key, !size_only &&
+			      (zrfile_form(form)->how & ZRFILE_HOW_DATA), &k)) {
 		b->kept = 1;
 		b->recs = k.recs;
 		b->roff = k.off;
@@ -227,18 +221,6 @@ static int plan_flat(struct zrfile_batch *b,
 			       b->count);
 }
 
-/* -EINVAL from a packed or padded plan: the records' shapes cannot take
- * the form (npy_ragged.c, read_shapes). */
-static void bad_form(int form, char *msg, size_t cap)
-{
-	int padded = form == ZRFILE_PADDED || form == ZRFILE_PADDED_DATA ||
-		     form == ZRFILE_LENGTHS;
-
-	snprintf(msg, cap, "its records cannot be %s: they must have one "
-		 "ndim%s", padded ? "padded" : "packed",
-		 padded ? ", at least 1, and equal shapes beyond axis 0" : "");
-}
-
 static int plan_file(struct zrfile_batch *b,
 		     const struct zrfile_batch_spec *s, int size_only,
 		     char *msg, size_t cap)
@@ -249,8 +231,9 @@ static int plan_file(struct zrfile_batch *b,
 		return zrfile_npy_plan(&b->file, s->form, b->streams, b->nst,
 				       b->idx, b->count);
 	err = plan_flat(b, s, size_only);
-	if (err == -EINVAL)
-		bad_form(s->form, msg, cap);
+	if (err == -EINVAL) /* npy_ragged.c, read_shapes */
+		snprintf(msg, cap, "its records cannot be %s",
+			 zrfile_form(s->form)->why);
 	return err;
 }
 

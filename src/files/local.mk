@@ -7,6 +7,7 @@
 # provides the ZIP members' CRC-32 and PNG's checksums.
 noinst_LTLIBRARIES += src/files/libzrfiles.la
 src_files_libzrfiles_la_SOURCES = \
+	src/files/forms.h src/files/form_table.c \
 	src/files/npy_file.h src/files/npy_file_impl.h \
 	src/files/npy_plan.c src/files/npy_fill.c src/files/npy_ragged.c \
 	src/files/npy_mix.c src/files/npy_mix.h \

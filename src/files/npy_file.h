@@ -40,43 +40,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "forms.h"
 #include "npz.h"
 #include "zrecord.h"
 
-enum zrfile_npy_form {
-	ZRFILE_RECORD,  /* the one record idx[0] of streams[0]: its .npy */
-	ZRFILE_STACK,   /* dense streams[0]: (B, *item_shape) .npy       */
-	ZRFILE_NPZ,     /* every stream's members, in stream order        */
-	ZRFILE_INDICES, /* idx itself as an int64 (B,) .npy; no stream
-			 * (of a mixture's stream, st[0].mix: int64 (B, 2),
-			 * each record's source and index)             */
-	/* One ragged stream's records as an .npz of a few members
-	 * (npy_ragged.c): PACKED: data.npy (1-d, every record flattened, concatenated),
-	 * offsets.npy (int64 (B+1,) element boundaries) and shapes.npy (int64
-	 * (B, ndim)); the records must share their ndim.  PADDED: data.npy
-	 * ((B, max_len, *rest), records padded along axis 0 with zero bytes)
-	 * and lengths.npy (int64 (B,)); the records must have ndim >= 1 and
-	 * equal shapes beyond axis 0.  Else plan gives -EINVAL.  The size
-	 * depends on the records' shapes: plan reads them (zr_ragged_shape). */
-	ZRFILE_PACKED,
-	ZRFILE_PADDED,
-	/* One member of those .npz files as a .npy file of its own, byte for
-	 * byte the member's bytes, on the same conditions (-EINVAL), so that
-	 * np.load reads each part in a read or two and without zipfile. */
-	ZRFILE_PACKED_DATA,	/* PACKED's data.npy    */
-	ZRFILE_OFFSETS,	/* PACKED's offsets.npy */
-	ZRFILE_SHAPES,	/* PACKED's shapes.npy  */
-	ZRFILE_PADDED_DATA,	/* PADDED's data.npy    */
-	ZRFILE_LENGTHS,	/* PADDED's lengths.npy */
-};
 
 /* Whether form is PACKED, PADDED or one of their parts. */
 int zrfile_npy_flat(int form);
-/* The forms of a ragged batch by the suffix of their files in a mount
- * (packed.npz, padded.npz, packed.npy, offsets.npy, shapes.npy,
- * padded.npy, lengths.npy), which is also the name `zrecord batch --form`
- * takes: a form, or -1 for a name that is none of them. */
-int zrfile_npy_ragged_form(const char *name, size_t len);
 
 /* A store and its name in an .npz: a dense stream NAME is one member
  * NAME.npy of shape (B, *item_shape), a ragged one is members NAME/k.npy,

@@ -286,16 +286,6 @@ int zrfile_mix_check(zrfile_source *streams, uint32_t k, uint32_t nf,
 	return 0;
 }
 
-int zrfile_mix_form(const zrfile_source *streams, uint32_t nf, int *flat)
-{
-	int one = nf == 1 && !streams[0].name;
-	int ragged = zr_store_schema(streams[0].zs)->ragged;
-
-	if (flat)
-		*flat = one && ragged;
-	return one && !ragged ? ZRFILE_STACK : ZRFILE_NPZ;
-}
-
 int zrfile_mix_keys(const uint32_t *src, const uint64_t *idx, size_t n,
 		    uint64_t *key)
 {

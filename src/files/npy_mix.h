@@ -45,11 +45,6 @@ uint64_t zrfile_mix_source_length(const zrfile_source *grid, uint32_t k,
  * and field; streams[] are made either way. */
 int zrfile_mix_check(zrfile_source *streams, uint32_t k, uint32_t nf,
 		     char *msg, size_t msg_cap);
-/* The form a mixture's batch takes (the one a store's or a dataset's
- * takes): ZRFILE_STACK for one unnamed dense field (sources that are dense
- * stores), else ZRFILE_NPZ; *flat (may be NULL) is whether the packed and
- * padded forms apply too (one unnamed ragged field). */
-int zrfile_mix_form(const zrfile_source *streams, uint32_t nf, int *flat);
 /* The keys of a batch: key[i] = ZRFILE_MIX_KEY(src[i], idx[i]).
  * -EINVAL for an index past 2^54. */
 int zrfile_mix_keys(const uint32_t *src, const uint64_t *idx, size_t n,

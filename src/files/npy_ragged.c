@@ -26,29 +26,6 @@ static const struct {
 	{ ZRFILE_LENGTHS, ZRFILE_PADDED, 2 },
 };
 
-static const struct {
-	const char *suffix;
-	int form;
-} suffixes[] = {
-	{ "packed.npz", ZRFILE_PACKED },
-	{ "padded.npz", ZRFILE_PADDED },
-	{ "packed.npy", ZRFILE_PACKED_DATA },
-	{ "offsets.npy", ZRFILE_OFFSETS },
-	{ "shapes.npy", ZRFILE_SHAPES },
-	{ "padded.npy", ZRFILE_PADDED_DATA },
-	{ "lengths.npy", ZRFILE_LENGTHS },
-	{ NULL, -1 },
-};
-
-int zrfile_npy_ragged_form(const char *name, size_t len)
-{
-	for (size_t i = 0; suffixes[i].suffix; i++)
-		if (strlen(suffixes[i].suffix) == len &&
-		    !memcmp(suffixes[i].suffix, name, len))
-			return suffixes[i].form;
-	return -1;
-}
-
 static int flat_entry(int form)
 {
 	for (size_t i = 0; i < sizeof(flat) / sizeof(flat[0]); i++)

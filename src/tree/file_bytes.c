@@ -71,7 +71,7 @@ int zrtree_rec_size(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 
 	if (idx >= zr_view_length(v))
 		return -ENOENT;
-	if (form == ZRTREE_F_PNG) {
+	if (form == ZRFILE_PNG) {
 		s = (zrfile_source){ .zs = st->zs, .view = v };
 		err = zrfile_record_png_plan(&s, idx, &img);
 		*size = err ? 0 : zrfile_png_size(&img);
@@ -122,7 +122,7 @@ int zrtree_rec_fill(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 	zrfile_npy f;
 	int err;
 
-	if (form == ZRTREE_F_PNG)
+	if (form == ZRFILE_PNG)
 		return png_fill(st, v, idx, buf, size);
 	err = rec_plan(st, v, &idx, &s, &f);
 	if (!err && f.total != size)
@@ -134,20 +134,6 @@ int zrtree_rec_fill(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 }
 
 /* -- batches ------------------------------------------------------------ */
-
-static int form_of(const struct zrtree_node *n)
-{
-	switch (n->form) {
-	case ZRTREE_F_IDX:
-		return ZRFILE_INDICES;
-	case ZRTREE_F_NPY:
-		return ZRFILE_STACK;
-	case ZRTREE_F_NPZ:
-		return ZRFILE_NPZ;
-	default:
-		return n->form - ZRTREE_F_FLAT;
-	}
-}
 
 /* Node n's batch as the planner's spec (batch_file.h): the tree's
  * sampler options, schedule and max_batch_bytes; a mixture's file and
@@ -161,7 +147,7 @@ static void node_spec(const struct zrtree_run *o, const struct zrtree_node *n,
 			 .batch_size = n->bsize, .rank = o->rank,
 			 .world = o->world },
 		.start = o->start, .granule = o->granule, .step = n->step,
-		.sched = &o->sched, .form = form_of(n),
+		.sched = &o->sched, .form = n->form,
 		.max_batch = o->max_batch,
 		.mix = n->mix ? &n->mix->file : NULL, .lens = n->lens,
 		.cache = n->mix ? (const void *)n->mix :
@@ -197,7 +183,7 @@ static void log_refusal(const struct zrtree_node *n, int err, const char *msg)
 	struct zrtree_elog *log;
 	const char *name;
 
-	if (!msg[0] || (err == -EINVAL && !zrfile_npy_flat(form_of(n))))
+	if (!msg[0] || (err == -EINVAL && !zrfile_npy_flat(n->form)))
 		return;
 	log = zrtree_batch_elog(n, &name);
 	if (err == -ENOENT)

@@ -26,8 +26,8 @@ void zrtree_views_end(zr_view **v, size_t n);
  * ZR_E_BUSY. */
 int zrtree_st_probe(struct zrtree_store *st);
 
-/* Size of record idx's file in form ZRTREE_F_NPY (records/I.npy) or
- * ZRTREE_F_PNG (records/I.png: ZR_E_DTYPE or ZR_E_SHAPE unless the record is
+/* Size of record idx's file in form ZRFILE_RECORD (records/I.npy) or
+ * ZRFILE_PNG (records/I.png: ZR_E_DTYPE or ZR_E_SHAPE unless the record is
  * a uint8 image), as view v of st shows it; -ENOENT past its length.
  * Every function here gives ZR_E_BUSY where its view met a running
  * delete or compact (store_park.h). */

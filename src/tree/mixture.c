@@ -198,14 +198,11 @@ void zrtree_mix_grid(const struct zrtree_mix *m, zr_view *const *views,
 			.view = views ? views[m->slot[c]] : NULL };
 }
 
-int zrtree_mix_forms(const struct zrtree_mix *m, int *npz, int *flat)
+unsigned zrtree_mix_on(const struct zrtree_mix *m)
 {
 	zrfile_source s = { .zs = m->grid[0]->zs, .name = m->names[0] };
 
-	if (!m->records)
-		return -1;
-	*npz = zrfile_mix_form(&s, m->nf, flat) == ZRFILE_NPZ;
-	return 0;
+	return m->records ? zrfile_form_on(&s, m->nf) : ZRFILE_ON_MIXED;
 }
 
 /* Whether the sources can make files of records (else only indices):

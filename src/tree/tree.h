@@ -59,18 +59,6 @@ enum zrtree_kind {
 	ZRTREE_K_DELETE,
 };
 
-/* The byte layout a batch file serves. */
-enum zrtree_form {
-	ZRTREE_F_NPY,	/* dense store: one (B, *item_shape) array        */
-	ZRTREE_F_NPZ,	/* ragged store or dataset: one member per record */
-	ZRTREE_F_IDX,	/* the batch's int64 indices                      */
-	ZRTREE_F_PNG,	/* records/I.png: a uint8 image record as a PNG   */
-	/* ragged store: ZRTREE_F_FLAT + the enum zrfile_npy_form of its
-	 * suffix (zrfile_npy_ragged_form): .packed.npz, .padded.npz
-	 * and their parts, .packed.npy, .offsets.npy, ... */
-	ZRTREE_F_FLAT = 16,
-};
-
 /* One store served by the mount, open from mount to unmount. */
 struct zrtree_store {
 	zr_store *zs;
@@ -128,7 +116,7 @@ struct zrtree_node {
 	zr_sampler_mode mode;
 	uint64_t bsize;
 	uint64_t seed, step;
-	enum zrtree_form form;
+	int form;		/* enum zrfile_form (forms.h)     */
 	uint64_t idx;		/* record index                   */
 	/* record and batch files: fixed at lookup (see Contents) */
 	uint64_t size;		/* file bytes                     */
