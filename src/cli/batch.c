@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
-#include "npy_file.h"
+#include "batchmix.h"
+#include "form_table.h"
 
 #define DEFAULT_BATCH 256
 #define MIX_SUFFIX ".mix.json"
@@ -42,31 +42,7 @@ static int schedule(batch_args *a, int kind, const char *val)
 	return -1;
 }
 
-int zr_cli_batch_length(const batch_args *a, size_t k, size_t sources,
-			uint64_t n, uint64_t *out)
-{
-	const zrcommon_schedule *s = &a->sched;
-
-	if (!s->nlen) {
-		*out = n;
-		return ZR_CLI_OK;
-	}
-	if (s->nlen != sources)
-		return zr_cli_usage(&zr_cli_batch, "--length gives %zu lengths, "
-				    "want one per source (%zu)", s->nlen,
-				    sources);
-	if (s->len[k] > n) {
-		fprintf(stderr, "zrecord: %s: batch: --length %llu of source "
-			"%zu is above its %llu records\n", a->store,
-			(unsigned long long)s->len[k], k,
-			(unsigned long long)n);
-		return ZR_CLI_FAIL;
-	}
-	*out = s->len[k];
-	return ZR_CLI_OK;
-}
-
-/* --form NAME: a form's name in the table of forms (forms.h). */
+/* --form NAME: a form's name in the table of forms (form_table.h). */
 static int form_option(batch_args *a, const char *name)
 {
 	char names[256];
@@ -165,6 +141,7 @@ static int parse_args(int argc, char **argv, batch_args *a)
 	int c, rc;
 
 	memset(a, 0, sizeof(*a));
+	a->cmd = &zr_cli_batch;
 	a->cfg.mode = ZR_SAMPLER_IID;
 	a->form = -1;
 	a->cfg.batch_size = DEFAULT_BATCH;
@@ -198,32 +175,6 @@ static int form_of(const batch_args *a, zr_store *s)
 	if (!zr_store_schema(s)->ragged)
 		return -1;
 	return a->form;
-}
-
-void zr_cli_batch_spec(const batch_args *a, int form, const zr_mixfile *mix,
-		       struct zrfile_batch_spec *s)
-{
-	*s = (struct zrfile_batch_spec){
-		.cfg = a->cfg, .start = a->start, .granule = a->granule,
-		.step = a->step, .sched = &a->sched, .form = form, .mix = mix,
-	};
-}
-
-int zr_cli_batch_write(const batch_args *a,
-		       const struct zrfile_batch_spec *s,
-		       struct zrfile_batch *b)
-{
-	char msg[320];
-	int rc, err = zrfile_batch_plan(b, s, 0, 0, msg, sizeof(msg));
-
-	if (err && msg[0])
-		rc = zr_cli_error(a->store, "batch", err, msg);
-	else if (err)
-		rc = zr_cli_lib_error(a->store, "batch", err);
-	else
-		rc = zr_cli_write_file(&b->file, a->out, a->store, "batch");
-	zrfile_batch_free(b);
-	return rc;
 }
 
 /* The store's batch, planned as a mount plans its batch files

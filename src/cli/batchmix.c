@@ -14,7 +14,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "batch.h"
+#include "batchmix.h"
+#include "form_table.h"
 #include "mixfile.h"
 #include "mixopen.h"
 #include "npy_mix.h"
@@ -24,7 +25,7 @@ typedef zr_cli_mixsrc source;
 
 typedef struct mix {
 	const batch_args *a;
-	zr_mixfile file;
+	zrcommon_mixfile file;
 	source *src;
 	uint64_t *len, *have; /* at position 0; each source's records */
 } mix;
@@ -77,7 +78,7 @@ static int form_of(const mix *m, const zrfile_source *grid, uint32_t nf,
 	if (m->a->indices)
 		*form = ZRFILE_INDICES;
 	else if (m->a->form >= 0 && on != ZRFILE_ON_RAGGED)
-		return zr_cli_usage(&zr_cli_batch, "--form: the mixture's "
+		return zr_cli_usage(m->a->cmd, "--form: the mixture's "
 				    "batch is one %s (--form takes a mixture "
 				    "of ragged stores)",
 				    *form == ZRFILE_STACK ? ".npy" : ".npz");
@@ -120,7 +121,7 @@ int zr_cli_batch_mix(const batch_args *a)
 	int rc;
 
 	if (a->granule)
-		return zr_cli_usage(&zr_cli_batch, "--granule: a mixture's "
+		return zr_cli_usage(a->cmd, "--granule: a mixture's "
 				    "sources cycle through all their records");
 	rc = zr_cli_mix_read(a->store, "batch", &m.file);
 	if (rc != ZR_CLI_OK)
@@ -131,6 +132,6 @@ int zr_cli_batch_mix(const batch_args *a)
 	rc = zr_cli_mix_close(m.src, &m.file, "batch", rc);
 	free(m.len);
 	free(m.have);
-	zr_mixfile_free(&m.file);
+	zrcommon_mixfile_free(&m.file);
 	return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * npy_mix.h - a mixture's batch through the one encoder (npy_file.h): a
+ * npy_mix.h - a mixture's batch through the one encoder (encoder.h): a
  * mixture file's K sources, each a store or an aligned dataset folder of
  * the same F fields, become F encoder streams whose records come from
  * the K stores of that field, named by keys (source, index).  So a
@@ -10,18 +10,7 @@
 #ifndef ZRFILE_NPY_MIX_H
 #define ZRFILE_NPY_MIX_H
 
-#include "npy_file.h"
-
-/* Keys: the index in the low 54 bits, the source (< 1024) above. */
-#define ZRFILE_MIX_SHIFT 54
-#define ZRFILE_MIX_KEY(src, idx) ((uint64_t)(src) << ZRFILE_MIX_SHIFT | (idx))
-#define ZRFILE_MIX_SRC(key) ((uint32_t)((key) >> ZRFILE_MIX_SHIFT))
-#define ZRFILE_MIX_IDX(key) ((key) & ((1ull << ZRFILE_MIX_SHIFT) - 1))
-
-struct zrfile_mix {
-	uint32_t k;
-	const zrfile_source *src; /* the field's stream of each source */
-};
+#include "source.h"
 
 /* The F streams of a mixture of k sources (1..1024) of nf fields, in one
  * allocation that free() releases whole.  *grid gets k * nf streams for

@@ -1,7 +1,7 @@
 /*
  * file_bytes.c - record and batch files as a mount serves them (see
  * file_bytes.h): a record node's file from the common encoder
- * (npy_file.h), a batch node's as a spec for the batch planner `zrecord
+ * (encoder.h), a batch node's as a spec for the batch planner `zrecord
  * batch` uses (src/files/batch_file.h) with the tree's run options passed
  * in, and the refusals the planner explains written to the errors file.
  * Everything here reads through library views (ZR_VIEW_TRY: ZR_E_BUSY at
@@ -53,12 +53,12 @@ int zrtree_st_probe(struct zrtree_store *st)
 
 /* -- records ----------------------------------------------------------- */
 
-/* Record idx's file: the encoder's RECORD form over the stream *s. */
+/* Record idx's file in form (RECORD, PNG) over the stream *s. */
 static int rec_plan(struct zrtree_store *st, zr_view *v, const uint64_t *idx,
-		    zrfile_source *s, zrfile_npy *f)
+		    int form, zrfile_source *s, zrfile_npy *f)
 {
 	*s = (zrfile_source){ .zs = st->zs, .view = v };
-	return zrfile_npy_plan(f, ZRFILE_RECORD, s, 1, idx, 1);
+	return zrfile_npy_plan(f, form, s, 1, idx, 1);
 }
 
 int zrtree_rec_size(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
@@ -66,18 +66,11 @@ int zrtree_rec_size(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 {
 	zrfile_source s;
 	zrfile_npy f;
-	zrfile_png img;
 	int err;
 
 	if (idx >= zr_view_length(v))
 		return -ENOENT;
-	if (form == ZRFILE_PNG) {
-		s = (zrfile_source){ .zs = st->zs, .view = v };
-		err = zrfile_record_png_plan(&s, idx, &img);
-		*size = err ? 0 : zrfile_png_size(&img);
-		return err;
-	}
-	err = rec_plan(st, v, &idx, &s, &f);
+	err = rec_plan(st, v, &idx, form, &s, &f);
 	*size = f.total;
 	zrfile_npy_free(&f);
 	return err;
@@ -102,19 +95,6 @@ int zrtree_rec_same(const struct zrtree_node *n, uint64_t epoch)
 	return !zr_store_index_changed(n->st->zs, n->ver[0], epoch, n->idx);
 }
 
-static int png_fill(struct zrtree_store *st, zr_view *v, uint64_t idx,
-		    char *buf, uint64_t size)
-{
-	zrfile_source s = { .zs = st->zs, .view = v };
-	zrfile_png img;
-	int err = zrfile_record_png_plan(&s, idx, &img);
-
-	if (!err && zrfile_png_size(&img) != size)
-		err = -ESTALE;
-	return (err ? err :
-				 zrfile_record_png_fill(&s, idx, &img, buf));
-}
-
 int zrtree_rec_fill(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 		 char *buf, uint64_t size)
 {
@@ -122,9 +102,7 @@ int zrtree_rec_fill(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 	zrfile_npy f;
 	int err;
 
-	if (form == ZRFILE_PNG)
-		return png_fill(st, v, idx, buf, size);
-	err = rec_plan(st, v, &idx, &s, &f);
+	err = rec_plan(st, v, &idx, form, &s, &f);
 	if (!err && f.total != size)
 		err = -ESTALE; /* a delete or compact since the lookup */
 	if (!err)

@@ -2,7 +2,7 @@
  * file_bytes.h - record and batch files as a mount serves them: their sizes
  * from the record table and the sampler alone (getattr never decompresses)
  * and their bytes, both from the one encoder `zrecord` uses too
- * (src/files/npy_file.h, where the header policy is).  A batch is planned
+ * (src/files/encoder.h, where the header policy is).  A batch is planned
  * and filled by the planner `zrecord batch` uses (src/files/batch_file.h,
  * with the bounds a batch name must pass before any view); here a batch
  * node becomes its spec, read through non-waiting views.
@@ -12,7 +12,7 @@
 
 #include "batch_node.h"
 #include "batch_file.h"
-#include "record_png.h"
+#include "encoder.h"
 
 /* The tree's views: begun with ZR_VIEW_TRY, so that they never wait for
  * a delete or compact but answer ZR_E_BUSY (on which the mount parks the

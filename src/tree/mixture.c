@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "form_table.h"
 #include "mixsource.h"
 #include "mixture.h"
 #include "npy_mix.h"
@@ -27,7 +28,7 @@ struct zrtree_mix *zrtree_mix_new(const char *abs, const char *rel)
 		zrtree_mix_free(m);
 		return NULL;
 	}
-	if (zr_mixfile_read(abs, &m->file, msg, sizeof(msg)))
+	if (zrcommon_mixfile_read(abs, &m->file, msg, sizeof(msg)))
 		zrtree_elog_add(m->log, m->path, "not served: %s", msg);
 	else
 		m->parsed = 1;
@@ -38,7 +39,7 @@ void zrtree_mix_free(struct zrtree_mix *m)
 {
 	if (!m)
 		return;
-	zr_mixfile_free(&m->file);
+	zrcommon_mixfile_free(&m->file);
 	free(m->grid);
 	free(m->slot);
 	free(m->names);

@@ -9,11 +9,12 @@
 #include <string.h>
 
 #include "file_bytes.h"
+#include "form_table.h"
 #include "mixture.h"
 #include "u64.h"
 
 /* The form of name[0..len): the one whose suffix is the name from its
- * first dot on, among those that apply to on (forms.h); -1 if none.
+ * first dot on, among those that apply to on (form_table.h); -1 if none.
  * *stem: the bytes before the dot. */
 static int form_named(const char *name, size_t len, unsigned on,
 		      int mixture, size_t *stem)

@@ -12,6 +12,7 @@
 #include "big_buffers.h"
 #include "errors_log.h"
 #include "file_bytes.h"
+#include "form_table.h"
 #include "open_file.h"
 
 /* How far the buffer is. */

@@ -83,7 +83,7 @@ struct zrtree_dataset {
 struct zrtree_mix {
 	char *path;		/* the file, relative to SRC (messages) */
 	struct zrtree_elog *log;	/* its errors file (errors_log.h)    */
-	zr_mixfile file;
+	zrcommon_mixfile file;
 	int parsed, ok;		/* file read; its sources served */
 	int records;		/* files of records (else indices only) */
 	uint32_t k, nf;		/* sources; fields (1 but datasets)  */
@@ -116,7 +116,7 @@ struct zrtree_node {
 	zr_sampler_mode mode;
 	uint64_t bsize;
 	uint64_t seed, step;
-	int form;		/* enum zrfile_form (forms.h)     */
+	int form;		/* enum zrfile_form (form_table.h)     */
 	uint64_t idx;		/* record index                   */
 	/* record and batch files: fixed at lookup (see Contents) */
 	uint64_t size;		/* file bytes                     */

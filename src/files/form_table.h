@@ -1,5 +1,5 @@
 /*
- * forms.h - the one table of file forms: every file the encoder makes,
+ * form_table.h - the one table of file forms: every file the encoder makes,
  * by the suffix of its name in a mount, the name `zrecord batch --form`
  * takes, and what it applies to.  The tree's names (records/I.SUFFIX,
  * batch/SEED-STEP.SUFFIX), the command's --form and the encoder's plan
@@ -9,36 +9,8 @@
 #ifndef ZRFILE_FORMS_H
 #define ZRFILE_FORMS_H
 
-#include <stddef.h>
+#include "encoder.h"
 
-enum zrfile_form {
-	ZRFILE_RECORD,  /* the one record idx[0] of streams[0]: its .npy */
-	ZRFILE_STACK,   /* dense streams[0]: (B, *item_shape) .npy       */
-	ZRFILE_NPZ,     /* every stream's members, in stream order        */
-	ZRFILE_INDICES, /* idx itself as an int64 (B,) .npy; no stream
-			 * (of a mixture's stream, st[0].mix: int64 (B, 2),
-			 * each record's source and index)             */
-	/* One ragged stream's records as an .npz of a few members
-	 * (npy_ragged.c): PACKED: data.npy (1-d, every record flattened, concatenated),
-	 * offsets.npy (int64 (B+1,) element boundaries) and shapes.npy (int64
-	 * (B, ndim)); the records must share their ndim.  PADDED: data.npy
-	 * ((B, max_len, *rest), records padded along axis 0 with zero bytes)
-	 * and lengths.npy (int64 (B,)); the records must have ndim >= 1 and
-	 * equal shapes beyond axis 0.  Else plan gives -EINVAL.  The size
-	 * depends on the records' shapes: plan reads them (zr_ragged_shape). */
-	ZRFILE_PACKED,
-	ZRFILE_PADDED,
-	/* One member of those .npz files as a .npy file of its own, byte for
-	 * byte the member's bytes, on the same conditions (-EINVAL), so that
-	 * np.load reads each part in a read or two and without zipfile. */
-	ZRFILE_PACKED_DATA,	/* PACKED's data.npy    */
-	ZRFILE_OFFSETS,	/* PACKED's offsets.npy */
-	ZRFILE_SHAPES,	/* PACKED's shapes.npy  */
-	ZRFILE_PADDED_DATA,	/* PADDED's data.npy    */
-	ZRFILE_LENGTHS,	/* PADDED's lengths.npy */
-	ZRFILE_PNG,	/* the one record idx[0], a uint8 image, as a PNG */
-	ZRFILE_NFORMS
-};
 
 /* What a form applies to: a record's file, or a batch of one of three
  * kinds; a batch form may also apply to a mixture's batch of that kind. */
@@ -68,8 +40,6 @@ enum zrfile_how {
 				 * depends on them if a stream is ragged */
 };
 
-struct zrfile_npy;
-struct zrfile_source;
 
 /* One row. */
 struct zrfile_form_row {
@@ -80,6 +50,9 @@ struct zrfile_form_row {
 	/* HOW_SHAPES: why records are refused (after "its records cannot
 	 * be ") */
 	const char *why;
+	/* its plan and fill (npy_parts.h) */
+	int (*plan)(zrfile_npy *f);
+	int (*fill)(const zrfile_npy *f, char *buf);
 };
 
 /* The row of form (one with nothing set past ZRFILE_NFORMS). */
@@ -91,10 +64,10 @@ int zrfile_form_by_suffix(const char *name, size_t len, unsigned on,
 /* The form of a --form NAME: a row's cli name, or the suffix (without its
  * dot) of a row that has one; -1 for none. */
 int zrfile_form_named(const char *name);
-/* The kind of a batch of streams st[0..n) (npy_file.h): one unnamed
+/* The kind of a batch of streams st[0..n) (encoder.h): one unnamed
  * stream is a dense or a ragged store's (or a mixture of such stores'),
  * else named fields; and the form such a batch takes unless told. */
-unsigned zrfile_form_on(const struct zrfile_source *st, size_t n);
+unsigned zrfile_form_on(const zrfile_source *st, size_t n);
 int zrfile_form_default(unsigned on);
 /* The --form names, ", "-separated, into buf (for a usage message). */
 void zrfile_form_names(char *buf, size_t cap);

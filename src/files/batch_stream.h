@@ -3,8 +3,8 @@
  * drawn from, built and checked one way for both, so that the same
  * sampler and granule give the same batch or fail the same way.
  */
-#ifndef ZRCOMMON_BATCH_STREAM_H
-#define ZRCOMMON_BATCH_STREAM_H
+#ifndef ZRFILE_BATCH_STREAM_H
+#define ZRFILE_BATCH_STREAM_H
 
 #include "zrecord.h"
 
@@ -13,7 +13,7 @@
  * zr_sampler_check checks it, except that with a granule W * B may pass
  * the length (a bigger world resumed), so it is checked as iid's there:
  * the stream then needs only G <= N (cyclic).  Library codes. */
-int zrcommon_batch_stream(const zr_sampler *cfg, uint64_t g,
-			  zr_stream **out);
+int zrfile_batch_stream(const zr_sampler *cfg, uint64_t g,
+			zr_stream **out);
 
 #endif

@@ -3,8 +3,8 @@
  */
 #include "batch_stream.h"
 
-int zrcommon_batch_stream(const zr_sampler *cfg, uint64_t g,
-			  zr_stream **out)
+int zrfile_batch_stream(const zr_sampler *cfg, uint64_t g,
+			zr_stream **out)
 {
 	zr_sampler c = *cfg;
 	int err;
