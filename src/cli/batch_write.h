@@ -16,7 +16,7 @@ typedef struct batch_args {
 	zr_sampler cfg;
 	uint64_t step, start, granule;
 	int have_seed, have_step, indices;
-	int form; /* --form: an enum zrfile_npy_form, or -1 */
+	int form; /* --form: an enum zrfile_form, or -1 */
 	/* --length, --skip, --grow (schedule.h) */
 	zrcommon_schedule sched;
 } batch_args;

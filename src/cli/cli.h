@@ -151,7 +151,7 @@ void zr_cli_progress_end(zr_cli_progress *p);
  * for a ragged one (see src/files/encoder.h). */
 int zr_cli_several_form(zr_store *s);
 /* Writes records idx[0..n) of s to out (-o; NULL: stdout) as the NumPy
- * file of form (an enum zrfile_npy_form: the bytes zrecordfs serves for
+ * file of form (an enum zrfile_form: the bytes zrecordfs serves for
  * the same records).  Reports errors itself; returns a ZR_CLI_ code. */
 int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
 			 size_t n, const char *out, const char *store,

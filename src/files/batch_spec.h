@@ -18,7 +18,7 @@ struct zrfile_batch_spec {
 	uint64_t granule;	/* 0: world * batch_size                */
 	uint64_t step;
 	const zrcommon_schedule *sched;
-	int form;		/* an enum zrfile_npy_form              */
+	int form;		/* an enum zrfile_form                  */
 	uint64_t max_batch;	/* the file's byte cap (EFBIG); 0: none */
 	/* A mixture (NULL: a store or dataset): its weights and their
 	 * changes, and the source lengths to draw at (NULL: the views'). */

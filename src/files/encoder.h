@@ -113,7 +113,8 @@ typedef struct zrfile_npy {
 int zrfile_npy_needs_records(int form, const zrfile_source *st,
 			     size_t nst);
 
-/* Lays out the file of records idx[0..count) of the streams st[0..nst).
+/* Lays out the file of records idx[0..count) of the streams st[0..nst)
+ * in form, by the form's own plan (its row in form_table.c).
  * st and idx must stay valid until zrfile_npy_free.  -EINVAL for a form
  * the streams cannot take (a ragged STACK, a RECORD of count != 1);
  * ZR_E_TOOBIG past what the format holds; ZR_E_RANGE, ZR_E_CORRUPT from

@@ -1,16 +1,17 @@
 /*
- * form_table.h - the one table of file forms: every file the encoder makes,
- * by the suffix of its name in a mount, the name `zrecord batch --form`
- * takes, and what it applies to.  The tree's names (records/I.SUFFIX,
+ * form_table.h - the one table of file forms (enum zrfile_form,
+ * encoder.h): every file the encoder makes, by the suffix of its name in
+ * a mount, the name `zrecord batch --form` takes, what it applies to, and
+ * its plan and fill.  The tree's names (records/I.SUFFIX,
  * batch/SEED-STEP.SUFFIX), the command's --form and the encoder's plan
  * and fill all look a form up here, so a new form is one file (its plan
- * and fill) and one row (form_table.c).
+ * and fill) and one row (form_table.c; CONTRIBUTING.md, "How to add a
+ * file form").
  */
-#ifndef ZRFILE_FORMS_H
-#define ZRFILE_FORMS_H
+#ifndef ZRFILE_FORM_TABLE_H
+#define ZRFILE_FORM_TABLE_H
 
 #include "encoder.h"
-
 
 /* What a form applies to: a record's file, or a batch of one of three
  * kinds; a batch form may also apply to a mixture's batch of that kind. */
