@@ -27,6 +27,9 @@ int main(void)
 		suite_idxlist,
 		suite_mixsource,
 		suite_batchfile,
+		suite_tree,
+		suite_tree_files,
+		suite_tree_opts,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

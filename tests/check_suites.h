@@ -33,5 +33,8 @@ Suite *suite_schedule(void);
 Suite *suite_idxlist(void);
 Suite *suite_mixsource(void);
 Suite *suite_batchfile(void);
+Suite *suite_tree(void);
+Suite *suite_tree_files(void);
+Suite *suite_tree_opts(void);
 
 #endif

@@ -1,6 +1,6 @@
-# tests/local.mk - the Check runner (unit tests of libzrecord and of the
-# record encoder in src/common) and the pytest-driven suites (command,
-# filesystem, Python binding).
+# tests/local.mk - the Check runner (unit tests of libzrecord, of the
+# record encoder in src/files and of the tree in src/tree) and the
+# pytest-driven suites (command, filesystem, Python binding).
 check_PROGRAMS += tests/check_zrecord
 tests_check_zrecord_SOURCES = tests/check_main.c tests/check_suites.h \
 	tests/check_error.c tests/check_dtype.c tests/check_schema.c \
@@ -16,13 +16,16 @@ tests_check_zrecord_SOURCES = tests/check_main.c tests/check_suites.h \
 	tests/check_schedule.c tests/check_idxlist.c \
 	tests/check_mixsource.c tests/check_batchfile.c \
 	tests/check_util.c tests/check_util.h \
-	tests/rmtree.c tests/rmtree.h
+	tests/rmtree.c tests/rmtree.h \
+	tests/check_tree.c tests/check_tree_files.c tests/check_tree_opts.c \
+	tests/tree_util.c tests/tree_util.h
 tests_check_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/lib \
 	-I$(top_srcdir)/src/common -I$(top_srcdir)/src/files \
-	-I$(top_srcdir)/src/prefetch
+	-I$(top_srcdir)/src/prefetch -I$(top_srcdir)/src/tree
 tests_check_zrecord_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(ZSTD_CFLAGS) \
 	$(MSGPACK_CFLAGS)
-tests_check_zrecord_LDADD = src/files/libzrfiles.la src/common/libzrcommon.la \
+tests_check_zrecord_LDADD = src/tree/libzrtree.la \
+	src/files/libzrfiles.la src/common/libzrcommon.la \
 	src/prefetch/libzrpf.la \
 	src/lib/libzrecord_core.la $(CHECK_LIBS)
 TESTS += tests/check_zrecord

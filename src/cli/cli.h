@@ -128,7 +128,7 @@ int zr_cli_out_close(zr_cli_out *o, const char *store, const char *cmd,
 int zr_cli_out_all(const char *path, const void *buf, size_t len,
 		   const char *store, const char *cmd);
 
-/* -- progress (progress.c) ----------------------------------------------- */
+/* -- progress (progress_meter.c) ----------------------------------------- */
 
 typedef struct zr_cli_progress {
 	int on;            /* stderr is a terminal */

@@ -1,6 +1,6 @@
 /*
  * control.c - the control files sync and compact of a store folder (delete
- * has delete.c, append append.c, what reading them shows text.c).
+ * has delete.c, append append.c, what reading them shows text_kind.c).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -124,7 +124,7 @@ int zrfs_file_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,
  * compact of one of its stores runs), through the library views the
  * handle began at open, one per store, whatever deletes came since. */
 
-/* stats, schema, errors (text.c): the text is made at open (and by
+/* stats, schema, errors (text_kind.c): the text is made at open (and by
  * getattr, to measure it).  append, sync, compact, delete: reading them
  * shows a usage line; these are their read and size. */
 int zrfs_usage_read(fuse_req_t req, struct zrfs_fs *fs, struct zrfs_fh *fh,

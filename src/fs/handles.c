@@ -19,7 +19,7 @@ struct zrfs_fh *zrfs_fh_new(struct zrfs_fs *fs, struct zrtree_node *n)
 	if (!fh)
 		return NULL;
 	fh->node = n;
-	zrfs_ns_hold(fs, n);
+	zrfs_inode_hold(fs, n);
 	atomic_init(&fh->refs, 1);
 	pthread_mutex_init(&fh->mu, NULL);
 	pthread_mutex_lock(&fs->tables_mu);
@@ -46,7 +46,7 @@ static void fh_free(struct zrfs_fs *fs, struct zrfs_fh *fh)
 	pthread_mutex_destroy(&fh->mu);
 	zrfile_npystream_free(fh->ns); /* an unfinished session is aborted */
 	zrfile_idxlist_free(fh->ix);
-	zrfs_ns_forget(fs, fh->node->ino, 1);
+	zrfs_inode_forget(fs, fh->node->ino, 1);
 	free(fh);
 }
 

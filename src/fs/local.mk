@@ -7,7 +7,8 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/ops.c src/fs/ops.h src/fs/readdir.c src/fs/readdir.h src/fs/getattr.c \
 	src/fs/file_kinds.h src/fs/kind_table.c src/fs/kind_table.h \
 	src/fs/handles.c src/fs/reply.c src/fs/tree_files.c \
-	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/text.c src/fs/append.c \
+	src/fs/record.c src/fs/batch.c src/fs/control.c src/fs/text_kind.c \
+	src/fs/append.c \
 	src/fs/delete.c src/fs/caller.c \
 	src/fs/store_park.c src/fs/store_park.h \
 	src/fs/follow.c src/fs/follow.h \

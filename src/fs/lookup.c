@@ -22,7 +22,7 @@ static uint64_t hash(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-int zrfs_ns_init(struct zrfs_fs *fs)
+int zrfs_inode_init(struct zrfs_fs *fs)
 {
 	fs->capdyn = 1024;
 	fs->ndyn = 0;
@@ -35,7 +35,7 @@ int zrfs_ns_init(struct zrfs_fs *fs)
 	return 0;
 }
 
-void zrfs_ns_free(struct zrfs_fs *fs)
+void zrfs_inode_free(struct zrfs_fs *fs)
 {
 	for (size_t i = 0; fs->dyn && i < fs->capdyn; i++) {
 		struct zrtree_node *n = fs->dyn[i], *next;
@@ -142,7 +142,7 @@ static void grow(struct zrfs_fs *fs)
 	fs->capdyn = cap;
 }
 
-struct zrtree_node *zrfs_ns_get(struct zrfs_fs *fs, fuse_ino_t ino)
+struct zrtree_node *zrfs_inode_get(struct zrfs_fs *fs, fuse_ino_t ino)
 {
 	struct zrtree_node *n;
 
@@ -190,7 +190,7 @@ out:
 	return err;
 }
 
-void zrfs_ns_hold(struct zrfs_fs *fs, struct zrtree_node *n)
+void zrfs_inode_hold(struct zrfs_fs *fs, struct zrtree_node *n)
 {
 	if (n->ino <= fs->tree.nstat)
 		return;
@@ -199,7 +199,7 @@ void zrfs_ns_hold(struct zrfs_fs *fs, struct zrtree_node *n)
 	pthread_mutex_unlock(&fs->tables_mu);
 }
 
-void zrfs_ns_forget(struct zrfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
+void zrfs_inode_forget(struct zrfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct zrtree_node **p, *n;
 
@@ -221,8 +221,8 @@ void zrfs_ns_forget(struct zrfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
 	pthread_mutex_unlock(&fs->tables_mu);
 }
 
-int zrfs_ns_records(struct zrfs_fs *fs, const struct zrtree_store *st,
-		   uint64_t **idx, size_t *count)
+int zrfs_inode_records(struct zrfs_fs *fs, const struct zrtree_store *st,
+		       uint64_t **idx, size_t *count)
 {
 	uint64_t *v = NULL;
 	size_t n = 0;
@@ -244,8 +244,8 @@ out:
 	return err;
 }
 
-int zrfs_ns_lookup(struct zrfs_fs *fs, struct zrtree_node *parent,
-		  const char *name, struct zrtree_node **out)
+int zrfs_inode_lookup(struct zrfs_fs *fs, struct zrtree_node *parent,
+		      const char *name, struct zrtree_node **out)
 {
 	struct zrtree_node t, *kid;
 	int err = zrtree_lookup(&fs->tree, parent, name, &kid, &t);

@@ -1,5 +1,6 @@
 /*
- * lookup.h - the namespace: inode numbers to nodes, names to nodes.
+ * lookup.h - the namespace, zrfs_inode_*: inode numbers to nodes, names
+ * to nodes.
  *
  * Inode numbers: static nodes are 1..nstat; dynamic nodes count up from
  * 2^32, one per (name, content version): every lookup of a record whose
@@ -15,23 +16,23 @@
 #define ZRFS_REC_BIT (1ull << 63)
 #define ZRFS_REC_IDX_BITS 40
 
-int zrfs_ns_init(struct zrfs_fs *fs);
-void zrfs_ns_free(struct zrfs_fs *fs);
+int zrfs_inode_init(struct zrfs_fs *fs);
+void zrfs_inode_free(struct zrfs_fs *fs);
 /* The node of ino, or NULL if the kernel should not know it. */
-struct zrtree_node *zrfs_ns_get(struct zrfs_fs *fs, fuse_ino_t ino);
+struct zrtree_node *zrfs_inode_get(struct zrfs_fs *fs, fuse_ino_t ino);
 /* Resolves name in parent.  A dynamic node gains one kernel reference
- * (drop it with zrfs_ns_forget if the reply fails).  -ENOENT for names that
+ * (drop it with zrfs_inode_forget if the reply fails).  -ENOENT for names that
  * do not exist. */
-int zrfs_ns_lookup(struct zrfs_fs *fs, struct zrtree_node *parent,
-		  const char *name, struct zrtree_node **out);
-void zrfs_ns_forget(struct zrfs_fs *fs, fuse_ino_t ino, uint64_t nlookup);
-/* One more reference to n, dropped with zrfs_ns_forget(n->ino, 1): an open
+int zrfs_inode_lookup(struct zrfs_fs *fs, struct zrtree_node *parent,
+		      const char *name, struct zrtree_node **out);
+void zrfs_inode_forget(struct zrfs_fs *fs, fuse_ino_t ino, uint64_t nlookup);
+/* One more reference to n, dropped with zrfs_inode_forget(n->ino, 1): an open
  * handle holds one, since the kernel may forget an inode before the
  * release of its last file reaches us. */
-void zrfs_ns_hold(struct zrfs_fs *fs, struct zrtree_node *n);
+void zrfs_inode_hold(struct zrfs_fs *fs, struct zrtree_node *n);
 /* Indices of st's record nodes the kernel currently references, in a new
  * malloc'd array (NULL when none). */
-int zrfs_ns_records(struct zrfs_fs *fs, const struct zrtree_store *st,
-		   uint64_t **idx, size_t *n);
+int zrfs_inode_records(struct zrfs_fs *fs, const struct zrtree_store *st,
+		       uint64_t **idx, size_t *n);
 
 #endif

@@ -99,7 +99,7 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 {
 	int ret = 1, err;
 
-	if (zrfs_ns_init(fs))
+	if (zrfs_inode_init(fs))
 		return 1;
 	if (zrtree_build(&fs->tree, fs->opts.src, (fs->opts.ro ? ZR_OPEN_RDONLY : 0) |
 			 (fs->opts.follow_ms ? ZR_OPEN_FOLLOW : 0), &fs->opts.run))
@@ -145,7 +145,7 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 		ret = 1;
 	fuse_session_unmount(fs->se);
 	fuse_session_destroy(fs->se);
-	zrfs_ns_free(fs);
+	zrfs_inode_free(fs);
 	return ret;
 out_mounted:
 	fuse_session_unmount(fs->se);
@@ -155,7 +155,7 @@ out_session:
 	fuse_session_destroy(fs->se);
 out_tree:
 	zrtree_free(&fs->tree);
-	zrfs_ns_free(fs);
+	zrfs_inode_free(fs);
 	return ret;
 }
 

@@ -62,13 +62,13 @@ static void changed(struct zrfs_fs *fs, struct zrfs_change *ch);
 static int lookup_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t parent,
 		       const char *name)
 {
-	struct zrtree_node *p = zrfs_ns_get(fs, parent), *n;
+	struct zrtree_node *p = zrfs_inode_get(fs, parent), *n;
 	struct fuse_entry_param e;
 	int err;
 
 	if (!p)
 		return -ESTALE;
-	err = zrfs_ns_lookup(fs, p, name, &n);
+	err = zrfs_inode_lookup(fs, p, name, &n);
 	if (err)
 		return err;
 	memset(&e, 0, sizeof(e));
@@ -76,7 +76,7 @@ static int lookup_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t parent,
 		       &e.attr_timeout, &e.entry_timeout);
 	e.ino = n->ino;
 	if (err || fuse_reply_entry(req, &e))
-		zrfs_ns_forget(fs, n->ino, 1);
+		zrfs_inode_forget(fs, n->ino, 1);
 	return err;
 }
 
@@ -89,7 +89,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	zrfs_ns_forget(FS(req), ino, nlookup);
+	zrfs_inode_forget(FS(req), ino, nlookup);
 	fuse_reply_none(req);
 }
 
@@ -97,14 +97,14 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 			    struct fuse_forget_data *forgets)
 {
 	for (size_t i = 0; i < count; i++)
-		zrfs_ns_forget(FS(req), forgets[i].ino, forgets[i].nlookup);
+		zrfs_inode_forget(FS(req), forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
 static int getattr_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t ino,
 			const struct zrfs_fh *fh)
 {
-	struct zrtree_node *n = zrfs_ns_get(fs, ino);
+	struct zrtree_node *n = zrfs_inode_get(fs, ino);
 	struct stat st;
 	double attr_ttl, entry_ttl;
 	int err;
@@ -145,7 +145,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
 	struct zrfs_fs *fs = FS(req);
-	struct zrtree_node *n = zrfs_ns_get(fs, ino);
+	struct zrtree_node *n = zrfs_inode_get(fs, ino);
 
 	if (!n) {
 		fuse_reply_err(req, ESTALE);
@@ -198,7 +198,7 @@ static void release_kind(struct zrfs_fs *fs, struct zrfs_fh *fh)
 static int open_once(struct zrfs_fs *fs, fuse_req_t req, fuse_ino_t ino,
 		     struct fuse_file_info *fi)
 {
-	struct zrtree_node *n = zrfs_ns_get(fs, ino);
+	struct zrtree_node *n = zrfs_inode_get(fs, ino);
 	const struct zrfs_kind_ops *k;
 	struct zrfs_fh *fh;
 	int err;
@@ -374,7 +374,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct zrtree_node *n = zrfs_ns_get(FS(req), ino);
+	struct zrtree_node *n = zrfs_inode_get(FS(req), ino);
 
 	if (!n)
 		fuse_reply_err(req, ESTALE);
@@ -388,7 +388,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		       off_t off, struct fuse_file_info *fi)
 {
 	(void)fi;
-	zrfs_readdir(req, FS(req), zrfs_ns_get(FS(req), ino), size, off);
+	zrfs_readdir(req, FS(req), zrfs_inode_get(FS(req), ino), size, off);
 }
 
 /* Names are neither made, removed nor renamed here: a store changes

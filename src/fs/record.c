@@ -42,7 +42,7 @@ void zrfs_record_unname_changed(struct zrfs_fs *fs,
 	uint64_t *known;
 	size_t nknown;
 
-	if (zrfs_ns_records(fs, st, &known, &nknown))
+	if (zrfs_inode_records(fs, st, &known, &nknown))
 		return;
 	for (size_t i = 0; i < nknown; i++) {
 		uint64_t idx = known[i];

@@ -27,7 +27,8 @@ EXTRA_DIST += src/lib/zrecord.map
 # dtype, schema, .npy headers, sampler (the pure modules), version
 src_lib_libzrecord_core_la_SOURCES += src/lib/version.c src/lib/dtype.c src/lib/schema.c \
 	src/lib/npy.c src/lib/sampler.c src/lib/sampler.h \
-	src/lib/stream.c src/lib/stream.h src/lib/stream_map.c src/lib/text.c src/lib/text.h \
+	src/lib/stream.c src/lib/stream.h src/lib/stream_map.c \
+	src/lib/text_builder.c src/lib/text_builder.h \
 	src/lib/mpcheck.c src/lib/mpcheck.h
 # store engine, codecs, worker pool, dictionary training
 src_lib_libzrecord_core_la_SOURCES += src/lib/pool.c src/lib/pool.h \

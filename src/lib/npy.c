@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "text.h"
+#include "text_builder.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6

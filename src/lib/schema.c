@@ -9,7 +9,7 @@
 
 #include "error.h"
 #include "mpcheck.h"
-#include "text.h"
+#include "text_builder.h"
 
 /* Everything a schema must satisfy, whichever way it arrives. */
 static int check_schema(const zr_schema *s)

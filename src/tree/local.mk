@@ -7,10 +7,9 @@ noinst_LTLIBRARIES += src/tree/libzrtree.la
 src_tree_libzrtree_la_SOURCES = \
 	src/tree/tree.h src/tree/tree_build.c src/tree/names.c \
 	src/tree/listing.c src/tree/run_opts.c src/tree/run_opts.h \
-	src/tree/text.c src/tree/u64.c src/tree/u64.h \
+	src/tree/text_files.c src/tree/u64.c src/tree/u64.h \
 	src/tree/file_bytes.c src/tree/file_bytes.h \
 	src/tree/errors_log.c src/tree/errors_log.h \
-	src/tree/dataset.c src/tree/dataset.h \
 	src/tree/mixture.c src/tree/mixture.h \
 	src/tree/batch_node.c src/tree/batch_node.h \
 	src/tree/open_file.c src/tree/open_file.h \

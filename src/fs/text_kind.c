@@ -1,5 +1,5 @@
 /*
- * text.c - the text files' kind (stats, schema, errors: their text from
+ * text_kind.c - the text files' kind (stats, schema, errors: their text from
  * the tree, made at open and by getattr) and the usage line the append
  * and control files show when read.
  */

@@ -1,10 +1,10 @@
 /*
- * text.c - the bounded text builder (see text.h).
+ * text_builder.c - the bounded text builder (see text_builder.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "text.h"
+#include "text_builder.h"
 
 void zr__text_init(zr__text *t, char *buf, size_t cap)
 {

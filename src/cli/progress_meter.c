@@ -1,5 +1,5 @@
 /*
- * progress.c - a one-line progress meter on stderr for long operations,
+ * progress_meter.c - a one-line progress meter on stderr for long operations,
  * shown only when stderr is a terminal so logs and pipes stay clean.
  */
 #include <inttypes.h>

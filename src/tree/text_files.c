@@ -1,5 +1,5 @@
 /*
- * text.c - what reading a store folder's small files shows: the text
+ * text_files.c - what reading a store folder's small files shows: the text
  * files (stats, schema, errors) and the one-line usage of the append and
  * control files -- copies of a store folder (cp -r, rsync, tar) read
  * every file and must not fail.

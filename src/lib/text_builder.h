@@ -1,10 +1,10 @@
 /*
- * text.h - a bounded text builder shared by the .npy header writer and the
- * schema's JSON form: it keeps counting past the end of its buffer, so one
- * routine both measures and writes a text.
+ * text_builder.h - a bounded text builder shared by the .npy header
+ * writer and the schema's JSON form: it keeps counting past the end of its
+ * buffer, so one routine both measures and writes a text.
  */
-#ifndef ZR_TEXT_H
-#define ZR_TEXT_H
+#ifndef ZR_TEXT_BUILDER_H
+#define ZR_TEXT_BUILDER_H
 
 #include <stddef.h>
 #include <stdint.h>
