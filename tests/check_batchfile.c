@@ -154,7 +154,7 @@ START_TEST(test_mixture_keeps_its_lengths)
 {
 	zr_store *zs[2] = { store_of("a", 0), store_of("b", 0) };
 	uint64_t weight[2] = { 1, 3 }, lens[2];
-	zr_mixfile mf = { .k = 2, .weight = weight };
+	zrcommon_mixfile mf = { .k = 2, .weight = weight };
 	zrcommon_schedule sc = { 0 };
 	struct zrfile_batch_spec s = spec_of(ZRFILE_INDICES, &sc);
 	struct zrfile_batch b, again;

@@ -39,13 +39,14 @@ static void make_dir(const char *name)
 }
 
 /* The sources of a mixture file at ck_dir/m.mix.json naming doc's. */
-static int sources(const char *doc, zr_mixfile *f, zrcommon_mixsource **src,
+static int sources(const char *doc, zrcommon_mixfile *f,
+		   zrcommon_mixsource **src,
 		   char *why, size_t cap)
 {
 	char mix[PATH_MAX], msg[256];
 
-	ck_assert_int_eq(zr_mixfile_parse(doc, strlen(doc), f, msg,
-					  sizeof(msg)), 0);
+	ck_assert_int_eq(zrcommon_mixfile_parse(doc, strlen(doc), f, msg,
+						sizeof(msg)), 0);
 	ck_path(mix, sizeof(mix), ck_dir, "m.mix.json");
 	return zrcommon_mix_sources(mix, f, src, why, cap);
 }
@@ -62,7 +63,7 @@ static void real(char *dst, size_t cap, const char *name)
 
 START_TEST(test_store_and_dataset)
 {
-	zr_mixfile f;
+	zrcommon_mixfile f;
 	zrcommon_mixsource *src;
 	char p[PATH_MAX], q[PATH_MAX], doc[PATH_MAX + 256], why[512] = "";
 
@@ -104,13 +105,13 @@ START_TEST(test_store_and_dataset)
 	ck_assert_int_eq(zrcommon_mix_same_fields(src + 1, 1, why,
 						  sizeof(why)), 0);
 	zrcommon_mix_sources_free(src, f.k);
-	zr_mixfile_free(&f);
+	zrcommon_mixfile_free(&f);
 }
 END_TEST
 
 START_TEST(test_fields_by_name)
 {
-	zr_mixfile f;
+	zrcommon_mixfile f;
 	zrcommon_mixsource *src;
 	char p[PATH_MAX], why[512] = "";
 
@@ -134,14 +135,14 @@ START_TEST(test_fields_by_name)
 	ck_assert_str_eq(why, "source 2 has a field z where source 0 has y "
 			 "(sources need the same fields)");
 	zrcommon_mix_sources_free(src, f.k);
-	zr_mixfile_free(&f);
+	zrcommon_mixfile_free(&f);
 }
 END_TEST
 
 /* A source refused, and why. */
 static void refused(const char *path, int err, const char *msg)
 {
-	zr_mixfile f;
+	zrcommon_mixfile f;
 	zrcommon_mixsource *src = (zrcommon_mixsource *)&f;
 	char doc[256], why[512] = "";
 
@@ -151,7 +152,7 @@ static void refused(const char *path, int err, const char *msg)
 	ck_assert_ptr_null(src);
 	ck_assert_msg(strstr(why, msg) && !strncmp(why, "source 1 (\"", 11),
 		      "%s", why);
-	zr_mixfile_free(&f);
+	zrcommon_mixfile_free(&f);
 }
 
 START_TEST(test_refusals)
@@ -181,7 +182,7 @@ END_TEST
 
 START_TEST(test_64_stores)
 {
-	zr_mixfile f;
+	zrcommon_mixfile f;
 	zrcommon_mixsource *src;
 	char p[PATH_MAX], why[512] = "";
 
@@ -200,7 +201,7 @@ START_TEST(test_64_stores)
 	ck_assert_uint_eq(src[0].nf, ZRCOMMON_MIX_FIELDS);
 	ck_assert_str_eq(src[0].name[63], "f63");
 	zrcommon_mix_sources_free(src, f.k);
-	zr_mixfile_free(&f);
+	zrcommon_mixfile_free(&f);
 }
 END_TEST
 
@@ -219,12 +220,12 @@ START_TEST(test_stats_json)
 		"\"schedule\": [{\"from\": 9, \"weights\": [0, 2]}]}";
 	static const uint64_t records[] = { 10, 0 };
 	static const char *const fields[] = { "x", "y" };
-	zr_mixfile f;
+	zrcommon_mixfile f;
 	char msg[256], *out;
 	size_t len;
 
-	ck_assert_int_eq(zr_mixfile_parse(doc, strlen(doc), &f, msg,
-					  sizeof(msg)), 0);
+	ck_assert_int_eq(zrcommon_mixfile_parse(doc, strlen(doc), &f, msg,
+						sizeof(msg)), 0);
 	ck_assert_int_eq(zrcommon_mix_stats_json(&(zrcommon_mix_figures){
 		.path = "sub/m.mix.json", .file = &f, .records = records,
 		.fields = fields, .nf = 2, .records_served = 1 }, &out, &len),
@@ -242,7 +243,7 @@ START_TEST(test_stats_json)
 			 "\n");
 	ck_assert_uint_eq(len, strlen(out));
 	free(out);
-	zr_mixfile_free(&f);
+	zrcommon_mixfile_free(&f);
 }
 END_TEST
 

@@ -1,5 +1,5 @@
 /*
- * check_npyfile.c - the record encoder (src/files/npy_file.h) on real
+ * check_npyfile.c - the record encoder (src/files/encoder.h) on real
  * stores of every codec: the sizes it plans before any byte exists are the
  * bytes it writes (every byte of the file written, none past it), each
  * part parses as a .npy of exactly its planned size holding its record,
@@ -13,7 +13,7 @@
 
 #include "check_suites.h"
 #include "check_util.h"
-#include "npy_file.h"
+#include "encoder.h"
 
 #define GUARD 64
 #define NREC 12

@@ -13,6 +13,7 @@
 
 #include "check_suites.h"
 #include "check_util.h"
+#include "encoder.h"
 #include "npy_mix.h"
 
 #define N 9
@@ -82,9 +83,9 @@ START_TEST(test_gather_is_the_keys_records)
 	zrfile_source *st = streams_of(s);
 
 	/* as a store's gather: dense rows need no boundaries */
-	ck_assert_int_eq(zr_stream_gather_size(st, key, B, &size), 0);
-	ck_assert_int_eq(zr_stream_gather(st, key, B, got, sizeof(got),
-					  ragged ? off : NULL), 0);
+	ck_assert_int_eq(zrfile_source_gather_size(st, key, B, &size), 0);
+	ck_assert_int_eq(zrfile_source_gather(st, key, B, got, sizeof(got),
+					      ragged ? off : NULL), 0);
 	ck_assert_uint_eq(size, ragged ? off[B] : B * 12);
 	for (size_t i = 0, at = 0; i < B; i++) {
 		ck_assert_int_eq(zr_store_gather(s[src[i]], &idx[i], 1, want,
@@ -95,8 +96,8 @@ START_TEST(test_gather_is_the_keys_records)
 		ck_assert_mem_eq(got + at, want, one[1]);
 		at += one[1];
 	}
-	ck_assert_int_eq(zr_stream_gather(st, key, B, got, 8, ragged ? off :
-					  NULL), -EINVAL);
+	ck_assert_int_eq(zrfile_source_gather(st, key, B, got, 8, ragged ? off :
+					      NULL), -EINVAL);
 	free(st);
 	zr_store_close(s[0]);
 	zr_store_close(s[1]);
@@ -172,9 +173,9 @@ START_TEST(test_refusals)
 	idx[0] = 0;
 	ck_assert_int_eq(zrfile_mix_keys(src, idx, 1, &key), 0);
 	st = streams_of(s);
-	ck_assert_int_eq(zr_stream_gather(st, &key, 1, buf, sizeof(buf),
-					  NULL), ZR_E_RANGE);
-	ck_assert_int_eq(zr_stream_gather_size(st, &key, 1, &size),
+	ck_assert_int_eq(zrfile_source_gather(st, &key, 1, buf, sizeof(buf),
+					      NULL), ZR_E_RANGE);
+	ck_assert_int_eq(zrfile_source_gather_size(st, &key, 1, &size),
 			 ZR_E_RANGE);
 	free(st);
 	/* a ragged source beside a dense one; fields of other names */

@@ -163,17 +163,17 @@ START_TEST(test_a_start_carries_its_granule)
 		ck_assert_uint_eq(g, 7);
 	}
 	/* past 0, cyclic and iid need the granule; sequential never */
-	ck_assert_int_eq(zrcommon_batch_resumed(ZR_SAMPLER_CYCLIC, 1280, 0, msg,
+	ck_assert_int_eq(zrfile_batch_resumed(ZR_SAMPLER_CYCLIC, 1280, 0, msg,
 						sizeof(msg)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(msg, "start 1280 has no granule: a "
 				     "cyclic stream"));
-	ck_assert_int_eq(zrcommon_batch_resumed(ZR_SAMPLER_IID, 5, 0, msg,
+	ck_assert_int_eq(zrfile_batch_resumed(ZR_SAMPLER_IID, 5, 0, msg,
 						sizeof(msg)), -EINVAL);
-	ck_assert_int_eq(zrcommon_batch_resumed(ZR_SAMPLER_IID, 5, 3, msg,
+	ck_assert_int_eq(zrfile_batch_resumed(ZR_SAMPLER_IID, 5, 3, msg,
 						sizeof(msg)), 0);
-	ck_assert_int_eq(zrcommon_batch_resumed(ZR_SAMPLER_CYCLIC, 0, 0, msg,
+	ck_assert_int_eq(zrfile_batch_resumed(ZR_SAMPLER_CYCLIC, 0, 0, msg,
 						sizeof(msg)), 0);
-	ck_assert_int_eq(zrcommon_batch_resumed(ZR_SAMPLER_SEQUENTIAL, 5, 0,
+	ck_assert_int_eq(zrfile_batch_resumed(ZR_SAMPLER_SEQUENTIAL, 5, 0,
 						msg, sizeof(msg)), 0);
 }
 END_TEST

@@ -13,6 +13,7 @@
 
 #include "check_suites.h"
 #include "check_util.h"
+#include "encoder.h"
 #include "tree_util.h"
 
 /* -- names ---------------------------------------------------------------- */
@@ -104,7 +105,7 @@ START_TEST(test_record_names)
 	ck_assert_int_eq(ckt_walk(&t.t, "img/records/7.png", &w), 0);
 	n = ckt_at(&w);
 	ck_assert_int_eq(n->kind, ZRTREE_K_RECORD);
-	ck_assert_int_eq(n->form, ZRTREE_F_PNG);
+	ck_assert_int_eq(n->form, ZRFILE_PNG);
 	ck_assert_uint_eq(n->idx, 7);
 	ck_assert_uint_gt(n->size, 60);
 	ckt_walk_end(&w);
@@ -173,7 +174,7 @@ START_TEST(test_batch_names)
 				  &w), 0);
 	n = ckt_at(&w);
 	ck_assert_int_eq(n->kind, ZRTREE_K_BATCH);
-	ck_assert_int_eq(n->form, ZRTREE_F_IDX);
+	ck_assert_int_eq(n->form, ZRFILE_INDICES);
 	ck_assert_int_eq(n->mode, ZR_SAMPLER_CYCLIC);
 	ck_assert_uint_eq(n->bsize, 8);
 	ck_assert_uint_eq(n->seed, 5);

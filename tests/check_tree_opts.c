@@ -14,7 +14,7 @@
 
 #include "check_suites.h"
 #include "check_util.h"
-#include "npy_file.h"
+#include "encoder.h"
 #include "run_opts.h"
 #include "tree_util.h"
 

@@ -4,8 +4,8 @@ layout_check.py - the documentation's map of the code holds: the table
 under "Source layout" in docs/architecture.md has one row for every
 folder of src/ and every folder at the top of the tree, and every row
 names a folder that exists; and the prefix list of CONTRIBUTING.md's
-"Code style" names every prefix the headers of src/ declare functions
-with, and no prefix no header uses.  The folders are git's (tracked, or
+"Code style" names every prefix the headers of src/ and include/
+declare functions with, and no prefix no header uses.  The folders are git's (tracked, or
 new and not ignored), so build folders do not count; outside a git
 checkout (a release tarball, which leaves some folders out) the check is
 skipped.  Usage: layout_check.py SRCDIR; exit 1 with one line per
@@ -107,7 +107,7 @@ def prefix_problems(srcdir, files):
     listed = set(LISTED.findall(m.group(0)))
     used = {}
     for f in files:
-        if f.startswith("src/") and f.endswith(".h"):
+        if f.startswith(("src/", "include/")) and f.endswith(".h"):
             with open(os.path.join(srcdir, f), encoding="utf-8") as h:
                 for name in DECL.findall(h.read()):
                     p = prefix_of(name)
@@ -119,7 +119,7 @@ def prefix_problems(srcdir, files):
                         "in the prefix list" % (p, used[p]))
     for p in sorted(listed - set(used)):
         problems.append("CONTRIBUTING.md: Code style: prefix %s is listed "
-                        "but no header of src/ uses it" % p)
+                        "but no header of src/ or include/ uses it" % p)
     return problems
 
 

@@ -10,9 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
-#include "batch_stream.h"
-#include "npy_file.h"
+#include "batchmix.h"
+#include "form_table.h"
 
 #define DEFAULT_BATCH 256
 #define MIX_SUFFIX ".mix.json"
@@ -25,19 +24,6 @@ static int number(const char *opt, const char *val, int narrow,
 		return zr_cli_usage(&zr_cli_batch, "bad %s '%s': want a "
 				    "decimal number", opt, val);
 	return -1;
-}
-
-/* --form's names: npz, packed and padded for the .npz files, else a
- * mount's suffix (zrfile_npy_ragged_form); -1 for none. */
-static int form_named(const char *name)
-{
-	if (!strcmp(name, "npz"))
-		return ZRFILE_NPZ;
-	if (!strcmp(name, "packed"))
-		return ZRFILE_PACKED;
-	if (!strcmp(name, "padded"))
-		return ZRFILE_PADDED;
-	return zrfile_npy_ragged_form(name, strlen(name));
 }
 
 /* --skip, --grow (kind) and --length (kind -1) into a's schedule. */
@@ -56,28 +42,17 @@ static int schedule(batch_args *a, int kind, const char *val)
 	return -1;
 }
 
-int zr_cli_batch_length(const batch_args *a, size_t k, size_t sources,
-			uint64_t n, uint64_t *out)
+/* --form NAME: a form's name in the table of forms (form_table.h). */
+static int form_option(batch_args *a, const char *name)
 {
-	const zrcommon_schedule *s = &a->sched;
+	char names[256];
 
-	if (!s->nlen) {
-		*out = n;
-		return ZR_CLI_OK;
-	}
-	if (s->nlen != sources)
-		return zr_cli_usage(&zr_cli_batch, "--length gives %zu lengths, "
-				    "want one per source (%zu)", s->nlen,
-				    sources);
-	if (s->len[k] > n) {
-		fprintf(stderr, "zrecord: %s: batch: --length %llu of source "
-			"%zu is above its %llu records\n", a->store,
-			(unsigned long long)s->len[k], k,
-			(unsigned long long)n);
-		return ZR_CLI_FAIL;
-	}
-	*out = s->len[k];
-	return ZR_CLI_OK;
+	a->form = zrfile_form_named(name);
+	if (a->form >= 0)
+		return -1;
+	zrfile_form_names(names, sizeof(names));
+	return zr_cli_usage(&zr_cli_batch, "unknown form '%s': want one of "
+			    "%s", name, names);
 }
 
 static int option(batch_args *a, int c)
@@ -146,12 +121,7 @@ static int option(batch_args *a, int c)
 		a->augment = optarg;
 		break;
 	case 'f':
-		a->form = form_named(optarg);
-		if (a->form < 0)
-			rc = zr_cli_usage(&zr_cli_batch, "unknown form '%s': "
-					  "want npz, packed, padded or a part: "
-					  "packed.npy, offsets.npy, shapes.npy, "
-					  "padded.npy, lengths.npy", optarg);
+		rc = form_option(a, optarg);
 		break;
 	default:
 		rc = zr_cli_getopt_exit(c);
@@ -184,6 +154,7 @@ static int parse_args(int argc, char **argv, batch_args *a)
 	int c, rc;
 
 	memset(a, 0, sizeof(*a));
+	a->cmd = &zr_cli_batch;
 	a->cfg.mode = ZR_SAMPLER_IID;
 	a->form = -1;
 	a->cfg.batch_size = DEFAULT_BATCH;
@@ -230,37 +201,6 @@ static int form_of(const batch_args *a, zr_store *s)
 	return a->form;
 }
 
-void zr_cli_batch_spec(const batch_args *a, int form, const zr_mixfile *mix,
-		       struct zrfile_batch_spec *s)
-{
-	*s = (struct zrfile_batch_spec){
-		.cfg = a->cfg, .start = a->start, .granule = a->granule,
-		.step = a->step, .sched = &a->sched, .form = form, .mix = mix,
-	};
-}
-
-int zr_cli_batch_write(const batch_args *a,
-		       const struct zrfile_batch_spec *s,
-		       struct zrfile_batch *b)
-{
-	char msg[320];
-	int rc, err = s->mix ? 0 : zrcommon_batch_resumed(s->cfg.mode,
-							s->start, s->granule,
-							msg, sizeof(msg));
-
-	if (!err)
-		err = zrfile_batch_plan(b, s, 0, 0, msg, sizeof(msg));
-
-	if (err && msg[0])
-		rc = zr_cli_error(a->store, "batch", err, msg);
-	else if (err)
-		rc = zr_cli_lib_error(a->store, "batch", err);
-	else
-		rc = zr_cli_write_file(&b->file, a->out, a->store, "batch");
-	zrfile_batch_free(b);
-	return rc;
-}
-
 /* The batch's records decoded: its indices as the planner draws them,
  * its augment positions start + (step * world + rank) * batch_size + k
  * (zrecord.h).  Frees b. */
@@ -271,7 +211,7 @@ static int decoded(const batch_args *a, zr_store *s,
 	zr_image_opts io;
 	char msg[320];
 	int rc = zr_cli_image_check(s, a->store, "batch");
-	int err = rc == ZR_CLI_OK ? zrfile_batch_plan(b, spec, 0, 0, msg,
+	int err = rc == ZR_CLI_OK ? zr_cli_batch_plan(spec, b, msg,
 						      sizeof(msg))
 				  : 0;
 

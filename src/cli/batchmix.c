@@ -14,7 +14,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "batch.h"
+#include "batchmix.h"
+#include "form_table.h"
 #include "mixfile.h"
 #include "mixopen.h"
 #include "npy_mix.h"
@@ -24,7 +25,7 @@ typedef zr_cli_mixsrc source;
 
 typedef struct mix {
 	const batch_args *a;
-	zr_mixfile file;
+	zrcommon_mixfile file;
 	source *src;
 	uint64_t *len, *have; /* at position 0; each source's records */
 } mix;
@@ -71,13 +72,13 @@ static int fields_of(const mix *m, uint32_t *nf)
 static int form_of(const mix *m, const zrfile_source *grid, uint32_t nf,
 		   int *form)
 {
-	int flat;
+	unsigned on = zrfile_form_on(grid, nf);
 
-	*form = zrfile_mix_form(grid, nf, &flat);
+	*form = zrfile_form_default(on);
 	if (m->a->indices)
 		*form = ZRFILE_INDICES;
-	else if (m->a->form >= 0 && !flat)
-		return zr_cli_usage(&zr_cli_batch, "--form: the mixture's "
+	else if (m->a->form >= 0 && on != ZRFILE_ON_RAGGED)
+		return zr_cli_usage(m->a->cmd, "--form: the mixture's "
 				    "batch is one %s (--form takes a mixture "
 				    "of ragged stores)",
 				    *form == ZRFILE_STACK ? ".npy" : ".npz");
@@ -120,7 +121,7 @@ int zr_cli_batch_mix(const batch_args *a)
 	int rc;
 
 	if (a->granule)
-		return zr_cli_usage(&zr_cli_batch, "--granule, --start P@G: a "
+		return zr_cli_usage(a->cmd, "--granule, --start P@G: a "
 				    "mixture's sources cycle through all their "
 				    "records");
 	rc = zr_cli_mix_read(a->store, "batch", &m.file);
@@ -132,6 +133,6 @@ int zr_cli_batch_mix(const batch_args *a)
 	rc = zr_cli_mix_close(m.src, &m.file, "batch", rc);
 	free(m.len);
 	free(m.have);
-	zr_mixfile_free(&m.file);
+	zrcommon_mixfile_free(&m.file);
 	return rc;
 }

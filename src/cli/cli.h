@@ -148,15 +148,15 @@ void zr_cli_progress_end(zr_cli_progress *p);
 
 /* The form of several records of s in one file: a stacked .npy of shape
  * (n, *item_shape) for a dense store, an .npz of arr_0.npy, arr_1.npy, ...
- * for a ragged one (see src/files/npy_file.h). */
+ * for a ragged one (see src/files/encoder.h). */
 int zr_cli_several_form(zr_store *s);
 /* Writes records idx[0..n) of s to out (-o; NULL: stdout) as the NumPy
- * file of form (an enum zrfile_npy_form: the bytes zrecordfs serves for
+ * file of form (an enum zrfile_form: the bytes zrecordfs serves for
  * the same records).  Reports errors itself; returns a ZR_CLI_ code. */
 int zr_cli_write_records(zr_store *s, int form, const uint64_t *idx,
 			 size_t n, const char *out, const char *store,
 			 const char *cmd);
-/* Writes the file f plans (npy_file.h; zrecord batch: a batch_file.h
+/* Writes the file f plans (encoder.h; zrecord batch: a batch_file.h
  * plan's) to out: a dense stack piece by piece, any other form whole.
  * Reports errors itself; returns a ZR_CLI_ code. */
 struct zrfile_npy;

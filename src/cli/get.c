@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "cli.h"
-#include "npy_file.h"
-#include "record_png.h"
+#include "encoder.h"
+#include "form_png.h"
 
 /* --png: the record as the mount's records/INDEX.png, read through st's
  * view. */

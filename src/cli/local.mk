@@ -4,7 +4,8 @@ src_cli_zrecord_SOURCES = \
 	src/cli/main.c src/cli/cli.h src/cli/util.c src/cli/output.c \
 	src/cli/progress_meter.c src/cli/records.c \
 	src/cli/create.c src/cli/append.c src/cli/get.c src/cli/batch.c \
-	src/cli/batch.h src/cli/batchmix.c \
+	src/cli/batch_write.c src/cli/batch_write.h \
+	src/cli/batchmix.c src/cli/batchmix.h \
 	src/cli/mixopen.c src/cli/mixopen.h src/cli/mixstats.c \
 	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c \
 	src/cli/cat.c src/cli/import.c src/cli/images.c

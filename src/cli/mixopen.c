@@ -11,10 +11,10 @@
 #include "mixsource.h"
 #include "npy_mix.h"
 
-int zr_cli_mix_read(const char *path, const char *cmd, zr_mixfile *f)
+int zr_cli_mix_read(const char *path, const char *cmd, zrcommon_mixfile *f)
 {
 	char msg[256];
-	int rc = zr_mixfile_read(path, f, msg, sizeof(msg));
+	int rc = zrcommon_mixfile_read(path, f, msg, sizeof(msg));
 
 	if (rc < 0) /* msg only repeats a system error */
 		return zr_cli_error(path, cmd, rc, rc == -EINVAL ||
@@ -69,7 +69,8 @@ static int lengths_of(const char *path, const zr_cli_mixsrc *src,
 	return ZR_CLI_OK;
 }
 
-int zr_cli_mix_open(const char *path, const zr_mixfile *f, const char *cmd,
+int zr_cli_mix_open(const char *path, const zrcommon_mixfile *f,
+		    const char *cmd,
 		    zr_cli_mixsrc **out, uint64_t *have, char *fields,
 		    size_t cap)
 {
@@ -92,7 +93,7 @@ int zr_cli_mix_open(const char *path, const zr_mixfile *f, const char *cmd,
 	return rc;
 }
 
-int zr_cli_mix_close(zr_cli_mixsrc *src, const zr_mixfile *f,
+int zr_cli_mix_close(zr_cli_mixsrc *src, const zrcommon_mixfile *f,
 		     const char *cmd, int rc)
 {
 	for (uint32_t i = 0; src && i < f->k; i++) {

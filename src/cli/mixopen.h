@@ -9,7 +9,7 @@
 
 #include "cli.h"
 #include "mixfile.h"
-#include "npy_file.h"
+#include "encoder.h"
 
 /* One source: a store (one field, no name) or a dataset folder (its
  * stores, by folder name in sorted order). */
@@ -21,14 +21,15 @@ typedef struct zr_cli_mixsrc {
 
 /* Reads and parses the mixture file at path into *f; reports a failure
  * itself as command cmd (ZR_CLI_ codes). */
-int zr_cli_mix_read(const char *path, const char *cmd, zr_mixfile *f);
+int zr_cli_mix_read(const char *path, const char *cmd, zrcommon_mixfile *f);
 /* Opens the sources of mixture file f (read from path) into a calloc'ed
  * *out of f->k, with each one's records (its shortest field's in the grid
  * zr_cli_mix_grid lays out of source 0's fields, as a mount draws:
  * zrfile_mix_source_length) in have[f->k].  fields gets "" if the sources have the
  * same fields (zrcommon_mix_same_fields), else why not.  Reports a
  * failure itself as command cmd (ZR_CLI_ codes); close *out either way. */
-int zr_cli_mix_open(const char *path, const zr_mixfile *f, const char *cmd,
+int zr_cli_mix_open(const char *path, const zrcommon_mixfile *f,
+		    const char *cmd,
 		    zr_cli_mixsrc **out, uint64_t *have, char *fields,
 		    size_t cap);
 /* The encoder's grid of the k sources src opened, in nf fields (source
@@ -40,7 +41,7 @@ void zr_cli_mix_grid(const zr_cli_mixsrc *src, uint32_t k, uint32_t nf,
 		     zrfile_source *grid);
 /* Closes what zr_cli_mix_open opened (NULL too): rc, or the first
  * closing failure if rc is ZR_CLI_OK. */
-int zr_cli_mix_close(zr_cli_mixsrc *src, const zr_mixfile *f,
+int zr_cli_mix_close(zr_cli_mixsrc *src, const zrcommon_mixfile *f,
 		     const char *cmd, int rc);
 
 /* `zrecord stats MIX.mix.json` (mixstats.c). */

@@ -30,7 +30,7 @@ static int one_schema(const zr_cli_mixsrc *src, uint32_t k)
 	return ok;
 }
 
-static int print(const char *path, const zr_mixfile *f,
+static int print(const char *path, const zrcommon_mixfile *f,
 		 const zr_cli_mixsrc *src, const uint64_t *have, int fields)
 {
 	int ok = fields ? one_schema(src, f->k) : 0, rc = ok < 0 ? ok : 0;
@@ -53,7 +53,7 @@ static int print(const char *path, const zr_mixfile *f,
 
 int zr_cli_mix_stats(const char *path)
 {
-	zr_mixfile f;
+	zrcommon_mixfile f;
 	zr_cli_mixsrc *src = NULL;
 	uint64_t *have = NULL;
 	char fields[256];
@@ -70,6 +70,6 @@ int zr_cli_mix_stats(const char *path)
 		rc = print(path, &f, src, have, !*fields);
 	rc = zr_cli_mix_close(src, &f, "stats", rc);
 	free(have);
-	zr_mixfile_free(&f);
+	zrcommon_mixfile_free(&f);
 	return rc;
 }

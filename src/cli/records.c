@@ -1,7 +1,7 @@
 /*
  * records.c - writes records as the NumPy file `get` and `batch` print,
  * through the encoder zrecordfs serves its files with (src/files/
- * npy_file.h), so a command and a mount give the same bytes: planned (a
+ * encoder.h), so a command and a mount give the same bytes: planned (a
  * batch by src/files/batch_file.h, as the mount plans it), then gathered
  * and written out, a dense stack piece by piece (bounded memory), any
  * other form whole; all through one read view, so a file never mixes two
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
-#include "npy_file.h"
+#include "encoder.h"
 
 int zr_cli_several_form(zr_store *s)
 {

@@ -143,9 +143,10 @@ static int key(scan *s, char **k)
 
 /* The members of an object: each key's value goes to member(s, m, key,
  * seen), seen holding a flag per known key (so a repeated one fails). */
-typedef int (*member_fn)(scan *s, zr_mixfile *m, const char *key, int *seen);
+typedef int (*member_fn)(scan *s, zrcommon_mixfile *m, const char *key,
+			 int *seen);
 
-static int object(scan *s, zr_mixfile *m, member_fn member, int *seen)
+static int object(scan *s, zrcommon_mixfile *m, member_fn member, int *seen)
 {
 	int rc = expect(s, '{');
 
@@ -162,7 +163,7 @@ static int object(scan *s, zr_mixfile *m, member_fn member, int *seen)
 	return rc < 0 ? rc : 0;
 }
 
-static int source_member(scan *s, zr_mixfile *m, const char *k, int *seen)
+static int source_member(scan *s, zrcommon_mixfile *m, const char *k, int *seen)
 {
 	uint32_t i = m->k;
 	int rc;
@@ -182,7 +183,7 @@ static int source_member(scan *s, zr_mixfile *m, const char *k, int *seen)
 		    "path, weight)", (unsigned)i, k);
 }
 
-static int source(scan *s, zr_mixfile *m)
+static int source(scan *s, zrcommon_mixfile *m)
 {
 	int seen[2] = { 0, 0 }, rc = object(s, m, source_member, seen);
 
@@ -196,8 +197,8 @@ static int source(scan *s, zr_mixfile *m)
 }
 
 /* Calls one(s, m) per element of an array of at most max elements. */
-static int array(scan *s, zr_mixfile *m, uint32_t max, const char *what,
-		 int (*one)(scan *, zr_mixfile *), uint32_t *count)
+static int array(scan *s, zrcommon_mixfile *m, uint32_t max, const char *what,
+		 int (*one)(scan *, zrcommon_mixfile *), uint32_t *count)
 {
 	int rc = expect(s, '[');
 
@@ -221,7 +222,7 @@ static int any_weight(const uint64_t *w, uint32_t k)
 	return 0;
 }
 
-static int sources(scan *s, zr_mixfile *m)
+static int sources(scan *s, zrcommon_mixfile *m)
 {
 	int rc;
 
@@ -236,7 +237,7 @@ static int sources(scan *s, zr_mixfile *m)
 	return rc;
 }
 
-static int weight_list(scan *s, zr_mixfile *m, uint64_t *w)
+static int weight_list(scan *s, zrcommon_mixfile *m, uint64_t *w)
 {
 	uint32_t n = 0;
 	int rc = expect(s, '[');
@@ -253,7 +254,7 @@ static int weight_list(scan *s, zr_mixfile *m, uint64_t *w)
 	return rc;
 }
 
-static int change_member(scan *s, zr_mixfile *m, const char *k, int *seen)
+static int change_member(scan *s, zrcommon_mixfile *m, const char *k, int *seen)
 {
 	uint32_t i = m->nsched;
 
@@ -269,7 +270,7 @@ static int change_member(scan *s, zr_mixfile *m, const char *k, int *seen)
 		    "from, weights)", k);
 }
 
-static int change(scan *s, zr_mixfile *m)
+static int change(scan *s, zrcommon_mixfile *m)
 {
 	uint32_t i = m->nsched;
 	int seen[2] = { 0, 0 }, rc;
@@ -299,7 +300,7 @@ static int change(scan *s, zr_mixfile *m)
 	return 0;
 }
 
-static int top_member(scan *s, zr_mixfile *m, const char *k, int *seen)
+static int top_member(scan *s, zrcommon_mixfile *m, const char *k, int *seen)
 {
 	if (!strcmp(k, "sources") && !seen[0]) {
 		seen[0] = 1;
@@ -314,7 +315,7 @@ static int top_member(scan *s, zr_mixfile *m, const char *k, int *seen)
 		    "schedule)", k);
 }
 
-static int top(scan *s, zr_mixfile *m)
+static int top(scan *s, zrcommon_mixfile *m)
 {
 	int seen[2] = { 0, 0 }, rc = object(s, m, top_member, seen);
 
@@ -328,7 +329,7 @@ static int top(scan *s, zr_mixfile *m)
 	return 0;
 }
 
-void zr_mixfile_free(zr_mixfile *m)
+void zrcommon_mixfile_free(zrcommon_mixfile *m)
 {
 	for (uint32_t i = 0; m->path && i < MAX_SOURCES; i++)
 		free(m->path[i]);
@@ -339,8 +340,8 @@ void zr_mixfile_free(zr_mixfile *m)
 	memset(m, 0, sizeof(*m));
 }
 
-int zr_mixfile_parse(const char *buf, size_t len, zr_mixfile *out,
-		     char *msg, size_t msg_cap)
+int zrcommon_mixfile_parse(const char *buf, size_t len, zrcommon_mixfile *out,
+			   char *msg, size_t msg_cap)
 {
 	scan s = { buf, buf + len, buf, msg, msg_cap, 0 };
 	int rc;
@@ -352,6 +353,6 @@ int zr_mixfile_parse(const char *buf, size_t len, zr_mixfile *out,
 	if (rc == -ENOMEM)
 		snprintf(msg, msg_cap, "no memory");
 	if (rc)
-		zr_mixfile_free(out);
+		zrcommon_mixfile_free(out);
 	return rc;
 }

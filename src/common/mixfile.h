@@ -14,34 +14,34 @@
  * written (the caller resolves them against the file's folder).  Anything
  * else, an unknown key included, is an error naming where it is.
  */
-#ifndef ZR_MIXFILE_H
-#define ZR_MIXFILE_H
+#ifndef ZRCOMMON_MIXFILE_H
+#define ZRCOMMON_MIXFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct zr_mixfile {
+typedef struct zrcommon_mixfile {
 	uint32_t k;          /* sources                                */
 	char **path;         /* k strings                              */
 	uint64_t *weight;    /* k                                      */
 	uint32_t nsched;     /* weight changes                         */
 	uint64_t *from;      /* nsched positions                       */
 	uint64_t *weights;   /* nsched * k                             */
-} zr_mixfile;
+} zrcommon_mixfile;
 
 /* Parses buf[0..len) into *out (zeroed first; on failure freed again).
  * Returns 0, or -EINVAL with msg (msg_cap bytes) saying what and where. */
-int zr_mixfile_parse(const char *buf, size_t len, zr_mixfile *out,
-		     char *msg, size_t msg_cap);
-void zr_mixfile_free(zr_mixfile *m);
+int zrcommon_mixfile_parse(const char *buf, size_t len, zrcommon_mixfile *out,
+			   char *msg, size_t msg_cap);
+void zrcommon_mixfile_free(zrcommon_mixfile *m);
 
 /* The largest mixture file read. */
-#define ZR_MIXFILE_MAX (1u << 20)
+#define ZRCOMMON_MIXFILE_MAX (1u << 20)
 /* Reads the file at path whole and parses it (mixfile_read.c): 0, or
  * -errno (-ELOOP: path is a symlink, refused as the mount hides it),
- * -EFBIG (over ZR_MIXFILE_MAX) or the parser's -EINVAL, with msg saying
- * why. */
-int zr_mixfile_read(const char *path, zr_mixfile *out, char *msg,
-		    size_t msg_cap);
+ * -EFBIG (over ZRCOMMON_MIXFILE_MAX) or the parser's -EINVAL, with msg
+ * saying why. */
+int zrcommon_mixfile_read(const char *path, zrcommon_mixfile *out, char *msg,
+			  size_t msg_cap);
 
 #endif

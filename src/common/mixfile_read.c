@@ -14,8 +14,8 @@
 
 #include "mixfile.h"
 
-int zr_mixfile_read(const char *path, zr_mixfile *out, char *msg,
-		    size_t msg_cap)
+int zrcommon_mixfile_read(const char *path, zrcommon_mixfile *out, char *msg,
+			  size_t msg_cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), err = 0;
 	char *b;
@@ -31,21 +31,21 @@ int zr_mixfile_read(const char *path, zr_mixfile *out, char *msg,
 			 strerror(-err));
 		return err;
 	}
-	b = malloc(ZR_MIXFILE_MAX + 1);
-	while (b && (n = read(fd, b + got, ZR_MIXFILE_MAX + 1 - got)) > 0)
+	b = malloc(ZRCOMMON_MIXFILE_MAX + 1);
+	while (b && (n = read(fd, b + got, ZRCOMMON_MIXFILE_MAX + 1 - got)) > 0)
 		got += (size_t)n;
 	if (n < 0)
 		err = -errno;
 	close(fd);
 	if (!b)
 		err = -ENOMEM;
-	else if (!err && got > ZR_MIXFILE_MAX)
+	else if (!err && got > ZRCOMMON_MIXFILE_MAX)
 		err = -EFBIG;
 	if (err)
 		snprintf(msg, msg_cap, "%s", err == -EFBIG ? "a mixture file "
 			 "holds at most 1 MiB" : strerror(-err));
 	else
-		err = zr_mixfile_parse(b, got, out, msg, msg_cap);
+		err = zrcommon_mixfile_parse(b, got, out, msg, msg_cap);
 	free(b);
 	return err;
 }

@@ -169,7 +169,7 @@ void zrcommon_mix_sources_free(zrcommon_mixsource *src, uint32_t k)
 	free(src);
 }
 
-int zrcommon_mix_sources(const char *mixpath, const zr_mixfile *f,
+int zrcommon_mix_sources(const char *mixpath, const zrcommon_mixfile *f,
 			 zrcommon_mixsource **out, char *why, size_t cap)
 {
 	zrcommon_mixsource *src = calloc(f->k, sizeof(*src));

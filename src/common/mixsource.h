@@ -57,7 +57,7 @@ void zrcommon_mix_source_free(zrcommon_mixsource *s);
 /* Every source of mixture file f (read from mixpath) into a calloc'ed
  * *out of f->k.  0, or the first source's error with why as
  * "source S (\"PATH\"): reason" (*out NULL then). */
-int zrcommon_mix_sources(const char *mixpath, const zr_mixfile *f,
+int zrcommon_mix_sources(const char *mixpath, const zrcommon_mixfile *f,
 			 zrcommon_mixsource **out, char *why, size_t cap);
 void zrcommon_mix_sources_free(zrcommon_mixsource *src, uint32_t k);
 

@@ -74,7 +74,7 @@ static void source_json(FILE *f, const zrcommon_mix_figures *m, uint32_t s,
 		fprintf(f, "null}");
 }
 
-static void schedule_json(FILE *f, const zr_mixfile *file)
+static void schedule_json(FILE *f, const zrcommon_mixfile *file)
 {
 	fprintf(f, "],\n \"schedule\": [");
 	for (uint32_t i = 0; i < file->nsched; i++) {

@@ -25,8 +25,8 @@ int zrcommon_stats_json(const zr_store *s, const zr_stats *st, char **out,
 /* A mixture's figures, for zrcommon_mix_stats_json. */
 typedef struct zrcommon_mix_figures {
 	const char *path;	   /* the mixture file, as named          */
-	const zr_mixfile *file;	   /* its sources' paths and weights, and
-				    * its schedule                        */
+	/* its sources' paths and weights, and its schedule */
+	const zrcommon_mixfile *file;
 	const uint64_t *records;   /* file->k: each source's records      */
 	const char *const *fields; /* nf names; NULL: the sources are stores */
 	uint32_t nf;

@@ -3,16 +3,19 @@
  * mount (batch_file.h): a store's or dataset's indices from the sampler's
  * stream under the schedule, the encoder's layout of them (a packed or
  * padded form from what the shape cache kept, or from records gathered
- * once), the byte cap, and the file filled whole or in pieces.  A
- * mixture's draw is in batch_mix.c.
+ * once), the byte cap, and the file filled whole or in pieces.  The
+ * draws are in batch_draw.c (a store's or a dataset's) and batch_mix.c (a
+ * mixture's).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch_file_impl.h"
-#include "batch_stream.h"
+#include "batch_draw.h"
+#include "batch_file.h"
+#include "batch_mix.h"
+#include "form_table.h"
 #include "npy_mix.h"
 #include "shape_cache.h"
 
@@ -73,84 +76,6 @@ int zrfile_batch_bound(const struct zrfile_batch_spec *s,
 	return 0;
 }
 
-int zrfile_bf_schedule(const struct zrfile_batch_spec *s, zr_stream *st,
-		       const uint64_t *base, const uint64_t *have, char *msg,
-		       size_t cap)
-{
-	const zr_mixfile *m = s->mix;
-	int err = zrcommon_schedule_apply(s->sched, st, m ? m->from : NULL,
-					  m ? m->weights : NULL,
-					  m ? m->nsched : 0,
-					  zr_stream_sources(st));
-
-	if (!err)
-		err = zrcommon_schedule_check(s->sched, st, s->start, s->step,
-					      s->cfg.rank, s->cfg.world,
-					      s->cfg.batch_size, base, have,
-					      msg, cap);
-	return err;
-}
-
-int zrfile_bf_alloc_idx(struct zrfile_batch *b)
-{
-	if (b->count > SIZE_MAX / sizeof(*b->idx))
-		return ZR_E_TOOBIG;
-	b->idx = malloc(b->count ? b->count * sizeof(*b->idx) : 1);
-	return b->idx ? 0 : -ENOMEM;
-}
-
-static uint64_t stream_length(const zrfile_source *s)
-{
-	return s->view ? zr_view_length(s->view) : zr_store_length(s->zs);
-}
-
-/* A store's or dataset's indices, over the first length records (0: the
- * shortest stream's, as a dataset draws), unless only the size is wanted
- * and it does not depend on them.  The sampler is checked either way: a
- * bad one fails the size as it would the file. */
-static int plain_draw(struct zrfile_batch *b,
-		      const struct zrfile_batch_spec *s, int size_only,
-		      uint64_t length, char *msg, size_t cap)
-{
-	zr_sampler cfg = s->cfg;
-	uint64_t have = stream_length(&b->streams[0]), base;
-	zr_stream *st;
-	int err;
-
-	for (size_t i = 1; i < b->nst; i++)
-		if (stream_length(&b->streams[i]) < have)
-			have = stream_length(&b->streams[i]);
-	if (zrcommon_schedule_base(s->sched, 1, &have, &base, msg, cap))
-		return -ENOENT;
-	cfg.length = length ? length : base;
-	b->length = cfg.length;
-	if (!cfg.length)
-		return -ENOENT; /* nothing to sample from yet */
-	err = zrcommon_batch_stream(&cfg, s->granule, &st);
-	if (err)
-		return err;
-	err = zrfile_bf_schedule(s, st, &cfg.length, &have, msg, cap);
-	b->count = cfg.batch_size;
-	if (!err && (!size_only || zrfile_npy_needs_records(s->form,
-							     b->streams,
-							     b->nst))) {
-		err = zrfile_bf_alloc_idx(b);
-		if (!err)
-			err = zr_stream_batch(st, s->start, s->step, cfg.rank,
-					      cfg.world, b->count, NULL,
-					      b->idx);
-	}
-	zr_stream_free(st);
-	return err;
-}
-
-/* Whether a packed or padded form holds the records' data. */
-static int has_data(int form)
-{
-	return form == ZRFILE_PACKED || form == ZRFILE_PADDED ||
-	       form == ZRFILE_PACKED_DATA || form == ZRFILE_PADDED_DATA;
-}
-
 /* A compressed ragged store's records of a packed or padded batch,
  * gathered for its size rather than their shapes read (shape_cache.h): 0,
  * 1 when that does not apply (a raw store, whose shapes cost nothing to
@@ -165,15 +90,16 @@ static int gather_flat(struct zrfile_batch *b,
 	if (b->nst != 1 || !zr_store_schema(zs)->ragged ||
 	    zr_store_codec(zs) == ZR_CODEC_RAW)
 		return 1;
-	err = zr_stream_gather_size(&b->streams[0], b->idx, b->count, &need);
+	err = zrfile_source_gather_size(&b->streams[0], b->idx, b->count,
+					&need);
 	if (err || (s->max_batch && need > s->max_batch))
 		return err ? err : 1;
 	b->roff = malloc((b->count + 1) * sizeof(*b->roff));
 	b->recs = malloc(need ? need : 1);
 	if (!b->roff || !b->recs)
 		return -ENOMEM;
-	return zr_stream_gather(&b->streams[0], b->idx, b->count, b->recs,
-				need, b->roff);
+	return zrfile_source_gather(&b->streams[0], b->idx, b->count, b->recs,
+				    need, b->roff);
 }
 
 /* Which batch b is, for the shape cache. */
@@ -201,7 +127,8 @@ static int plan_flat(struct zrfile_batch *b,
 	int err, form = s->form;
 
 	if (s->cache &&
-	    !zrfile_shapes_get(&key, !size_only && has_data(form), &k)) {
+	    !zrfile_shapes_get(&key, !size_only &&
+			      (zrfile_form(form)->how & ZRFILE_HOW_DATA), &k)) {
 		b->kept = 1;
 		b->recs = k.recs;
 		b->roff = k.off;
@@ -227,18 +154,6 @@ static int plan_flat(struct zrfile_batch *b,
 			       b->count);
 }
 
-/* -EINVAL from a packed or padded plan: the records' shapes cannot take
- * the form (npy_ragged.c, read_shapes). */
-static void bad_form(int form, char *msg, size_t cap)
-{
-	int padded = form == ZRFILE_PADDED || form == ZRFILE_PADDED_DATA ||
-		     form == ZRFILE_LENGTHS;
-
-	snprintf(msg, cap, "its records cannot be %s: they must have one "
-		 "ndim%s", padded ? "padded" : "packed",
-		 padded ? ", at least 1, and equal shapes beyond axis 0" : "");
-}
-
 static int plan_file(struct zrfile_batch *b,
 		     const struct zrfile_batch_spec *s, int size_only,
 		     char *msg, size_t cap)
@@ -249,8 +164,9 @@ static int plan_file(struct zrfile_batch *b,
 		return zrfile_npy_plan(&b->file, s->form, b->streams, b->nst,
 				       b->idx, b->count);
 	err = plan_flat(b, s, size_only);
-	if (err == -EINVAL)
-		bad_form(s->form, msg, cap);
+	if (err == -EINVAL) /* form_ragged.c, read_shapes */
+		snprintf(msg, cap, "its records cannot be %s",
+			 zrfile_form(s->form)->why);
 	return err;
 }
 
@@ -264,9 +180,13 @@ int zrfile_batch_plan(struct zrfile_batch *b,
 	if (!b->streams)
 		return -ENOMEM;
 	if (b->k)
-		err = zrfile_bf_mix_draw(b, s, length, msg, cap);
+		err = zrfile_batch_mix_draw(b, s, length, msg, cap);
 	else
-		err = plain_draw(b, s, size_only, length, msg, cap);
+		err = zrfile_batch_plain_draw(b, s, !size_only ||
+					      zrfile_npy_needs_records(
+						      s->form, b->streams,
+						      b->nst),
+					      length, msg, cap);
 	if (!err)
 		err = plan_file(b, s, size_only, msg, cap);
 	b->total = b->file.total;

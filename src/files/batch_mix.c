@@ -10,7 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "batch_file_impl.h"
+#include "batch_draw.h"
+#include "batch_mix.h"
 #include "npy_mix.h"
 
 /* The lengths to draw at into *len: the spec's (their sum is length), or
@@ -55,7 +56,7 @@ static int draw(struct zrfile_batch *b, const struct zrfile_batch_spec *s,
 		err = zr_stream_new_mixture(s->cfg.seed, b->k, base,
 					    s->mix->weight, &st);
 	if (!err)
-		err = zrfile_bf_schedule(s, st, base, len, msg, cap);
+		err = zrfile_batch_schedule(s, st, base, len, msg, cap);
 	if (!err)
 		err = zrfile_mix_batch(st, s->start, s->step, s->cfg.rank,
 				       s->cfg.world, b->count, b->idx);
@@ -66,7 +67,7 @@ static int draw(struct zrfile_batch *b, const struct zrfile_batch_spec *s,
 
 /* The streams of every field of the grid checked (INDICES reads only
  * field 0 and takes any sources), then the keys drawn. */
-int zrfile_bf_mix_draw(struct zrfile_batch *b,
+int zrfile_batch_mix_draw(struct zrfile_batch *b,
 			  const struct zrfile_batch_spec *s, uint64_t length,
 			  char *msg, size_t cap)
 {
@@ -83,7 +84,7 @@ int zrfile_bf_mix_draw(struct zrfile_batch *b,
 		err = lengths_of(b, s, nf, length, &len);
 	b->count = s->cfg.batch_size;
 	if (!err)
-		err = zrfile_bf_alloc_idx(b);
+		err = zrfile_batch_alloc_idx(b);
 	if (!err)
 		err = draw(b, s, len, msg, cap);
 	return err;

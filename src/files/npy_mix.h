@@ -1,5 +1,5 @@
 /*
- * npy_mix.h - a mixture's batch through the one encoder (npy_file.h): a
+ * npy_mix.h - a mixture's batch through the one encoder (encoder.h): a
  * mixture file's K sources, each a store or an aligned dataset folder of
  * the same F fields, become F encoder streams whose records come from
  * the K stores of that field, named by keys (source, index).  So a
@@ -10,18 +10,7 @@
 #ifndef ZRFILE_NPY_MIX_H
 #define ZRFILE_NPY_MIX_H
 
-#include "npy_file.h"
-
-/* Keys: the index in the low 54 bits, the source (< 1024) above. */
-#define ZRFILE_MIX_SHIFT 54
-#define ZRFILE_MIX_KEY(src, idx) ((uint64_t)(src) << ZRFILE_MIX_SHIFT | (idx))
-#define ZRFILE_MIX_SRC(key) ((uint32_t)((key) >> ZRFILE_MIX_SHIFT))
-#define ZRFILE_MIX_IDX(key) ((key) & ((1ull << ZRFILE_MIX_SHIFT) - 1))
-
-struct zrfile_mix {
-	uint32_t k;
-	const zrfile_source *src; /* the field's stream of each source */
-};
+#include "source.h"
 
 /* The F streams of a mixture of k sources (1..1024) of nf fields, in one
  * allocation that free() releases whole.  *grid gets k * nf streams for
@@ -45,11 +34,6 @@ uint64_t zrfile_mix_source_length(const zrfile_source *grid, uint32_t k,
  * and field; streams[] are made either way. */
 int zrfile_mix_check(zrfile_source *streams, uint32_t k, uint32_t nf,
 		     char *msg, size_t msg_cap);
-/* The form a mixture's batch takes (the one a store's or a dataset's
- * takes): ZRFILE_STACK for one unnamed dense field (sources that are dense
- * stores), else ZRFILE_NPZ; *flat (may be NULL) is whether the packed and
- * padded forms apply too (one unnamed ragged field). */
-int zrfile_mix_form(const zrfile_source *streams, uint32_t nf, int *flat);
 /* The keys of a batch: key[i] = ZRFILE_MIX_KEY(src[i], idx[i]).
  * -EINVAL for an index past 2^54. */
 int zrfile_mix_keys(const uint32_t *src, const uint64_t *idx, size_t n,

@@ -31,6 +31,7 @@
 #include "batch_gather.h"
 #include "batch_prefetch.h"
 #include "big_buffers.h"
+#include "encoder.h"
 #include "open_file.h"
 #include "prefetch.h"
 
@@ -66,7 +67,7 @@ static void node_of(const struct zrpf_seq *s, uint64_t step,
 		.kind = ZRTREE_K_BATCH, .depth = 3,
 		.mode = (zr_sampler_mode)s->mode, .bsize = s->bsize,
 		.seed = s->seed, .step = step,
-		.form = (enum zrtree_form)(s->form & ~ZRFS_PF_DS),
+		.form = (int)(s->form & ~ZRFS_PF_DS),
 	};
 	if (s->form & ZRFS_PF_DS)
 		n->ds = (struct zrtree_dataset *)s->src;
@@ -251,7 +252,7 @@ void zrfs_prefetch_hint(const struct zrfs_fh *fh, uint64_t epoch)
 	/* an index file costs nothing to read; a mixture's batch is drawn
 	 * at the source lengths its own lookup kept (batch_mix.c), which a
 	 * step gathered ahead has no lookup to give */
-	if (!pf || fh->node->form == ZRTREE_F_IDX || fh->node->mix)
+	if (!pf || fh->node->form == ZRFILE_INDICES || fh->node->mix)
 		return;
 	seq_of(fh->node, &s);
 	zrpf_hint(pf, &s, fh->node->step, epoch, fh->node->size);

@@ -5,7 +5,7 @@
  * or one array with each record padded along axis 0 (zr_ragged_pad_shape,
  * zr_ragged_pad).  The one implementation of both: loaderx's
  * RaggedStore.gather(form=) calls them, and so does the encoder of the
- * mount's .packed.npz and .padded.npz files (src/files/npy_ragged.c), so
+ * mount's .packed.npz and .padded.npz files (src/files/form_ragged.c), so
  * the arrays and the files' members are the same bytes.  Each is one pass
  * of memmove over the batch, never a record-by-record walk from Python.
  */

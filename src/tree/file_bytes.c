@@ -1,7 +1,7 @@
 /*
  * file_bytes.c - record and batch files as a mount serves them (see
  * file_bytes.h): a record node's file from the common encoder
- * (npy_file.h), a batch node's as a spec for the batch planner `zrecord
+ * (encoder.h), a batch node's as a spec for the batch planner `zrecord
  * batch` uses (src/files/batch_file.h) with the tree's run options passed
  * in, and the refusals the planner explains written to the errors file.
  * Everything here reads through library views (ZR_VIEW_TRY: ZR_E_BUSY at
@@ -54,12 +54,12 @@ int zrtree_st_probe(struct zrtree_store *st)
 
 /* -- records ----------------------------------------------------------- */
 
-/* Record idx's file: the encoder's RECORD form over the stream *s. */
+/* Record idx's file in form (RECORD, PNG) over the stream *s. */
 static int rec_plan(struct zrtree_store *st, zr_view *v, const uint64_t *idx,
-		    zrfile_source *s, zrfile_npy *f)
+		    int form, zrfile_source *s, zrfile_npy *f)
 {
 	*s = (zrfile_source){ .zs = st->zs, .view = v };
-	return zrfile_npy_plan(f, ZRFILE_RECORD, s, 1, idx, 1);
+	return zrfile_npy_plan(f, form, s, 1, idx, 1);
 }
 
 int zrtree_rec_size(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
@@ -67,18 +67,11 @@ int zrtree_rec_size(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 {
 	zrfile_source s;
 	zrfile_npy f;
-	zrfile_png img;
 	int err;
 
 	if (idx >= zr_view_length(v))
 		return -ENOENT;
-	if (form == ZRTREE_F_PNG) {
-		s = (zrfile_source){ .zs = st->zs, .view = v };
-		err = zrfile_record_png_plan(&s, idx, &img);
-		*size = err ? 0 : zrfile_png_size(&img);
-		return err;
-	}
-	err = rec_plan(st, v, &idx, &s, &f);
+	err = rec_plan(st, v, &idx, form, &s, &f);
 	*size = f.total;
 	zrfile_npy_free(&f);
 	return err;
@@ -103,19 +96,6 @@ int zrtree_rec_same(const struct zrtree_node *n, uint64_t epoch)
 	return !zr_store_index_changed(n->st->zs, n->ver[0], epoch, n->idx);
 }
 
-static int png_fill(struct zrtree_store *st, zr_view *v, uint64_t idx,
-		    char *buf, uint64_t size)
-{
-	zrfile_source s = { .zs = st->zs, .view = v };
-	zrfile_png img;
-	int err = zrfile_record_png_plan(&s, idx, &img);
-
-	if (!err && zrfile_png_size(&img) != size)
-		err = -ESTALE;
-	return (err ? err :
-				 zrfile_record_png_fill(&s, idx, &img, buf));
-}
-
 int zrtree_rec_fill(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 		 char *buf, uint64_t size)
 {
@@ -123,9 +103,7 @@ int zrtree_rec_fill(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 	zrfile_npy f;
 	int err;
 
-	if (form == ZRTREE_F_PNG)
-		return png_fill(st, v, idx, buf, size);
-	err = rec_plan(st, v, &idx, &s, &f);
+	err = rec_plan(st, v, &idx, form, &s, &f);
 	if (!err && f.total != size)
 		err = -ESTALE; /* a delete or compact since the lookup */
 	if (!err)
@@ -135,20 +113,6 @@ int zrtree_rec_fill(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 }
 
 /* -- batches ------------------------------------------------------------ */
-
-static int form_of(const struct zrtree_node *n)
-{
-	switch (n->form) {
-	case ZRTREE_F_IDX:
-		return ZRFILE_INDICES;
-	case ZRTREE_F_NPY:
-		return ZRFILE_STACK;
-	case ZRTREE_F_NPZ:
-		return ZRFILE_NPZ;
-	default:
-		return n->form - ZRTREE_F_FLAT;
-	}
-}
 
 /* Node n's batch as the planner's spec (batch_file.h): the tree's
  * sampler options, schedule and max_batch_bytes; a mixture's file and
@@ -162,7 +126,7 @@ static void node_spec(const struct zrtree_run *o, const struct zrtree_node *n,
 			 .batch_size = n->bsize, .rank = o->rank,
 			 .world = o->world },
 		.start = o->start, .granule = o->granule, .step = n->step,
-		.sched = &o->sched, .form = form_of(n),
+		.sched = &o->sched, .form = n->form,
 		.max_batch = o->max_batch,
 		.mix = n->mix ? &n->mix->file : NULL, .lens = n->lens,
 		.cache = n->mix ? (const void *)n->mix :
@@ -215,7 +179,7 @@ static void log_refusal(const struct zrtree_node *n, int err, const char *msg,
 	else if (err == -EFBIG)
 		zrtree_elog_add(log, name, "batch of %llu: %s (EFBIG)", b, msg);
 	else if (err == -EINVAL && planned && !lib &&
-		 zrfile_npy_flat(form_of(n)))
+		 zrfile_npy_flat(n->form))
 		zrtree_elog_add(log, name, "batch of %llu: %s (EINVAL); the "
 			      ".npz form holds any records, one member each",
 			      b, msg);
@@ -291,7 +255,7 @@ static int bound(struct zrtree *t, const struct zrtree_node *n)
 			zrfile_batch_least_add(&s, &l, st[i]->zs);
 	err = zrfile_batch_bound(&s, &l, msg, sizeof(msg));
 	if (!err && !n->mix)
-		err = zrcommon_batch_resumed(n->mode, s.start, s.granule, msg,
+		err = zrfile_batch_resumed(n->mode, s.start, s.granule, msg,
 					     sizeof(msg));
 	if (err)
 		log_refusal(n, err, msg, 0);

@@ -2,7 +2,7 @@
  * file_bytes.h - record and batch files as a mount serves them: their sizes
  * from the record table and the sampler alone (getattr never decompresses)
  * and their bytes, both from the one encoder `zrecord` uses too
- * (src/files/npy_file.h, where the header policy is).  A batch is planned
+ * (src/files/encoder.h, where the header policy is).  A batch is planned
  * and filled by the planner `zrecord batch` uses (src/files/batch_file.h,
  * with the bounds a batch name must pass before any view); here a batch
  * node becomes its spec, read through non-waiting views.
@@ -12,7 +12,7 @@
 
 #include "batch_node.h"
 #include "batch_file.h"
-#include "record_png.h"
+#include "encoder.h"
 
 /* The tree's views: begun with ZR_VIEW_TRY, so that they never wait for
  * a delete or compact but answer ZR_E_BUSY (on which the mount parks the
@@ -26,8 +26,8 @@ void zrtree_views_end(zr_view **v, size_t n);
  * ZR_E_BUSY. */
 int zrtree_st_probe(struct zrtree_store *st);
 
-/* Size of record idx's file in form ZRTREE_F_NPY (records/I.npy) or
- * ZRTREE_F_PNG (records/I.png: ZR_E_DTYPE or ZR_E_SHAPE unless the record is
+/* Size of record idx's file in form ZRFILE_RECORD (records/I.npy) or
+ * ZRFILE_PNG (records/I.png: ZR_E_DTYPE or ZR_E_SHAPE unless the record is
  * a uint8 image), as view v of st shows it; -ENOENT past its length.
  * Every function here gives ZR_E_BUSY where its view met a running
  * delete or compact (store_park.h). */

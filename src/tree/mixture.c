@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "form_table.h"
 #include "mixsource.h"
 #include "mixture.h"
 #include "npy_mix.h"
@@ -27,7 +28,7 @@ struct zrtree_mix *zrtree_mix_new(const char *abs, const char *rel)
 		zrtree_mix_free(m);
 		return NULL;
 	}
-	if (zr_mixfile_read(abs, &m->file, msg, sizeof(msg)))
+	if (zrcommon_mixfile_read(abs, &m->file, msg, sizeof(msg)))
 		zrtree_elog_add(m->log, m->path, "not served: %s", msg);
 	else
 		m->parsed = 1;
@@ -38,7 +39,7 @@ void zrtree_mix_free(struct zrtree_mix *m)
 {
 	if (!m)
 		return;
-	zr_mixfile_free(&m->file);
+	zrcommon_mixfile_free(&m->file);
 	free(m->grid);
 	free(m->slot);
 	free(m->names);
@@ -198,14 +199,11 @@ void zrtree_mix_grid(const struct zrtree_mix *m, zr_view *const *views,
 			.view = views ? views[m->slot[c]] : NULL };
 }
 
-int zrtree_mix_forms(const struct zrtree_mix *m, int *npz, int *flat)
+unsigned zrtree_mix_on(const struct zrtree_mix *m)
 {
 	zrfile_source s = { .zs = m->grid[0]->zs, .name = m->names[0] };
 
-	if (!m->records)
-		return -1;
-	*npz = zrfile_mix_form(&s, m->nf, flat) == ZRFILE_NPZ;
-	return 0;
+	return m->records ? zrfile_form_on(&s, m->nf) : ZRFILE_ON_MIXED;
 }
 
 /* Whether the sources can make files of records (else only indices):

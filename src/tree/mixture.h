@@ -16,7 +16,7 @@
 #define ZRTREE_MIXTURE_H
 
 #include "tree.h"
-#include "npy_file.h"
+#include "encoder.h"
 
 /* The mixture of the file at abs (rel: relative to SRC, for messages),
  * read and parsed now (a failure is kept for its errors file); NULL when
@@ -36,9 +36,9 @@ struct zrtree_elog *zrtree_mix_elog(struct zrtree_mix *m);
  * the stores as each read finds them). */
 void zrtree_mix_grid(const struct zrtree_mix *m, zr_view *const *views,
 		   zrfile_source *grid);
-/* Which batch names its folder serves: 0 with *npz (0: .npy) and *flat
- * (the packed and padded forms), or -1 when only .indices.npy (sources of
- * different fields or schemas). */
-int zrtree_mix_forms(const struct zrtree_mix *m, int *npz, int *flat);
+/* Which batch forms its folder serves (form_table.h): those of the kind a
+ * store or a dataset of its fields is, or ZRFILE_ON_MIXED when only
+ * .indices.npy (sources of different fields or schemas). */
+unsigned zrtree_mix_on(const struct zrtree_mix *m);
 
 #endif

@@ -9,17 +9,22 @@
 #include <string.h>
 
 #include "file_bytes.h"
+#include "form_table.h"
 #include "mixture.h"
 #include "u64.h"
 
-static int ends_with(const char *s, size_t len, const char *suf, size_t *stem)
+/* The form of name[0..len): the one whose suffix is the name from its
+ * first dot on, among those that apply to on (form_table.h); -1 if none.
+ * *stem: the bytes before the dot. */
+static int form_named(const char *name, size_t len, unsigned on,
+		      int mixture, size_t *stem)
 {
-	size_t k = strlen(suf);
+	const char *dot = memchr(name, '.', len);
 
-	if (len <= k || memcmp(s + len - k, suf, k))
-		return 0;
-	*stem = len - k;
-	return 1;
+	if (!dot)
+		return -1;
+	*stem = dot - name;
+	return zrfile_form_by_suffix(dot, len - *stem, on, mixture);
 }
 
 static int lookup_record(const struct zrtree_node *dir, const char *name,
@@ -29,11 +34,8 @@ static int lookup_record(const struct zrtree_node *dir, const char *name,
 	int err;
 
 	*t = (struct zrtree_node){ .kind = ZRTREE_K_RECORD, .st = dir->st };
-	if (ends_with(name, strlen(name), ".png", &stem))
-		t->form = ZRTREE_F_PNG;
-	else if (!ends_with(name, strlen(name), ".npy", &stem))
-		return -ENOENT;
-	if (zrtree_parse_u64(name, stem, &t->idx) ||
+	t->form = form_named(name, strlen(name), ZRFILE_ON_RECORD, 0, &stem);
+	if (t->form < 0 || zrtree_parse_u64(name, stem, &t->idx) ||
 	    t->idx >= zr_store_length(dir->st->zs))
 		return -ENOENT;
 	err = zrtree_rec_version(dir->st, t->idx, t->form, &t->size,
@@ -42,44 +44,22 @@ static int lookup_record(const struct zrtree_node *dir, const char *name,
 	return err == ZR_E_DTYPE || err == ZR_E_SHAPE ? -ENOENT : err;
 }
 
-/* A ragged store's packed or padded form: SEED-STEP.SUFFIX, where SUFFIX
- * (which holds a dot) names a form (zrfile_npy_ragged_form). */
-static int flat_form(const char *name, size_t len, size_t *stem)
-{
-	const char *dot = memchr(name, '.', len);
-	int form;
-
-	if (!dot)
-		return 0;
-	form = zrfile_npy_ragged_form(dot + 1, len - (dot + 1 - name));
-	if (form < 0)
-		return 0;
-	*stem = dot - name;
-	return ZRTREE_F_FLAT + form;
-}
-
-/* SEED-STEP followed by the suffix of a form this folder serves. */
+/* SEED-STEP followed by the suffix of a form this folder serves: those
+ * of its kind, a store's, a dataset's (named fields) or a mixture's
+ * (mixture.h). */
 static int parse_batch_name(const struct zrtree_node *dir, const char *name,
 			    struct zrtree_node *t)
 {
 	size_t len = strlen(name), stem;
 	const char *dash;
-	int npz = !dir->st || zr_store_schema(dir->st->zs)->ragged, flat;
-	int flats = npz && dir->st, recs = 1;
+	unsigned on = !dir->st ? ZRFILE_ON_FIELDS :
+		      zr_store_schema(dir->st->zs)->ragged ? ZRFILE_ON_RAGGED :
+		      ZRFILE_ON_DENSE;
 
-	if (dir->mix) /* as a store's or a dataset's (mixture.h) */
-		recs = !zrtree_mix_forms(dir->mix, &npz, &flats);
-	if (ends_with(name, len, ".indices.npy", &stem))
-		t->form = ZRTREE_F_IDX;
-	else if (!recs)
-		return -ENOENT;
-	else if (flats && (flat = flat_form(name, len, &stem)))
-		t->form = flat;
-	else if (!npz && ends_with(name, len, ".npy", &stem))
-		t->form = ZRTREE_F_NPY;
-	else if (npz && ends_with(name, len, ".npz", &stem))
-		t->form = ZRTREE_F_NPZ;
-	else
+	if (dir->mix)
+		on = zrtree_mix_on(dir->mix);
+	t->form = form_named(name, len, on, dir->mix != NULL, &stem);
+	if (t->form < 0)
 		return -ENOENT;
 	dash = memchr(name, '-', stem);
 	if (!dash || zrtree_parse_u64(name, dash - name, &t->seed) ||

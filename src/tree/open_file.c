@@ -14,6 +14,7 @@
 #include "big_buffers.h"
 #include "errors_log.h"
 #include "file_bytes.h"
+#include "form_table.h"
 #include "open_file.h"
 
 /* How far the buffer is. */
@@ -62,7 +63,7 @@ static void log_failure(const struct zrtree_file *f, int err)
 	if (is_record(f)) {
 		zrtree_elog_add(n->st->log, n->st->path, "records/%llu.%s: %s",
 				(unsigned long long)n->idx,
-				n->form == ZRTREE_F_PNG ? "png" : "npy", msg);
+				zrfile_form(n->form)->suffix + 1, msg);
 		return;
 	}
 	log = zrtree_batch_elog(n, &name);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npy_file.h"
+#include "encoder.h"
 #include "run_opts.h"
 
 enum kind {

@@ -62,18 +62,6 @@ enum zrtree_kind {
 			 * beside a dataset's stores, served as they are */
 };
 
-/* The byte layout a batch file serves. */
-enum zrtree_form {
-	ZRTREE_F_NPY,	/* dense store: one (B, *item_shape) array        */
-	ZRTREE_F_NPZ,	/* ragged store or dataset: one member per record */
-	ZRTREE_F_IDX,	/* the batch's int64 indices                      */
-	ZRTREE_F_PNG,	/* records/I.png: a uint8 image record as a PNG   */
-	/* ragged store: ZRTREE_F_FLAT + the enum zrfile_npy_form of its
-	 * suffix (zrfile_npy_ragged_form): .packed.npz, .padded.npz
-	 * and their parts, .packed.npy, .offsets.npy, ... */
-	ZRTREE_F_FLAT = 16,
-};
-
 /* One store served by the mount, open from mount to unmount. */
 struct zrtree_store {
 	zr_store *zs;
@@ -98,7 +86,7 @@ struct zrtree_dataset {
 struct zrtree_mix {
 	char *path;		/* the file, relative to SRC (messages) */
 	struct zrtree_elog *log;	/* its errors file (errors_log.h)    */
-	zr_mixfile file;
+	zrcommon_mixfile file;
 	int parsed, ok;		/* file read; its sources served */
 	int records;		/* files of records (else indices only) */
 	uint32_t k, nf;		/* sources; fields (1 but datasets)  */
@@ -131,7 +119,7 @@ struct zrtree_node {
 	zr_sampler_mode mode;
 	uint64_t bsize;
 	uint64_t seed, step;
-	enum zrtree_form form;
+	int form;		/* enum zrfile_form (form_table.h)     */
 	uint64_t idx;		/* record index                   */
 	/* record and batch files: fixed at lookup (see Contents) */
 	uint64_t size;		/* file bytes                     */

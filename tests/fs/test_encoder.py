@@ -1,4 +1,4 @@
-"""One encoder (src/files/npy_file.h, statsjson.h): `zrecord get/batch/
+"""One encoder (src/files/encoder.h, statsjson.h): `zrecord get/batch/
 stats` and the mount's record, batch and stats files give the same bytes
 for the same records, whatever the codec and the sampler's arguments.
 Files are written by the real tools (`zrecord ... -o`, `cp`) and compared

@@ -16,7 +16,7 @@
 #include "mixfile.h"
 #include "zrecord.h"
 
-static void check_stream(const zr_mixfile *m)
+static void check_stream(const zrcommon_mixfile *m)
 {
 	uint64_t len[1024], idx[64], one;
 	uint32_t src[64], s1;
@@ -48,10 +48,10 @@ static void check_stream(const zr_mixfile *m)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	zr_mixfile m;
+	zrcommon_mixfile m;
 	char msg[256];
-	int rc = zr_mixfile_parse((const char *)data, size, &m, msg,
-				  sizeof(msg));
+	int rc = zrcommon_mixfile_parse((const char *)data, size, &m, msg,
+					sizeof(msg));
 
 	if (rc) {
 		ZR_FUZZ_CHECK(rc == -22 || rc == -12);
@@ -66,6 +66,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint32_t i = 1; i < m.nsched; i++)
 		ZR_FUZZ_CHECK(m.from[i] >= m.from[i - 1]);
 	check_stream(&m);
-	zr_mixfile_free(&m);
+	zrcommon_mixfile_free(&m);
 	return 0;
 }

@@ -1,12 +1,12 @@
 /*
- * record_png.h - a store record as a PNG file: what `zrecord get --png`
+ * form_png.h - a store record as a PNG file: what `zrecord get --png`
  * writes and zrecordfs serves as records/I.png, from one piece of code.
  */
 #ifndef ZRFILE_RECORD_PNG_H
 #define ZRFILE_RECORD_PNG_H
 
-#include "npy_file.h"
 #include "png.h"
+#include "source.h"
 
 /* Record idx's image shape: from the schema (dense) or from the record's
  * shape prefix (ragged; the payload is not decoded).  ZR_E_DTYPE or

@@ -1,6 +1,6 @@
 /*
- * npy_ragged.c - the PACKED and PADDED forms of a ragged batch (see
- * npy_file.h): an .npz of a few np.save members, or one of those members
+ * form_ragged.c - the PACKED and PADDED forms of a ragged batch (see
+ * encoder.h): an .npz of a few np.save members, or one of those members
  * as a .npy of its own, laid out from the records' shapes (read without
  * decoding their payloads), filled from one gather.  Their content is that
  * of loaderx's RaggedStore.gather(form="packed" | "padded", pad=0).
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npy_file_impl.h"
+#include "npy_parts.h"
 
 /* Each flat form: the .npz it is, or is a member of (only: 1 + the
  * member's index). */
@@ -26,40 +26,12 @@ static const struct {
 	{ ZRFILE_LENGTHS, ZRFILE_PADDED, 2 },
 };
 
-static const struct {
-	const char *suffix;
-	int form;
-} suffixes[] = {
-	{ "packed.npz", ZRFILE_PACKED },
-	{ "padded.npz", ZRFILE_PADDED },
-	{ "packed.npy", ZRFILE_PACKED_DATA },
-	{ "offsets.npy", ZRFILE_OFFSETS },
-	{ "shapes.npy", ZRFILE_SHAPES },
-	{ "padded.npy", ZRFILE_PADDED_DATA },
-	{ "lengths.npy", ZRFILE_LENGTHS },
-	{ NULL, -1 },
-};
-
-int zrfile_npy_ragged_form(const char *name, size_t len)
-{
-	for (size_t i = 0; suffixes[i].suffix; i++)
-		if (strlen(suffixes[i].suffix) == len &&
-		    !memcmp(suffixes[i].suffix, name, len))
-			return suffixes[i].form;
-	return -1;
-}
-
 static int flat_entry(int form)
 {
 	for (size_t i = 0; i < sizeof(flat) / sizeof(flat[0]); i++)
 		if (flat[i].form == form)
 			return (int)i;
 	return -1;
-}
-
-int zrfile_npy_flat(int form)
-{
-	return flat_entry(form) >= 0;
 }
 
 /* elems = product(shape[0..n)), or ZR_E_TOOBIG. */
@@ -87,7 +59,7 @@ static int shape_of(const zrfile_npy *f, uint64_t k, int known,
 				       f->roff[k + 1] - f->roff[k], isz, ndim,
 				       shape, NULL);
 	if (!known)
-		return zr_stream_shape(f->st, f->idx[k], ndim, shape);
+		return zrfile_source_shape(f->st, f->idx[k], ndim, shape);
 	*ndim = f->rndim;
 	memcpy(shape, f->shapes + k * f->rndim, f->rndim * sizeof(*shape));
 	return 0;
@@ -171,16 +143,16 @@ static int member_sizes(zrfile_npy *f)
 
 	if (ndim > ZR_MAX_NDIM)
 		return ZR_E_SHAPE;
-	err = zrfile_nf_add_product(&f->part[0].size,
-				 zr_npy_header_len(dt, ndim, shape), f->elems,
-				 dt->itemsize);
+	err = zrfile_npy_add_product(&f->part[0].size,
+				     zr_npy_header_len(dt, ndim, shape),
+				     f->elems, dt->itemsize);
 	for (size_t i = 1; !err && i < f->nparts; i++) {
 		ndim = meta_shape(f, i, shape);
 		err = product(shape, ndim, &n);
 		if (!err)
-			err = zrfile_nf_add_product(&f->part[i].size,
-						 zr_npy_header_len(
-						     zrfile_nf_int64(), ndim,
+			err = zrfile_npy_add_product(&f->part[i].size,
+						     zr_npy_header_len(
+						     zrfile_npy_int64(), ndim,
 						     shape), n, 8);
 	}
 	return err;
@@ -210,7 +182,7 @@ static int plan_slack(zrfile_npy *f)
 
 	if (f->only > 1 || f->recs)
 		return 0; /* no data, or its records gathered already */
-	err = zr_stream_gather_size(f->st, f->idx, f->count, &need);
+	err = zrfile_source_gather_size(f->st, f->idx, f->count, &need);
 	if (err)
 		return err;
 	room = f->total - (m->offset + m->size) + f->elems * isz;
@@ -221,7 +193,9 @@ static int plan_slack(zrfile_npy *f)
 	return f->slack > UINT64_MAX - f->total ? ZR_E_TOOBIG : 0;
 }
 
-int zrfile_nf_plan_flat(zrfile_npy *f, int known)
+/* Plans f->form, a flat one; known: f->shapes and f->rndim hold the
+ * records' shapes already. */
+static int plan_flat(zrfile_npy *f, int known)
 {
 	static const char *packed[] = { "data.npy", "offsets.npy",
 					"shapes.npy" };
@@ -230,7 +204,7 @@ int zrfile_nf_plan_flat(zrfile_npy *f, int known)
 	uint64_t e, rest;
 	int err;
 
-	if (which < 0 || f->nst != 1 || !zrfile_nf_ragged(f->st))
+	if (which < 0 || f->nst != 1 || !zrfile_npy_ragged(f->st))
 		return -EINVAL;
 	f->form = flat[which].family;
 	f->only = flat[which].only;
@@ -248,10 +222,10 @@ int zrfile_nf_plan_flat(zrfile_npy *f, int known)
 	if (!err && !is_packed && f->count) {
 		err = product(f->shapes + 1, f->rndim - 1, &rest);
 		if (!err)
-			err = zrfile_nf_add_product(&e, 0, f->count,
-						    f->longest);
+			err = zrfile_npy_add_product(&e, 0, f->count,
+						     f->longest);
 		if (!err)
-			err = zrfile_nf_add_product(&f->elems, 0, e, rest);
+			err = zrfile_npy_add_product(&f->elems, 0, e, rest);
 	}
 	if (err)
 		return err;
@@ -267,13 +241,48 @@ int zrfile_nf_plan_flat(zrfile_npy *f, int known)
 	return err ? err : plan_slack(f);
 }
 
-/* -- filling ------------------------------------------------------------ */
-
-static void put_i64(char *dst, uint64_t v)
+int zrfile_plan_flat(zrfile_npy *f)
 {
-	for (int b = 0; b < 8; b++)
-		dst[b] = (char)(v >> (8 * b));
+	return plan_flat(f, 0);
 }
+
+uint64_t *zrfile_npy_take_shapes(zrfile_npy *f, uint32_t *rndim)
+{
+	uint64_t *shapes = f->shapes;
+
+	*rndim = f->rndim;
+	f->shapes = NULL;
+	return shapes;
+}
+
+int zrfile_npy_plan_known(zrfile_npy *f, int form,
+			  const zrfile_source *st, const uint64_t *idx,
+			  uint64_t count, uint64_t *shapes, uint32_t rndim)
+{
+	zrfile_npy_init(f, form, st, 1, idx, count);
+	f->shapes = shapes;
+	f->rndim = rndim;
+	if (!idx || !shapes || flat_entry(form) < 0)
+		return -EINVAL;
+	return plan_flat(f, 1);
+}
+
+int zrfile_npy_plan_gathered(zrfile_npy *f, int form,
+			     const zrfile_source *st, const uint64_t *idx,
+			     uint64_t count, const char *recs,
+			     const uint64_t *off)
+{
+	zrfile_npy_init(f, form, st, 1, idx, count);
+	if (!idx || !recs || !off || !count || flat_entry(form) < 0 ||
+	    !zrfile_npy_ragged(st))
+		return -EINVAL;
+	f->recs = recs;
+	f->roff = off;
+	/* shapes from the records' prefixes */
+	return plan_flat(f, 0);
+}
+
+/* -- filling ------------------------------------------------------------ */
 
 /* An int64 member: np.save's header, then the values from val(f, j). */
 static int fill_meta(const zrfile_npy *f, size_t i, char *buf)
@@ -283,7 +292,7 @@ static int fill_meta(const zrfile_npy *f, size_t i, char *buf)
 	uint32_t ndim = meta_shape(f, i, shape);
 	char *dst = buf + m->offset;
 	size_t h;
-	int err = zr_npy_write_header(zrfile_nf_int64(), ndim, shape, dst,
+	int err = zr_npy_write_header(zrfile_npy_int64(), ndim, shape, dst,
 				      m->size, &h);
 
 	for (uint64_t k = 0; !err && k < f->count; k++) {
@@ -291,19 +300,19 @@ static int fill_meta(const zrfile_npy *f, size_t i, char *buf)
 		uint64_t e;
 
 		if (f->form == ZRFILE_PADDED) {
-			put_i64(dst + h + 8 * k, sh[0]);
+			zrfile_npy_put_i64(dst + h + 8 * k, sh[0]);
 		} else if (i == 1) {
-			put_i64(dst + h + 8 * k, pos);
+			zrfile_npy_put_i64(dst + h + 8 * k, pos);
 			product(sh, f->rndim, &e);
 			pos += e;
 		} else {
 			for (uint32_t d = 0; d < f->rndim; d++)
-				put_i64(dst + h + 8 * (k * f->rndim + d),
-					sh[d]);
+				zrfile_npy_put_i64(dst + h + 8 *
+						   (k * f->rndim + d), sh[d]);
 		}
 	}
 	if (!err && f->form == ZRFILE_PACKED && i == 1)
-		put_i64(dst + h + 8 * f->count, pos);
+		zrfile_npy_put_i64(dst + h + 8 * f->count, pos);
 	return err;
 }
 
@@ -373,8 +382,9 @@ static int fill_data(const zrfile_npy *f, char *buf)
 		return -ENOMEM;
 	/* bounded by the room the plan made: records grown since fail the
 	 * gather, and place() refuses any other change (-ESTALE) */
-	err = zr_stream_gather(f->st, f->idx, f->count, tmp,
-			       (size_t)(buf + f->total + f->slack - tmp), off);
+	err = zrfile_source_gather(f->st, f->idx, f->count, tmp,
+				   (size_t)(buf + f->total + f->slack - tmp),
+				   off);
 	if (!err)
 		err = place(f, tmp, off, data);
 	free(off);
@@ -391,7 +401,7 @@ static int check_lengths(const zrfile_npy *f)
 
 	for (uint64_t k = 0; k < f->count; k++) {
 		uint64_t e, len;
-		int err = zr_stream_gather_size(f->st, f->idx + k, 1, &len);
+		int err = zrfile_source_gather_size(f->st, f->idx + k, 1, &len);
 
 		if (err)
 			return err;
@@ -403,7 +413,7 @@ static int check_lengths(const zrfile_npy *f)
 	return 0;
 }
 
-int zrfile_nf_fill_flat(const zrfile_npy *f, char *buf)
+int zrfile_fill_flat(const zrfile_npy *f, char *buf)
 {
 	int err = f->only > 1 ? check_lengths(f) : 0;
 

@@ -6,8 +6,8 @@
 
 #include "batch_stream.h"
 
-int zrcommon_batch_stream(const zr_sampler *cfg, uint64_t g,
-			  zr_stream **out)
+int zrfile_batch_stream(const zr_sampler *cfg, uint64_t g,
+			zr_stream **out)
 {
 	zr_sampler c = *cfg;
 	int err;
@@ -22,7 +22,7 @@ int zrcommon_batch_stream(const zr_sampler *cfg, uint64_t g,
 	return zr_stream_new(cfg->mode, cfg->seed, cfg->length, g, out);
 }
 
-int zrcommon_batch_resumed(zr_sampler_mode mode, uint64_t start, uint64_t g,
+int zrfile_batch_resumed(zr_sampler_mode mode, uint64_t start, uint64_t g,
 			   char *msg, size_t cap)
 {
 	if (!start || g || mode == ZR_SAMPLER_SEQUENTIAL)

@@ -1,8 +1,9 @@
 /*
- * npy_file.h - the one encoder of NumPy files made of store records: what
- * `zrecord get` and `zrecord batch` write and what zrecordfs serves as
- * records/I.npy and batch files.  Both use it, so the same records give
- * the same bytes.
+ * encoder.h - the one encoder of files made of store records, in every
+ * form (NumPy's .npy and .npz, PNG; the table of forms, form_table.h,
+ * lists them): what `zrecord get` and `zrecord batch` write and what
+ * zrecordfs serves as records/I.npy, I.png and batch files.  Both use it,
+ * so the same records give the same bytes.
  *
  * A file is planned, then filled.  zrfile_npy_plan() computes the size and
  * the place of every part from the store's schema and record table alone:
@@ -29,21 +30,24 @@
  * which the library does not.  What a binding needs of it, the arrays of
  * the packed and padded forms, is in the library instead
  * (zr_ragged_pack_into, zr_ragged_pad_shape, zr_ragged_pad in zrecord.h):
- * npy_ragged.c places data.npy's elements with those very functions and
+ * form_ragged.c places data.npy's elements with those very functions and
  * loaderx's RaggedStore.gather(form=) calls them through cffi, so the
  * arrays and the files' members are the same bytes
  * (tests/fs/test_ragged_forms.py).  docs/architecture.md has the choice.
  */
-#ifndef ZRFILE_NPY_FILE_H
-#define ZRFILE_NPY_FILE_H
+#ifndef ZRFILE_ENCODER_H
+#define ZRFILE_ENCODER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "npz.h"
+#include "png.h"
+#include "source.h"
 #include "zrecord.h"
 
-enum zrfile_npy_form {
+/* The forms, by the table's rows (form_table.h). */
+enum zrfile_form {
 	ZRFILE_RECORD,  /* the one record idx[0] of streams[0]: its .npy */
 	ZRFILE_STACK,   /* dense streams[0]: (B, *item_shape) .npy       */
 	ZRFILE_NPZ,     /* every stream's members, in stream order        */
@@ -51,7 +55,8 @@ enum zrfile_npy_form {
 			 * (of a mixture's stream, st[0].mix: int64 (B, 2),
 			 * each record's source and index)             */
 	/* One ragged stream's records as an .npz of a few members
-	 * (npy_ragged.c): PACKED: data.npy (1-d, every record flattened, concatenated),
+	 * (form_ragged.c): PACKED: data.npy (1-d, every record flattened,
+	 * concatenated),
 	 * offsets.npy (int64 (B+1,) element boundaries) and shapes.npy (int64
 	 * (B, ndim)); the records must share their ndim.  PADDED: data.npy
 	 * ((B, max_len, *rest), records padded along axis 0 with zero bytes)
@@ -68,86 +73,13 @@ enum zrfile_npy_form {
 	ZRFILE_SHAPES,	/* PACKED's shapes.npy  */
 	ZRFILE_PADDED_DATA,	/* PADDED's data.npy    */
 	ZRFILE_LENGTHS,	/* PADDED's lengths.npy */
+	ZRFILE_PNG,	/* the one record idx[0], a uint8 image, as a PNG */
+	ZRFILE_NFORMS
 };
 
-/* Whether form is PACKED, PADDED or one of their parts. */
+/* Whether form is PACKED, PADDED or one of their parts: its plan reads
+ * the records' shapes (form_table.h, ZRFILE_HOW_SHAPES). */
 int zrfile_npy_flat(int form);
-/* The forms of a ragged batch by the suffix of their files in a mount
- * (packed.npz, padded.npz, packed.npy, offsets.npy, shapes.npy,
- * padded.npy, lengths.npy), which is also the name `zrecord batch --form`
- * takes: a form, or -1 for a name that is none of them. */
-int zrfile_npy_ragged_form(const char *name, size_t len);
-
-/* A store and its name in an .npz: a dense stream NAME is one member
- * NAME.npy of shape (B, *item_shape), a ragged one is members NAME/k.npy,
- * k = 0 ... B-1.  With name NULL (a file of one stream) they are named as
- * np.savez names its arguments: arr_0.npy, or arr_k.npy per record. */
-struct zrfile_mix;
-
-typedef struct zrfile_source {
-	zr_store *zs;
-	const char *name;
-	/* A view of zs (zrecord.h) every read of the file goes through, so
-	 * its size and its bytes come from one state of the store; NULL: the
-	 * store as each read finds it. */
-	zr_view *view;
-	/* A mixture's field (npy_mix.h): its records come from several
-	 * stores of one schema (zs is the first), named by keys; NULL: a
-	 * plain stream. */
-	const struct zrfile_mix *mix;
-} zrfile_source;
-
-/* A mixture stream's reads (npy_mix.c), by keys (ZRFILE_MIX_KEY). */
-int zrfile_mix_gather(const struct zrfile_mix *m, const uint64_t *key,
-		      size_t n, void *dst, size_t cap, uint64_t *off);
-int zrfile_mix_gather_size(const struct zrfile_mix *m, const uint64_t *key,
-			   size_t n, uint64_t *out);
-int zrfile_mix_loc(const struct zrfile_mix *m, uint64_t key, zr_loc *out);
-int zrfile_mix_shape(const struct zrfile_mix *m, uint64_t key,
-		     uint32_t *ndim, uint64_t *shape);
-
-/* The encoder's reads of a stream: through its view, if it has one. */
-static inline int zr_stream_gather(const zrfile_source *s,
-				   const uint64_t *idx, size_t n, void *dst,
-				   size_t cap, uint64_t *off)
-{
-	if (s->mix)
-		return zrfile_mix_gather(s->mix, idx, n, dst, cap, off);
-	if (s->view)
-		return zr_view_gather(s->view, idx, n, dst, cap, off);
-	return zr_store_gather(s->zs, idx, n, dst, cap, off);
-}
-
-static inline int zr_stream_gather_size(const zrfile_source *s,
-					const uint64_t *idx, size_t n,
-					uint64_t *out)
-{
-	if (s->mix)
-		return zrfile_mix_gather_size(s->mix, idx, n, out);
-	if (s->view)
-		return zr_view_gather_size(s->view, idx, n, out);
-	return zr_store_gather_size(s->zs, idx, n, out);
-}
-
-static inline int zr_stream_loc(const zrfile_source *s, uint64_t idx,
-				zr_loc *out)
-{
-	if (s->mix)
-		return zrfile_mix_loc(s->mix, idx, out);
-	if (s->view)
-		return zr_view_loc(s->view, idx, out);
-	return zr_store_loc(s->zs, idx, out);
-}
-
-static inline int zr_stream_shape(const zrfile_source *s, uint64_t idx,
-				  uint32_t *ndim, uint64_t *shape)
-{
-	if (s->mix)
-		return zrfile_mix_shape(s->mix, idx, ndim, shape);
-	if (s->view)
-		return zr_view_ragged_shape(s->view, idx, ndim, shape);
-	return zr_ragged_shape(s->zs, idx, ndim, shape);
-}
 
 typedef struct zrfile_npy {
 	int form;
@@ -172,6 +104,7 @@ typedef struct zrfile_npy {
 	uint64_t *shapes;		/* count * rndim                    */
 	uint64_t longest;		/* PADDED: max_len                  */
 	uint64_t elems;			/* elements of data.npy             */
+	zrfile_png png;			/* PNG: the image's shape           */
 } zrfile_npy;
 
 /* Whether the size of such a file depends on which records it holds
@@ -180,7 +113,8 @@ typedef struct zrfile_npy {
 int zrfile_npy_needs_records(int form, const zrfile_source *st,
 			     size_t nst);
 
-/* Lays out the file of records idx[0..count) of the streams st[0..nst).
+/* Lays out the file of records idx[0..count) of the streams st[0..nst)
+ * in form, by the form's own plan (its row in form_table.c).
  * st and idx must stay valid until zrfile_npy_free.  -EINVAL for a form
  * the streams cannot take (a ragged STACK, a RECORD of count != 1);
  * ZR_E_TOOBIG past what the format holds; ZR_E_RANGE, ZR_E_CORRUPT from

@@ -1,5 +1,5 @@
 /*
- * record_png.c - a store record as a PNG file (see record_png.h): the
+ * form_png.c - a store record as a PNG file (see form_png.h): the
  * image shape comes from the schema or the record's shape prefix, so
  * sizing a file decodes nothing; filling gathers the record and encodes
  * it (png.c).
@@ -7,7 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "record_png.h"
+#include "form_png.h"
+#include "npy_parts.h"
 
 int zrfile_record_png_plan(const zrfile_source *s, uint64_t idx,
 			   zrfile_png *img)
@@ -19,7 +20,7 @@ int zrfile_record_png_plan(const zrfile_source *s, uint64_t idx,
 
 	if (!sc->ragged)
 		return zrfile_png_shape(&sc->dtype, sc->ndim, sc->shape, img);
-	err = zr_stream_shape(s, idx, &ndim, shape);
+	err = zrfile_source_shape(s, idx, &ndim, shape);
 	return err ? err : zrfile_png_shape(&sc->dtype, ndim, shape, img);
 }
 
@@ -41,13 +42,13 @@ int zrfile_record_png_fill(const zrfile_source *s, uint64_t idx,
 	int err;
 
 	size = zr_store_row_bytes(s->zs);
-	err = sc->ragged ? zr_stream_gather_size(s, &idx, 1, &size) : 0;
+	err = sc->ragged ? zrfile_source_gather_size(s, &idx, 1, &size) : 0;
 	if (err)
 		return err;
 	rec = malloc(size ? size : 1);
 	if (!rec)
 		return -ENOMEM;
-	err = zr_stream_gather(s, &idx, 1, rec, size, off);
+	err = zrfile_source_gather(s, &idx, 1, rec, size, off);
 	if (!err && sc->ragged)
 		err = zr_ragged_parse(rec, size, 1, &ndim, shape, &payload);
 	if (!err && sc->ragged)
@@ -60,4 +61,23 @@ int zrfile_record_png_fill(const zrfile_source *s, uint64_t idx,
 		zrfile_png_encode(img, (const char *)rec + payload, out);
 	free(rec);
 	return err;
+}
+
+/* The PNG form in the table of forms (npy_parts.h): record idx[0]. */
+int zrfile_plan_png(zrfile_npy *f)
+{
+	int err;
+
+	f->total = 0;
+	if (f->nst != 1 || f->count != 1)
+		return -EINVAL;
+	err = zrfile_record_png_plan(f->st, f->idx[0], &f->png);
+	if (!err)
+		f->total = zrfile_png_size(&f->png);
+	return err;
+}
+
+int zrfile_fill_png(const zrfile_npy *f, char *buf)
+{
+	return zrfile_record_png_fill(f->st, f->idx[0], &f->png, buf);
 }
