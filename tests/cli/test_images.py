@@ -67,9 +67,9 @@ def test_batch_augment_is_loaderx_gather(zr, tmp_path):
     assert np.array_equal(ev, st.gather(idx, decode=64))
     # rank 1 of 2 starts at position (3 * 2 + 1) * 4
     r1 = _npy(zr.ok("batch", store, *args, "--rank", 1, "--world", 2,
-                    "--augment", "rrc:0.5:1", "--start", 10))
+                    "--augment", "rrc:0.5:1", "--start", "10@8"))
     i1 = _npy(zr.ok("batch", store, *args, "--rank", 1, "--world", 2,
-                    "--indices", "--start", 10))
+                    "--indices", "--start", "10@8"))
     assert np.array_equal(r1, st.gather(i1, augment="rrc:0.5:1", seed=5,
                                         position=10 + 7 * 4))
     st.close()
