@@ -130,10 +130,44 @@ class Mount:
         try:
             rc = self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
+            # Killed, which fails the test; what each thread waited in
+            # says why the daemon did not exit.
+            print(hung_threads(self.proc.pid))
             self.proc.kill()
             rc = self.proc.wait()
         self.stderr = self.proc.stderr.read().decode()
         return rc
+
+
+def _proc_text(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError as e:
+        return "(%s)" % e.strerror
+
+
+def hung_threads(pid):
+    """A daemon that would not exit, thread by thread: its name, kernel
+    wait channel and kernel stack, and gdb's backtraces where gdb is
+    installed."""
+    lines = ["zrecordfs %d did not exit within 20 s of its unmount:" % pid]
+    task = "/proc/%d/task" % pid
+    for t in sorted(os.listdir(task), key=int):
+        d = os.path.join(task, t)
+        lines.append("thread %s %s wchan=%s\n%s" % (
+            t, _proc_text(d + "/comm"), _proc_text(d + "/wchan"),
+            _proc_text(d + "/stack")))
+    gdb = "/usr/bin/gdb"
+    if os.access(gdb, os.X_OK):
+        try:
+            r = subprocess.run([gdb, "-p", str(pid), "-batch", "-nx", "-ex",
+                                "thread apply all bt"], capture_output=True,
+                               text=True, timeout=60)
+            lines.append(r.stdout)
+        except subprocess.TimeoutExpired:
+            lines.append("(gdb did not answer within 60 s)")
+    return "\n".join(lines)
 
 
 def npy_bytes(a):
