@@ -12,6 +12,7 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/delete.c src/fs/caller.c \
 	src/fs/store_park.c src/fs/store_park.h \
 	src/fs/follow.c src/fs/follow.h \
+	src/fs/shutdown_signals.c src/fs/shutdown_signals.h \
 	src/fs/batch_prefetch.c src/fs/batch_prefetch.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/tree -I$(top_srcdir)/src/mount \

@@ -1,8 +1,9 @@
 /*
  * main.c - zrecordfs: parse options, lock the mount point, open every
  * store under SRC, mount, serve with the multithreaded session loop, and
- * on unmount or SIGTERM/SIGINT close (and so sync) every store, then let
- * go of the mount point lock (mount_lock.h: what umount waits for).
+ * on unmount or SIGTERM/SIGINT/SIGHUP (shutdown_signals.h) close (and so
+ * sync) every store, then let go of the mount point lock (mount_lock.h:
+ * what umount waits for).
  *
  * Daemon mode forks before anything else so the worker pool and the
  * session threads all live in the child; the parent exits only once the
@@ -33,6 +34,7 @@
 #include "utab.h"
 #include "opts.h"
 #include "errors_log.h"
+#include "shutdown_signals.h"
 
 /* Parent side: waits for the child's one-byte verdict. */
 static int wait_child(int fd)
@@ -99,6 +101,9 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 {
 	int ret = 1, err;
 
+	/* Before the first thread (the stores' pools): only the signal
+	 * thread may take SIGTERM/SIGINT/SIGHUP. */
+	zrfs_sig_block();
 	if (zrfs_inode_init(fs))
 		return 1;
 	if (zrtree_build(&fs->tree, fs->opts.src, (fs->opts.ro ? ZR_OPEN_RDONLY : 0) |
@@ -109,8 +114,14 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 				  fs);
 	if (!fs->se)
 		goto out_tree;
+	/* libfuse's handlers stay for SIGPIPE; the shutdown signals are
+	 * blocked and go to the signal thread. */
 	if (fuse_set_signal_handlers(fs->se))
 		goto out_session;
+	if (zrfs_sig_start(fs->se)) {
+		fprintf(stderr, "zrecordfs: cannot start the signal thread\n");
+		goto out_signals;
+	}
 	if (fuse_session_mount(fs->se, fs->opts.mountpoint))
 		goto out_signals;
 	if (zrfs_follow_start(fs)) {
@@ -128,12 +139,14 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 	zrmount_utab_register(fs->opts.src, fs->opts.mountpoint);
 	if (notify >= 0)
 		detach(notify);
+	zrfs_sig_loop_begin();
 	err = run_loop(fs);
+	zrfs_sig_stop();
 	zrfs_prefetch_stop();
 	zrfs_follow_stop(fs);
 	zrcommon_bigbuf_reaper_stop();
-	/* libfuse reports the signal that ended the loop as a positive
-	 * number: SIGTERM/SIGINT/SIGHUP are a clean shutdown. */
+	/* A signal (shutdown_signals.h) or an unmount ends the loop with 0:
+	 * both are a clean shutdown. */
 	ret = err < 0 ? 1 : 0;
 	fuse_remove_signal_handlers(fs->se);
 	zrfs_fh_free_all(fs);
@@ -149,6 +162,7 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 	return ret;
 out_mounted:
 	fuse_session_unmount(fs->se);
+	zrfs_sig_stop();
 out_signals:
 	fuse_remove_signal_handlers(fs->se);
 out_session:

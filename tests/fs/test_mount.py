@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import IMG
-from fsutil import ZRECORDFS, store_unlocked, unmount, wait_for, zrecord
+from fsutil import TOP_BUILD, ZRECORDFS, store_unlocked, unmount, wait_for, zrecord
 
 
 def test_daemon_mode_returns_with_mount_live(dense_store, src, tmp_path):
@@ -66,6 +66,40 @@ def test_signal_unmounts_and_syncs(dense_store, src, mount, sig):
     assert not os.path.ismount(m.mnt)
     assert json.loads(zrecord("stats", dense_store).stdout)["records"] == \
         len(IMG) + 3
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT,
+                                 signal.SIGHUP])
+def test_signal_before_the_loops_wait_still_ends_it(dense_store, src, mount,
+                                                    tmp_path, monkeypatch,
+                                                    sig):
+    """libfuse 3.14's handler only marks the session exited: a signal
+    between the loop's check and its sem_wait() left an idle daemon
+    serving. zrecordfs takes the signals in its own thread and wakes the
+    loop until it returns. The latewait shim holds the loop in that
+    window."""
+    shim = os.path.join(TOP_BUILD, "tests", "shim", ".libs",
+                        "liblatewait.so")
+    assert os.path.exists(shim), shim + " is not built (make check)"
+    mark = tmp_path / "in_window"
+    monkeypatch.setenv("ZR_LATEWAIT_MARK", str(mark))
+    preload = os.environ.get("LD_PRELOAD")
+    monkeypatch.setenv("LD_PRELOAD", " ".join(p for p in (
+        preload, shim) if p))
+    # an ASan build wants its runtime first; the shim only wraps libfuse
+    monkeypatch.setenv("ASAN_OPTIONS", ":".join(p for p in (
+        os.environ.get("ASAN_OPTIONS", ""), "verify_asan_link_order=0") if p))
+    m = mount(src)
+    if preload:
+        monkeypatch.setenv("LD_PRELOAD", preload)
+    else:
+        monkeypatch.delenv("LD_PRELOAD")
+    wait_for(mark.exists, what="the loop in its check-to-wait window")
+    m.proc.send_signal(sig)
+    # nothing touches the mount from here on: no request may wake the loop
+    assert m.proc.wait(timeout=15) == 0, m.proc.stderr.read().decode()
+    assert not os.path.ismount(m.mnt)
+    assert store_unlocked(dense_store)
 
 
 def test_malformed_store_fails_the_mount(dense_store, src, tmp_path):

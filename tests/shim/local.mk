@@ -1,7 +1,8 @@
 # tests/shim/local.mk - LD_PRELOAD shims the tests run real programs under.
 # libiotrace logs every write, truncate, flush, rename and unlink with its
 # offset and length (tests/rel/test_syncorder.py checks the sync order from
-# it).  Built without the sanitizers whatever the build: it is preloaded
+# it); liblatewait holds zrecordfs's session loop between its exit check and
+# its wait (tests/fs/test_mount.py sends a signal there).  Built without the sanitizers whatever the build: it is preloaded
 # into ASan programs, whose runtime must stay the only instrumented one.
 check_LTLIBRARIES = tests/shim/libiotrace.la
 tests_shim_libiotrace_la_SOURCES = tests/shim/iotrace.c
@@ -13,3 +14,10 @@ tests_shim_libiotrace_la_CPPFLAGS = -D_GNU_SOURCE
 tests_shim_libiotrace_la_LDFLAGS = -module -avoid-version -shared \
 	-rpath /nowhere
 tests_shim_libiotrace_la_LIBADD = -ldl
+
+check_LTLIBRARIES += tests/shim/liblatewait.la
+tests_shim_liblatewait_la_SOURCES = tests/shim/latewait.c
+tests_shim_liblatewait_la_CFLAGS = $(tests_shim_libiotrace_la_CFLAGS)
+tests_shim_liblatewait_la_CPPFLAGS = -D_GNU_SOURCE
+tests_shim_liblatewait_la_LDFLAGS = $(tests_shim_libiotrace_la_LDFLAGS)
+tests_shim_liblatewait_la_LIBADD = -ldl
