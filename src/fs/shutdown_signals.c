@@ -112,6 +112,9 @@ int zrfs_sig_start(struct fuse_session *se)
 	err = pthread_create(&sig.th, NULL, run, NULL);
 	if (err)
 		return -err;
+	/* named so that a thread count (ps -L, the tests) can tell it from
+	 * the session's workers, which max_threads bounds */
+	pthread_setname_np(sig.th, "zrsig");
 	sig.running = 1;
 	return 0;
 }

@@ -101,10 +101,13 @@ def test_max_threads_is_honoured_quietly(src, mount):
         t.join(60)
         assert "error" not in box, box
     # the session's workers never exceed 3 (plus main, the pool and the
-    # kept buffers' reaper; the prefetcher's thread names itself zrpf)
+    # kept buffers' reaper; the prefetcher's thread names itself zrpf and
+    # the signal thread zrsig)
     names = [open("/proc/%d/task/%s/comm" % (m.proc.pid, t)).read()
              for t in os.listdir("/proc/%d/task" % m.proc.pid)]
-    names = [n for n in names if n.strip() != "zrpf"]
+    named = [n for n in names if n.strip() in ("zrpf", "zrsig")]
+    assert len(named) == 2, names
+    names = [n for n in names if n.strip() not in ("zrpf", "zrsig")]
     assert len(names) <= 3 + 1 + os.cpu_count() + 1, names
     assert m.stop() == 0
     assert "max threads" not in m.stderr and "Ignoring" not in m.stderr, \
