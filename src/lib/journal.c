@@ -29,8 +29,7 @@ int zr__jpath(zr_store *s, char *buf, size_t cap)
 
 static int sync_dir(zr_store *s)
 {
-	int err = s->vfs->sync_dir ? s->vfs->sync_dir(s->vfs, s->path)
-				   : -EROFS;
+	int err = ZR__VFS_DO(s->vfs, sync_dir, s->path);
 
 	if (err)
 		return zr__fail(err, "%s: fsync of the folder: %s", s->path,
@@ -251,7 +250,7 @@ int zr__journal_end(zr_store *s, struct zr__jmove *j)
 		j->f = NULL;
 	}
 	if (!err) {
-		err = s->vfs->remove ? s->vfs->remove(s->vfs, path) : -EROFS;
+		err = ZR__VFS_DO(s->vfs, remove, path);
 		if (err == -ENOENT)
 			err = 0;
 		else if (err)

@@ -192,11 +192,6 @@ static inline const char *zr__file_name(int file)
 	return file == ZR__META ? "meta.zr" : "data.zr";
 }
 
-/* fsync of folder path, and a new file dir/name (O_EXCL) written and
- * fsynced, through backend vfs; -errno with a message. */
-int zr__fsync_dir(const struct zr__vfs *vfs, const char *path);
-int zr__write_file(const struct zr__vfs *vfs, const char *dir,
-		   const char *name, const void *buf, size_t len);
 /* Reads the store's content.zr at open (store_content.c). */
 int zr__content_load(zr_store *s);
 

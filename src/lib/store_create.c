@@ -17,10 +17,6 @@
 static const char *const store_files[] = { "meta.zr", "data.zr", "dict.zr",
 					   META_NEW };
 
-/* A writing operation of vfs, or -EROFS where the medium has none. */
-#define VFS_DO(vfs, op, ...) \
-	((vfs)->op ? (vfs)->op((vfs), __VA_ARGS__) : -EROFS)
-
 /* mkdir -p of every folder above path. */
 static int mkdir_parents(const struct zr__vfs *vfs, const char *path)
 {
@@ -33,7 +29,7 @@ static int mkdir_parents(const struct zr__vfs *vfs, const char *path)
 		if (*c != '/')
 			continue;
 		*c = '\0';
-		err = VFS_DO(vfs, mkdir, p);
+		err = ZR__VFS_DO(vfs, mkdir, p);
 		if (err && err != -EEXIST) {
 			err = zr__fail(err, "%s: mkdir: %s", p, strerror(-err));
 			break;
@@ -45,34 +41,6 @@ static int mkdir_parents(const struct zr__vfs *vfs, const char *path)
 	return err;
 }
 
-int zr__fsync_dir(const struct zr__vfs *vfs, const char *path)
-{
-	int err = VFS_DO(vfs, sync_dir, path);
-
-	if (err)
-		return zr__fail(err, "%s: fsync: %s", path, strerror(-err));
-	return 0;
-}
-
-int zr__write_file(const struct zr__vfs *vfs, const char *dir,
-		   const char *name, const void *buf, size_t len)
-{
-	struct zr__file *f;
-	char p[4096];
-	int err;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	err = vfs->open(vfs, p, ZR__VFS_WRITE | ZR__VFS_CREATE | ZR__VFS_EXCL,
-			0666, &f);
-	if (err)
-		return zr__fail(err, "%s: %s", p, strerror(-err));
-	err = zr__io_write_all(f, buf, len, 0, dir, name);
-	if (!err && (err = zr__io_sync(f, ZR__SYNC_ALL)))
-		err = zr__fail(err, "%s: fsync: %s", p, strerror(-err));
-	zr__io_close(f);
-	return err;
-}
-
 static void remove_store(const struct zr__vfs *vfs, const char *path)
 {
 	char p[4096];
@@ -80,9 +48,9 @@ static void remove_store(const struct zr__vfs *vfs, const char *path)
 	for (size_t i = 0; i < sizeof(store_files) / sizeof(*store_files);
 	     i++) {
 		snprintf(p, sizeof(p), "%s/%s", path, store_files[i]);
-		VFS_DO(vfs, remove, p);
+		ZR__VFS_DO(vfs, remove, p);
 	}
-	VFS_DO(vfs, rmdir, path);
+	ZR__VFS_DO(vfs, rmdir, path);
 }
 
 /* The static page of a new store: header, schema, zero padding. */
@@ -136,7 +104,7 @@ static int lay_down(const struct zr__vfs *vfs, const char *path,
 		err = zr__write_file(vfs, path, META_NEW, page, ZR__PAGE);
 	snprintf(from, sizeof(from), "%s/" META_NEW, path);
 	snprintf(to, sizeof(to), "%s/meta.zr", path);
-	if (!err && (err = VFS_DO(vfs, rename, from, to)))
+	if (!err && (err = ZR__VFS_DO(vfs, rename, from, to)))
 		err = zr__fail(err, "%s: rename: %s", from, strerror(-err));
 	if (!err)
 		err = zr__fsync_dir(vfs, path);
@@ -187,7 +155,7 @@ int zr_store_create(const char *path, const zr_schema *schema,
 	err = mkdir_parents(vfs, path);
 	if (err)
 		return err;
-	err = VFS_DO(vfs, mkdir, path);
+	err = ZR__VFS_DO(vfs, mkdir, path);
 	if (err)
 		return zr__fail(err == -EEXIST ? ZR_E_EXISTS : err,
 				"%s: mkdir: %s", path, strerror(-err));

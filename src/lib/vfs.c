@@ -1,6 +1,7 @@
 /*
  * vfs.c - the storage seam's engine side (vfs.h): which backend serves a
- * path, and whole transfers over a backend's single ones.
+ * path, whole transfers over a backend's single ones, and whole files
+ * (a new file written and synced, a folder synced) over any backend.
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -94,4 +95,32 @@ int zr__io_read_all(struct zr__file *f, void *buf, size_t len, uint64_t off,
 		off += (uint64_t)n;
 	}
 	return 0;
+}
+
+int zr__fsync_dir(const struct zr__vfs *vfs, const char *path)
+{
+	int err = ZR__VFS_DO(vfs, sync_dir, path);
+
+	if (err)
+		return zr__fail(err, "%s: fsync: %s", path, strerror(-err));
+	return 0;
+}
+
+int zr__write_file(const struct zr__vfs *vfs, const char *dir,
+		   const char *name, const void *buf, size_t len)
+{
+	struct zr__file *f;
+	char p[4096];
+	int err;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	err = vfs->open(vfs, p, ZR__VFS_WRITE | ZR__VFS_CREATE | ZR__VFS_EXCL,
+			0666, &f);
+	if (err)
+		return zr__fail(err, "%s: %s", p, strerror(-err));
+	err = zr__io_write_all(f, buf, len, 0, dir, name);
+	if (!err && (err = zr__io_sync(f, ZR__SYNC_ALL)))
+		err = zr__fail(err, "%s: fsync: %s", p, strerror(-err));
+	zr__io_close(f);
+	return err;
 }

@@ -130,6 +130,17 @@ int zr__io_read_all(struct zr__file *f, void *buf, size_t len, uint64_t off,
 int zr__io_write_all(struct zr__file *f, const void *buf, size_t len,
 		     uint64_t off, const char *path, const char *file);
 
+/* A folder or naming operation of backend vfs (mkdir, rmdir, remove,
+ * rename, sync_dir), or -EROFS where the medium has none. */
+#define ZR__VFS_DO(vfs, op, ...) \
+	((vfs)->op ? (vfs)->op((vfs), __VA_ARGS__) : -EROFS)
+
+/* fsync of folder path, and a new file dir/name (O_EXCL) written and
+ * fsynced, through backend vfs; -errno with a message. */
+int zr__fsync_dir(const struct zr__vfs *vfs, const char *path);
+int zr__write_file(const struct zr__vfs *vfs, const char *dir,
+		   const char *name, const void *buf, size_t len);
+
 /* The optional operations, as the engine calls them (see the top). */
 static inline int zr__io_close(struct zr__file *f)
 {
