@@ -468,6 +468,16 @@ START_TEST(test_bitmaps_name_the_first_past_the_limit)
 			 "range (the store holds 990 records)");
 	zrfile_idxlist_free(p);
 
+	/* the last number, cut by the input's end, is kept at finish (the
+	 * 4097th: the list turns to bitmaps of the shrunk limit's bits), and
+	 * the bitmaps reach past them to name it */
+	p = long_list("", 4096, 2000);
+	ck_assert_int_eq(zrfile_idxlist_feed(p, "1500", 4, 2000), 0);
+	ck_assert_int_eq(zrfile_idxlist_finish(p, 100, &idx, &n), ZR_E_RANGE);
+	ck_assert_str_eq(zrfile_idxlist_message(p), "index 1500 is out of "
+			 "range (the store holds 100 records)");
+	zrfile_idxlist_free(p);
+
 	/* a store grown between writes: the bitmaps grow with it */
 	p = long_list("10 995 ", 20000, SMALL_STORE);
 	ck_assert_int_eq(zrfile_idxlist_feed(p, "50000", 5, 60000), 0);

@@ -31,7 +31,9 @@ static int bit(const uint64_t *map, uint64_t x)
 	return (int)(map[x / 64] >> (x % 64) & 1);
 }
 
-/* The bitmaps hold `bits` bits; a store grown since needs more. */
+/* The bitmaps hold `bits` bits; a store grown since needs more.  Only a
+ * whole success sets bits, the mark of the bitmaps' form: a failure
+ * leaves the set as it was (maybe with more room). */
 static int bitmaps_grow(struct zrfile_idxset *s, uint64_t bits)
 {
 	uint64_t have = words_of(s->bits), want = words_of(bits);
@@ -85,6 +87,7 @@ static int to_bitmaps(struct zrfile_idxset *s, uint64_t limit)
 	return 0;
 }
 
+/* 0: x is in the list; 1: the list became bitmaps, x is for them. */
 static int list_push(struct zrfile_idxset *s, uint64_t x, uint64_t limit)
 {
 	if (s->n == s->cap) {
@@ -97,9 +100,7 @@ static int list_push(struct zrfile_idxset *s, uint64_t x, uint64_t limit)
 		if (cap > bound / sizeof(*v)) {
 			int err = to_bitmaps(s, limit);
 
-			if (!err)
-				bitmaps_set(s, x, 0);
-			return err;
+			return err ? err : 1;
 		}
 		v = realloc(s->list, cap * sizeof(*v));
 		if (!v)
@@ -117,8 +118,8 @@ int zrfile_idxset_add(struct zrfile_idxset *s, uint64_t x, uint64_t limit)
 {
 	int err;
 
-	if (!s->seen)
-		return list_push(s, x, limit);
+	if (!s->bits && (err = list_push(s, x, limit)) <= 0)
+		return err;
 	if (x >= s->bits &&
 	    (err = bitmaps_grow(s, x >= limit ? x + 1 : limit)))
 		return err;
@@ -150,7 +151,7 @@ int zrfile_idxset_first_at(const struct zrfile_idxset *s, uint64_t bound,
 
 	if (!s->n || s->peak < bound)
 		return 0;
-	if (s->seen)
+	if (s->bits)
 		return next_bit(s->peaks, s->bits, &at) ? (*x = at, 1) : 0;
 	for (size_t i = 0; i < s->n; i++)
 		if (s->list[i] >= bound) {
@@ -165,7 +166,7 @@ int zrfile_idxset_take(struct zrfile_idxset *s, uint64_t **idx, size_t *n)
 	uint64_t *v = s->list, at = 0;
 	size_t k = 0;
 
-	if (s->seen && s->n) {
+	if (s->bits && s->n) {
 		v = malloc(s->n * sizeof(*v));
 		if (!v)
 			return -ENOMEM;

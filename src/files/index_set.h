@@ -25,8 +25,8 @@
 struct zrfile_idxset {
 	uint64_t *list;		/* input order, duplicates kept (small) */
 	size_t n, cap;		/* list entries; with bitmaps, distinct */
-	uint64_t *seen, *peaks; /* bitmaps of `bits` bits, NULL: a list */
-	uint64_t bits;
+	uint64_t *seen, *peaks; /* bitmaps of `bits` bits ...           */
+	uint64_t bits;		/* ... or 0: the indices are the list   */
 	uint64_t peak;		/* the largest index so far             */
 };
 
