@@ -3,7 +3,8 @@
  * that a mount's delete file and `zrecord delete --from` share, on plain
  * buffers: text cut at every place, .npy of every integer dtype in both
  * byte orders, refused headers, truncation, the size limit and the range
- * check, with the message each failure keeps.
+ * check, with the message each failure keeps; and the memory a long
+ * list takes, bounded by the store's length.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -388,6 +389,108 @@ START_TEST(test_input_limit)
 }
 END_TEST
 
+/* The bound index_list.h promises a store of 1000 records: the 32 KiB a
+ * short list may take (two bitmaps of 1000 bits are less). */
+#define SMALL_STORE 1000
+#define SMALL_BOUND (32u << 10)
+
+/* 64 Mi indices, a 128 MiB uint16 .npy (as a list: 512 MiB, and more
+ * while it doubled), fed in 1 MiB writes: the parser never holds more
+ * than the bound, and hands each index back once, ascending. */
+START_TEST(test_many_indices_bounded_memory)
+{
+	const size_t count = (size_t)64 << 20, chunk = 1u << 20;
+	unsigned char *buf = malloc(chunk);
+	uint64_t shape[1] = { count }, *idx = NULL;
+	size_t len, n = 0, most = 0, next = 0;
+	zrfile_idxlist *p;
+	zr_dtype dt;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(zr_dtype_parse("<u2", &dt), 0);
+	ck_assert_int_eq(zr_npy_write_header(&dt, 1, shape, buf, chunk, &len),
+			 0);
+	ck_assert_int_eq(zrfile_idxlist_new(&p), 0);
+	ck_assert_int_eq(zrfile_idxlist_feed(p, buf, len, SMALL_STORE), 0);
+	while (next < count) {
+		for (len = 0; len < chunk; len += 2, next++) {
+			buf[len] = (unsigned char)(next % SMALL_STORE);
+			buf[len + 1] = (unsigned char)(next % SMALL_STORE >> 8);
+		}
+		ck_assert_int_eq(zrfile_idxlist_feed(p, buf, len, SMALL_STORE),
+				 0);
+		if (zrfile_idxlist_bytes(p) > most)
+			most = zrfile_idxlist_bytes(p);
+	}
+	ck_assert_uint_le(most, SMALL_BOUND);
+	ck_assert_int_eq(zrfile_idxlist_finish(p, SMALL_STORE, &idx, &n), 0);
+	ck_assert_uint_eq(n, SMALL_STORE);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(idx[i], i);
+	free(idx);
+	zrfile_idxlist_free(p);
+	free(buf);
+}
+END_TEST
+
+/* Past the short list, text with duplicates: "K " for K = 0.. (a list
+ * while short), its head's input order kept until then. */
+static zrfile_idxlist *long_list(const char *head, size_t more,
+				 uint64_t limit)
+{
+	zrfile_idxlist *p;
+	char num[24];
+
+	ck_assert_int_eq(zrfile_idxlist_new(&p), 0);
+	ck_assert_int_eq(zrfile_idxlist_feed(p, head, strlen(head), limit), 0);
+	for (size_t i = 0; i < more; i++) {
+		int len = snprintf(num, sizeof(num), "%zu ", i % 7);
+
+		ck_assert_int_eq(zrfile_idxlist_feed(p, num, (size_t)len,
+						     limit), 0);
+	}
+	return p;
+}
+
+/* Once bitmaps hold the indices, a limit that shrank before finish is
+ * refused naming the first index past it in input order, as the list
+ * did: not the smallest (992) nor the largest (999). */
+START_TEST(test_bitmaps_name_the_first_past_the_limit)
+{
+	zrfile_idxlist *p = long_list("10 995 992 3 999 ", 20000,
+				      SMALL_STORE);
+	uint64_t *idx = NULL;
+	size_t n = 0;
+
+	ck_assert_uint_le(zrfile_idxlist_bytes(p), SMALL_BOUND);
+	ck_assert_int_eq(zrfile_idxlist_finish(p, 990, &idx, &n), ZR_E_RANGE);
+	ck_assert_str_eq(zrfile_idxlist_message(p), "index 995 is out of "
+			 "range (the store holds 990 records)");
+	zrfile_idxlist_free(p);
+
+	/* the last number, cut by the input's end, is kept at finish (the
+	 * 4097th: the list turns to bitmaps of the shrunk limit's bits), and
+	 * the bitmaps reach past them to name it */
+	p = long_list("", 4096, 2000);
+	ck_assert_int_eq(zrfile_idxlist_feed(p, "1500", 4, 2000), 0);
+	ck_assert_int_eq(zrfile_idxlist_finish(p, 100, &idx, &n), ZR_E_RANGE);
+	ck_assert_str_eq(zrfile_idxlist_message(p), "index 1500 is out of "
+			 "range (the store holds 100 records)");
+	zrfile_idxlist_free(p);
+
+	/* a store grown between writes: the bitmaps grow with it */
+	p = long_list("10 995 ", 20000, SMALL_STORE);
+	ck_assert_int_eq(zrfile_idxlist_feed(p, "50000", 5, 60000), 0);
+	ck_assert_int_eq(zrfile_idxlist_finish(p, 60000, &idx, &n), 0);
+	ck_assert_uint_eq(n, 10);	/* 0 to 6, 10, 995, 50000 */
+	ck_assert_uint_eq(idx[7], 10);
+	ck_assert_uint_eq(idx[8], 995);
+	ck_assert_uint_eq(idx[9], 50000);
+	free(idx);
+	zrfile_idxlist_free(p);
+}
+END_TEST
+
 Suite *suite_idxlist(void)
 {
 	Suite *s = suite_create("idxlist");
@@ -404,6 +507,8 @@ Suite *suite_idxlist(void)
 	tcase_add_test(tc, test_npy_refused_headers);
 	tcase_add_test(tc, test_npy_truncated_and_long);
 	tcase_add_test(tc, test_input_limit);
+	tcase_add_test(tc, test_many_indices_bounded_memory);
+	tcase_add_test(tc, test_bitmaps_name_the_first_past_the_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "index_list.h"
+#include "index_set.h"
 
 /* The first bytes of a .npy, enough to learn its header's length. */
 #define NPY_PREFIX 10
@@ -25,8 +26,7 @@ struct zrfile_idxlist {
 	int finished;
 	enum form form;           /* picked by the first byte            */
 	uint64_t fed;             /* bytes fed before the current chunk  */
-	uint64_t *idx;            /* the complete indices, input order   */
-	size_t n, cap;
+	struct zrfile_idxset set; /* the complete indices (index_set.h)  */
 
 	/* text: the number being read (leading zeros left out) */
 	int in_num;
@@ -69,20 +69,11 @@ static int out_of_range(zrfile_idxlist *p, const char *index, uint64_t limit)
 		    "%" PRIu64 " records)", index, limit);
 }
 
-static int push(zrfile_idxlist *p, uint64_t x)
+static int push(zrfile_idxlist *p, uint64_t x, uint64_t limit)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 64;
-		uint64_t *v = cap <= SIZE_MAX / sizeof(*v) ?
-			      realloc(p->idx, cap * sizeof(*v)) : NULL;
-
-		if (!v)
-			return fail(p, -ENOMEM, "out of memory for %zu indices",
-				    cap);
-		p->idx = v;
-		p->cap = cap;
-	}
-	p->idx[p->n++] = x;
+	if (zrfile_idxset_add(&p->set, x, limit))
+		return fail(p, -ENOMEM, "out of memory for %zu indices",
+			    p->set.n + 1);
 	return 0;
 }
 
@@ -126,9 +117,9 @@ static int num_check(zrfile_idxlist *p, uint64_t limit)
 }
 
 /* Keeps the number read, checked already, and starts the next one. */
-static int num_keep(zrfile_idxlist *p)
+static int num_keep(zrfile_idxlist *p, uint64_t limit)
 {
-	int err = push(p, p->value);
+	int err = push(p, p->value, limit);
 
 	p->in_num = 0;
 	p->digits = 0;
@@ -152,7 +143,7 @@ static int text_feed(zrfile_idxlist *p, const unsigned char *s, size_t len,
 				    "neither a digit nor a separator",
 				    p->fed + i, s[i]);
 		if (p->in_num && ((err = num_check(p, limit)) ||
-				  (err = num_keep(p))))
+				  (err = num_keep(p, limit))))
 			return err;
 	}
 	return p->in_num ? num_check(p, limit) : 0;
@@ -229,7 +220,7 @@ static int npy_index(zrfile_idxlist *p, uint64_t limit)
 		snprintf(shown, sizeof(shown), "%" PRIu64, x);
 		return out_of_range(p, shown, limit);
 	}
-	return push(p, x);
+	return push(p, x, limit);
 }
 
 static int npy_feed(zrfile_idxlist *p, const unsigned char *s, size_t len,
@@ -325,6 +316,7 @@ int zrfile_idxlist_finish(zrfile_idxlist *p, uint64_t limit, uint64_t **idx,
 			  size_t *n)
 {
 	char shown[24];
+	uint64_t past;
 	int err = 0;
 
 	if (p->err)
@@ -333,24 +325,26 @@ int zrfile_idxlist_finish(zrfile_idxlist *p, uint64_t limit, uint64_t **idx,
 		return -EINVAL;
 	/* The last number passed its check when its chunk ended. */
 	if (p->in_num)
-		err = num_keep(p);
+		err = num_keep(p, limit);
 	else if (p->form == FORM_NPY)
 		err = npy_end(p);
 	/* The limit may have shrunk since the feeds checked them. */
-	for (size_t i = 0; !err && i < p->n; i++) {
-		if (p->idx[i] < limit)
-			continue;
-		snprintf(shown, sizeof(shown), "%" PRIu64, p->idx[i]);
+	if (!err && zrfile_idxset_first_at(&p->set, limit, &past)) {
+		snprintf(shown, sizeof(shown), "%" PRIu64, past);
 		err = out_of_range(p, shown, limit);
 	}
+	if (!err && zrfile_idxset_take(&p->set, idx, n))
+		err = fail(p, -ENOMEM, "out of memory for %zu indices",
+			   p->set.n);
 	if (err)
 		return err;
 	p->finished = 1;
-	*idx = p->n ? p->idx : NULL;
-	*n = p->n;
-	if (p->n)
-		p->idx = NULL;
 	return 0;
+}
+
+size_t zrfile_idxlist_bytes(const zrfile_idxlist *p)
+{
+	return zrfile_idxset_bytes(&p->set);
 }
 
 const char *zrfile_idxlist_message(const zrfile_idxlist *p)
@@ -362,7 +356,7 @@ void zrfile_idxlist_free(zrfile_idxlist *p)
 {
 	if (!p)
 		return;
-	free(p->idx);
+	zrfile_idxset_clear(&p->set);
 	free(p->hdr);
 	free(p);
 }

@@ -7,10 +7,16 @@
  *
  * The first byte picks the form: 0x93 (the .npy magic) a .npy, anything
  * else text.  Works on buffers only (no I/O).  Not thread-safe: one caller
- * at a time per parser.  It keeps the indices read so far, not the input:
- * 8 bytes an index, 4 times the size of a text list ("0,0,...") and 8
- * times that of an int8 .npy, in an array that grows by doubling (so up to
- * twice that, and three times while it grows).
+ * at a time per parser.  It keeps the indices read so far, not the input,
+ * in memory bounded by the limit (the store's length), not by the input
+ * (index_set.h): a list in input order, 8 bytes an index, while it costs
+ * at most 32 KiB or what two bitmaps of `limit` bits do (limit / 4
+ * bytes), then those bitmaps, which hold any number of indices.  So a
+ * 256 MiB int8 .npy, 256 Mi indices, costs a store of 1000 records 32 KiB
+ * rather than 2 GiB, and a store of 10^9 records at most about 500 MB
+ * (250 MB once the list has made way for the bitmaps).  What finish
+ * returns then holds each index once: at most 64 Mi of them (512 MiB,
+ * an int32 .npy of distinct indices) within the input cap.
  */
 #ifndef ZRFILE_INDEX_LIST_H
 #define ZRFILE_INDEX_LIST_H
@@ -43,10 +49,16 @@ int zrfile_idxlist_feed(zrfile_idxlist *p, const void *buf, size_t len,
 /* Ends the input: a .npy must be whole (else ZR_E_NPY), and every index
  * must be < limit (which may differ from the feeds', ZR_E_RANGE naming the
  * first in input order that is not).  On success *idx receives the
- * indices in input order, duplicates kept (the caller frees it; NULL when
- * *n is 0).  After it, every call but message/free fails with -EINVAL. */
+ * indices (the caller frees it; NULL when *n is 0): those of a short list
+ * in input order, duplicates kept; those of a long one, once bitmaps hold
+ * them, each once in ascending order -- a delete takes either.  -ENOMEM.
+ * After it, every call but message/bytes/free fails with -EINVAL. */
 int zrfile_idxlist_finish(zrfile_idxlist *p, uint64_t limit, uint64_t **idx,
 			  size_t *n);
+
+/* The heap bytes the parser holds for its indices now (the bound above;
+ * for tests). */
+size_t zrfile_idxlist_bytes(const zrfile_idxlist *p);
 
 /* The one-line reason of the first failure ("" if none); lives with p. */
 const char *zrfile_idxlist_message(const zrfile_idxlist *p);

@@ -17,6 +17,7 @@ src_files_libzrfiles_la_SOURCES = \
 	src/files/png.c src/files/png.h \
 	src/files/npy_stream.c src/files/npy_stream.h \
 	src/files/index_list.c src/files/index_list.h \
+	src/files/index_set.c src/files/index_set.h \
 	src/files/shape_cache.c src/files/shape_cache.h \
 	src/files/batch_file.c src/files/batch_file.h src/files/batch_spec.h \
 	src/files/batch_draw.c src/files/batch_draw.h \

@@ -32,12 +32,14 @@
 #include "batch_prefetch.h"
 #include "big_buffers.h"
 #include "encoder.h"
+#include "errors_log.h"
 #include "open_file.h"
 #include "prefetch.h"
 
 #define ZRFS_PF_DS (1ull << 32) /* in zrpf_seq.form: src is a dataset */
 
 static zrpf *pf; /* set before the session's threads start */
+static struct zrpf_conf conf; /* pf's: its depth and budget */
 
 /* The step the prefetch thread is gathering, once planned, for an open
  * of it to take over part-way (zrfs_prefetch_take): run_mu guards it. */
@@ -154,8 +156,22 @@ void zrfs_prefetch_start(struct zrfs_fs *fs)
 	if (err)
 		fprintf(stderr, "zrecordfs: prefetch is off: cannot start its "
 			"thread (%s)\n", zr_strerror(err));
+	else
+		conf = c;
 }
 
+void zrfs_prefetch_counts(struct zrfs_prefetch_counts *out)
+{
+	*out = (struct zrfs_prefetch_counts){ 0 };
+	if (!pf)
+		return;
+	out->depth = conf.depth;
+	out->budget = conf.budget;
+	zrpf_count(pf, &out->n);
+	out->taken_over = taken_over;
+}
+
+/* A daemon's stderr is /dev/null: the line goes where its errors do. */
 void zrfs_prefetch_stop(void)
 {
 	struct zrpf_counts c;
@@ -165,13 +181,13 @@ void zrfs_prefetch_stop(void)
 	zrpf_free(pf, &c);
 	pf = NULL;
 	if (c.gathered || taken_over)
-		fprintf(stderr, "zrecordfs: prefetch: %llu batches gathered "
-			"ahead, %llu served, %llu dropped, %llu taken over "
-			"part-way\n",
-			(unsigned long long)c.gathered,
-			(unsigned long long)c.served,
-			(unsigned long long)c.dropped,
-			(unsigned long long)taken_over);
+		zrtree_elog_note("prefetch: %llu batches gathered ahead, %llu "
+				 "served, %llu dropped, %llu taken over "
+				 "part-way",
+				 (unsigned long long)c.gathered,
+				 (unsigned long long)c.served,
+				 (unsigned long long)c.dropped,
+				 (unsigned long long)taken_over);
 }
 
 /* The step the prefetch thread is gathering, if it is fh's: a reference

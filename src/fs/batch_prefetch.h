@@ -8,12 +8,25 @@
 #define ZRFS_BATCH_PREFETCH_H
 
 #include "fs.h"
+#include "prefetch.h"
 
 /* Starts the prefetcher unless -o prefetch=0 (a failure to start is
  * reported and the mount serves without it). */
 void zrfs_prefetch_start(struct zrfs_fs *fs);
-/* Stops it and frees what it holds; reports what it did on stderr. */
+/* Stops it and frees what it holds; reports what it did in one line
+ * (zrtree_elog_note: stderr in the foreground, syslog for a daemon). */
 void zrfs_prefetch_stop(void);
+
+/* What the prefetcher is and did so far: the mount's root file shows it
+ * (info_file.c) while the summary only comes at unmount. */
+struct zrfs_prefetch_counts {
+	unsigned depth;		/* steps ahead; 0: off (or not started)  */
+	uint64_t budget;	/* its bytes at most; 0: off             */
+	struct zrpf_counts n;	/* gathered, served, dropped so far      */
+	uint64_t taken_over;	/* steps an open took over part-way      */
+};
+/* Any thread while the session runs (before zrfs_prefetch_stop). */
+void zrfs_prefetch_counts(struct zrfs_prefetch_counts *out);
 /* At a batch open whose open file shows the node's own content (not
  * fresh, open_file.h), with no lock held: a step gathered ahead whole
  * becomes the file's bytes (zrtree_file_adopt) and goes to the kernel's

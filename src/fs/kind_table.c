@@ -33,6 +33,7 @@ static const struct zrfs_kind_ops *const kinds[] = {
 	[ZRTREE_K_COMPACT] = &zrfs_control_kind,
 	[ZRTREE_K_DELETE] = &zrfs_delete_kind,
 	[ZRTREE_K_SIDE] = &zrfs_side_kind,
+	[ZRTREE_K_INFO] = &zrfs_text_kind,
 };
 
 const struct zrfs_kind_ops *zrfs_kind_of(enum zrtree_kind kind)

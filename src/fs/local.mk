@@ -13,7 +13,8 @@ src_fs_zrecordfs_SOURCES = \
 	src/fs/store_park.c src/fs/store_park.h \
 	src/fs/follow.c src/fs/follow.h \
 	src/fs/shutdown_signals.c src/fs/shutdown_signals.h \
-	src/fs/batch_prefetch.c src/fs/batch_prefetch.h
+	src/fs/batch_prefetch.c src/fs/batch_prefetch.h \
+	src/fs/info_file.c src/fs/info_file.h
 src_fs_zrecordfs_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/tree -I$(top_srcdir)/src/mount \
 	-I$(top_srcdir)/src/prefetch
@@ -38,5 +39,6 @@ EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_ragged_forms.py \
 	tests/fs/test_batch_cache.py tests/fs/test_follow.py \
 	tests/fs/test_batch_pieces.py tests/fs/test_mixture.py \
-	tests/fs/test_prefetch.py tests/fs/test_grow.py
+	tests/fs/test_prefetch.py tests/fs/test_grow.py \
+	tests/fs/test_info_file.py
 TESTS += tests/fs.test

@@ -25,6 +25,7 @@
 #include "store_park.h"
 #include "follow.h"
 #include "fuse_dev.h"
+#include "info_file.h"
 #include "fs.h"
 #include "mount_lock.h"
 #include "lookup.h"
@@ -110,6 +111,7 @@ static int serve_locked(struct zrfs_fs *fs, int notify)
 			 (fs->opts.follow_ms ? ZR_OPEN_FOLLOW : 0), &fs->opts.run))
 		goto out_tree;
 	warn_if_empty(fs);
+	zrfs_info_add(fs);
 	fs->se = fuse_session_new(&fs->opts.args, &zrfs_ops, sizeof(zrfs_ops),
 				  fs);
 	if (!fs->se)

@@ -39,6 +39,20 @@ void zrtree_elog_use_syslog(int on)
 		openlog(program_invocation_short_name, LOG_PID, LOG_DAEMON);
 }
 
+void zrtree_elog_note(const char *fmt, ...)
+{
+	char msg[ZRTREE_ELOG_LINE];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (use_syslog)
+		syslog(LOG_INFO, "%s", msg);
+	else
+		fprintf(stderr, "%s: %s\n", program_invocation_short_name, msg);
+}
+
 void zrtree_elog_add(struct zrtree_elog *l, const char *store, const char *fmt, ...)
 {
 	char msg[ZRTREE_ELOG_LINE - 32], stamp[24];

@@ -34,5 +34,9 @@ void zrtree_elog_add(struct zrtree_elog *l, const char *store, const char *fmt, 
 int zrtree_elog_text(struct zrtree_elog *l, char **out, size_t *len);
 /* Where daemon log lines go from now on (0: stderr, 1: syslog). */
 void zrtree_elog_use_syslog(int on);
+/* A line that is no failure (the prefetch summary at unmount) to the
+ * same place: "PROG: line" on stderr, or syslog at LOG_INFO. */
+void zrtree_elog_note(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 
 #endif

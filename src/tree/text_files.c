@@ -1,9 +1,10 @@
 /*
  * text_files.c - what reading a store folder's small files shows: the text
  * files (stats, schema, errors), the bytes of an import's side files
- * (classes.json, files.txt) and the one-line usage of the append and
- * control files -- copies of a store folder (cp -r, rsync, tar) read
- * every file and must not fail.
+ * (classes.json, files.txt), the host's file at the root (its text is
+ * the host's) and the one-line usage of the append and control files --
+ * copies of a store folder (cp -r, rsync, tar) read every file and must
+ * not fail.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,6 +98,8 @@ int zrtree_text(const struct zrtree_node *n, char **out, size_t *len)
 				      n->st->log, out, len);
 	case ZRTREE_K_SIDE:
 		return side_bytes(n, out, len);
+	case ZRTREE_K_INFO:
+		return n->info(n->info_ctx, out, len);
 	default:
 		return -EINVAL;
 	}

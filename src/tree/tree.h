@@ -60,7 +60,12 @@ enum zrtree_kind {
 	ZRTREE_K_DELETE,
 	ZRTREE_K_SIDE,	/* classes.json, files.txt: zrecord import's files
 			 * beside a dataset's stores, served as they are */
+	ZRTREE_K_INFO,	/* the host's text at the root (zrtree_add_info) */
 };
+
+/* The text of a ZRTREE_K_INFO node, made by its host at each read:
+ * zrtree_text's contract. */
+typedef int zrtree_info_fn(void *ctx, char **out, size_t *len);
 
 /* One store served by the mount, open from mount to unmount. */
 struct zrtree_store {
@@ -128,6 +133,8 @@ struct zrtree_node {
 				 * at lookup (owned, freed with the node) */
 	char *file;		/* ZRTREE_K_SIDE: the file's absolute path
 				 * (size: its size at build)         */
+	zrtree_info_fn *info;	/* ZRTREE_K_INFO: its text, and ...  */
+	void *info_ctx;		/* ... what that is given           */
 	/* the host's, for dynamic nodes: the mount's kernel references
 	 * and its node tables' chains (by ino, by name) */
 	uint64_t nlookup;
@@ -153,6 +160,13 @@ struct zrtree {
  * stderr on failure ("store busy: ..." when a lock conflicts). */
 int zrtree_build(struct zrtree *t, const char *src, unsigned flags,
 		 const struct zrtree_run *run);
+/* Adds a file name at the root whose text info makes at every read: the
+ * host's own (the mount's state), so only a host that calls this has it;
+ * `zrecord ls` and `cat`, which build the same tree, do not.  -EEXIST if
+ * SRC already shows that name at the root (the caller goes without),
+ * -ENOMEM.  After zrtree_build, before any lookup. */
+int zrtree_add_info(struct zrtree *t, const char *name, zrtree_info_fn *info,
+		    void *ctx);
 /* Closes every store (syncing read-write ones) and frees the tree.
  * Returns the first close failure. */
 int zrtree_free(struct zrtree *t);
@@ -187,7 +201,7 @@ int zrtree_entry(const struct zrtree_node *n, uint64_t k, char *name,
 /* The text of a stats, schema or errors node, in a new malloc'd buffer
  * (ZR_E_BUSY while a compact runs: stats would wait for it); a side
  * file's bytes (-ESTALE if its size is no longer the one the tree
- * shows). */
+ * shows); an info node's, from its host. */
 int zrtree_text(const struct zrtree_node *n, char **out, size_t *len);
 /* The line reading an append, sync, compact or delete file shows. */
 const char *zrtree_usage(enum zrtree_kind kind);

@@ -399,6 +399,22 @@ int zrtree_build(struct zrtree *t, const char *src, unsigned flags,
 	return err;
 }
 
+int zrtree_add_info(struct zrtree *t, const char *name, zrtree_info_fn *info,
+		    void *ctx)
+{
+	struct zrtree_node *root = t->stat[0], *n;
+
+	for (size_t i = 0; i < root->nkids; i++)
+		if (!strcmp(root->kids[i]->name, name))
+			return -EEXIST;
+	n = node_new(t, ZRTREE_K_INFO, name, root);
+	if (!n)
+		return -ENOMEM;
+	n->info = info;
+	n->info_ctx = ctx;
+	return 0;
+}
+
 int zrtree_free(struct zrtree *t)
 {
 	int first = 0;

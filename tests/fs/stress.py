@@ -693,7 +693,7 @@ class Reader(Worker):
         if set(os.listdir(self.path(store, "batch"))) != {
                 "sequential", "iid", "cyclic"}:
             raise Wrong("%s/batch lists the wrong folders" % store.name)
-        top = set(os.listdir(self.mnt)) - {"@batch"}
+        top = set(os.listdir(self.mnt)) - {"@batch", ".zrecordfs"}
         if top != {s.name for s in STORES}:
             raise Wrong("the mount lists %s" % sorted(top))
 

@@ -26,7 +26,7 @@ def cli_bytes(*args):
 def test_tree_and_hidden_files(dense_store, src, mount):
     os.makedirs(os.path.join(src, "plain", "deeper"))
     m = mount(src)
-    assert sorted(os.listdir(m.mnt)) == ["img", "plain"]
+    assert sorted(os.listdir(m.mnt)) == [".zrecordfs", "img", "plain"]
     assert os.listdir(m.path("plain")) == ["deeper"]
     assert sorted(os.listdir(m.path("img"))) == sorted(
         ["records", "batch", "append", "stats", "schema", "errors", "sync",
