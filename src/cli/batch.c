@@ -202,12 +202,11 @@ static int form_of(const batch_args *a, zr_store *s)
 }
 
 /* The batch's records decoded: its indices as the planner draws them,
- * its augment positions start + (step * world + rank) * batch_size + k
- * (zrecord.h).  Frees b. */
+ * record k's crop from (seed, zrfile_batch_position + k), as a mount's
+ * decoded batch files draw it.  Frees b. */
 static int decoded(const batch_args *a, zr_store *s,
 		   const struct zrfile_batch_spec *spec, struct zrfile_batch *b)
 {
-	uint64_t world = a->cfg.world ? a->cfg.world : 1;
 	zr_image_opts io;
 	char msg[320];
 	int rc = zr_cli_image_check(s, a->store, "batch");
@@ -222,9 +221,8 @@ static int decoded(const batch_args *a, zr_store *s,
 		rc = zr_cli_image_opts(&zr_cli_batch, a->decode, a->augment,
 				       &io);
 	if (rc < 0) {
-		io.seed = a->cfg.seed;
-		io.position = a->start + (a->step * world + a->cfg.rank) *
-					 a->cfg.batch_size;
+		io.seed = spec->cfg.seed;
+		io.position = zrfile_batch_position(spec);
 		rc = zr_cli_write_images(s, b->idx, b->count, &io, 0, a->out,
 					 a->store, "batch");
 	}

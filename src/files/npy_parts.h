@@ -57,5 +57,12 @@ int zrfile_plan_flat(zrfile_npy *f);	/* form_ragged.c  */
 int zrfile_fill_flat(const zrfile_npy *f, char *buf);
 int zrfile_plan_png(zrfile_npy *f);	/* form_png.c     */
 int zrfile_fill_png(const zrfile_npy *f, char *buf);
+int zrfile_plan_image(zrfile_npy *f);	/* form_image.c   */
+int zrfile_fill_image(const zrfile_npy *f, char *buf);
+int zrfile_plan_image_png(zrfile_npy *f);
+int zrfile_fill_image_png(const zrfile_npy *f, char *buf);
+int zrfile_plan_stored(zrfile_npy *f);
+int zrfile_fill_stored(const zrfile_npy *f, char *buf);
+int zrfile_plan_images(zrfile_npy *f);
 
 #endif
