@@ -173,8 +173,9 @@ int zrfile_npy_plan_images(zrfile_npy *f, int form,
  * a record's stored length is no longer the planned one. */
 int zrfile_npy_fill(const zrfile_npy *f, void *buf);
 
-/* A dense STACK file in pieces, so that a reader's first bytes need not
- * wait for the whole gather: zrfile_npy_rows_at gives where row 0 starts
+/* A dense STACK file (or a decoded IMAGES batch, each record a row) in
+ * pieces, so that a reader's first bytes need not wait for the whole
+ * gather: zrfile_npy_rows_at gives where row 0 starts
  * (the header's length; 0 for any other form, which fills only whole)
  * and each row's bytes (*row); zrfile_npy_fill_rows writes rows
  * [first, first + n) into buf (the whole file's buffer, f->total bytes),

@@ -99,6 +99,32 @@ int zrfile_fill_image(const zrfile_npy *f, char *buf)
 					   ndim == 4 ? NULL : px);
 }
 
+/* A batch in pieces: record first's crop is drawn at the batch's
+ * position + first, as in the whole file. */
+uint64_t zrfile_image_row(const zrfile_npy *f)
+{
+	return (uint64_t)f->img_h * f->img_w * 3;
+}
+
+int zrfile_image_head(const zrfile_npy *f, char *dst, uint64_t h)
+{
+	uint64_t shape[4];
+	uint32_t ndim = image_shape(f, shape);
+	size_t hl;
+
+	return u1_header(ndim, shape, dst, h, &hl);
+}
+
+int zrfile_image_piece(const zrfile_npy *f, char *dst, uint64_t first,
+		       uint64_t n)
+{
+	zr_image_opts o = f->img;
+
+	o.position += first;
+	return zrfile_source_gather_images(f->st, f->idx + first, n, &o, dst,
+					   n * zrfile_image_row(f), NULL);
+}
+
 int zrfile_plan_image_png(zrfile_npy *f)
 {
 	int err;

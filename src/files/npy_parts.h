@@ -64,5 +64,11 @@ int zrfile_fill_image_png(const zrfile_npy *f, char *buf);
 int zrfile_plan_stored(zrfile_npy *f);
 int zrfile_fill_stored(const zrfile_npy *f, char *buf);
 int zrfile_plan_images(zrfile_npy *f);
+/* IMAGES in pieces (zrfile_npy_rows_at and its kin): a record's bytes,
+ * the header at dst (h bytes), records [first, first + n) at dst. */
+uint64_t zrfile_image_row(const zrfile_npy *f);
+int zrfile_image_head(const zrfile_npy *f, char *dst, uint64_t h);
+int zrfile_image_piece(const zrfile_npy *f, char *dst, uint64_t first,
+		       uint64_t n);
 
 #endif

@@ -91,9 +91,9 @@ def test_records_decoded_and_stored(images, mount):
         m.path("img", "records", "1.npy"))
 
 
-def _cli_batch(store, seed, step, *opts):
+def _cli_batch(store, seed, step, *opts, bsize=4):
     return zrecord("batch", store, "--seed", seed, "--step", step,
-                   "--batch-size", 4, *opts).stdout
+                   "--batch-size", bsize, *opts).stdout
 
 
 def test_batches_are_the_commands_and_loaderx(images, mount):
@@ -135,6 +135,37 @@ def test_batches_are_the_commands_and_loaderx(images, mount):
         st.close()
     assert first.tobytes() == _npy(_read(m.path("img", "batch",
                                                 "3-1.npy"))).tobytes()
+
+
+def test_batch_in_pieces(images, mount):
+    """A decoded batch of 16 images of 224 x 224 is 3 pieces of about 1
+    MiB (6 images each): read from its end first, each piece's crops are
+    still drawn at the batch's position + their place."""
+    m = mount(os.path.dirname(images), "ro", "decode=224",
+              "augment=rrc+flip", "batch_size=16")
+    name = m.path("img", "batch", "4-2.npy")
+    size = os.stat(name).st_size
+    want = _cli_batch(images, 4, 2, "--decode=224", "--augment",
+                      "rrc,flip", bsize=16)
+    assert size == len(want) > 2 << 20
+    got = bytearray(size)
+    with open(name, "rb", buffering=0) as f:
+        for at in sorted(range(0, size, 1 << 19), reverse=True):
+            f.seek(at)
+            piece = f.read(1 << 19)
+            got[at:at + len(piece)] = piece
+    assert bytes(got) == want
+
+
+def test_prefetched_steps_are_the_commands(images, mount):
+    """Steps read in order are gathered ahead (-o prefetch) by the same
+    planner: each is still the command's batch of its step."""
+    m = mount(os.path.dirname(images), "ro", "decode=40", "augment=rrc",
+              "batch_size=4", "sampler=cyclic", "prefetch=3")
+    for step in range(8):
+        got = _read(m.path("img", "batch", "6-%d.npy" % step))
+        assert got == _cli_batch(images, 6, step, "--mode", "cyclic",
+                                 "--decode=40", "--augment", "rrc"), step
 
 
 def test_batch_evaluation_transform(images, mount):
