@@ -151,14 +151,15 @@ START_TEST(test_bad_values)
 		  "takes a byte count of 4096 or more, with an optional K, M "
 		  "or G: 4K, 64M, 2G" },
 		{ "max_batch_bytes=4k", "max_batch_bytes=N takes a byte count "
-		  "of 4096 or more, with an optional K, M or G: 4K, 64M, 2G" },		{ "decode=0", "decode=SIZE takes 1 to 4096" },
+		  "of 4096 or more, with an optional K, M or G: 4K, 64M, 2G" },
+		{ "decode=0", "decode=SIZE takes 1 to 4096" },
 		{ "decode=", "decode=SIZE takes 1 to 4096" },
 		{ "decode=4097", "decode=SIZE takes 1 to 4096" },
 		{ "augment=rotate", "augment=A takes rrc, rrc:MIN:MAX (0 < MIN "
 		  "<= MAX <= 1) and flip, joined by + (a comma ends the "
 		  "option)" },
-		{ "augment=rrc:0:1", "augment=A takes rrc, rrc:MIN:MAX (0 < MIN "
-		  "<= MAX <= 1) and flip, joined by + (a comma ends the "
+		{ "augment=rrc:0:1", "augment=A takes rrc, rrc:MIN:MAX (0 < "
+		  "MIN <= MAX <= 1) and flip, joined by + (a comma ends the "
 		  "option)" },
 	};
 	struct zrtree_run r, before;

@@ -121,7 +121,7 @@ typedef struct zrfile_npy {
 	 * zrfile_npy_plan_images); the other image forms: zero, the
 	 * whole image */
 	zr_image_opts img;
-	uint32_t img_h, img_w;		/* IMAGE, IMAGES: each record's     */
+	uint32_t img_h, img_w;		/* IMAGE, IMAGES: each record's */
 } zrfile_npy;
 
 /* Whether the size of such a file depends on which records it holds

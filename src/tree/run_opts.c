@@ -19,7 +19,7 @@ enum kind {
 	SAMPLER,	/* sequential, iid or cyclic                      */
 	START,		/* P or P@G: start and at_granule                 */
 	SCHED,		/* skip= or grow= (lo: which), length=: sched     */
-	IMAGE,		/* decode= (lo 0) or augment= (lo 1): image       */
+	IMAGE,		/* decode= (lo 0), augment= (lo 1): image         */
 };
 
 #define FIELD(f) .field = offsetof(struct zrtree_run, f), \
