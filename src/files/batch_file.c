@@ -154,7 +154,12 @@ static int plan_flat(struct zrfile_batch *b,
 			       b->count);
 }
 
-uint64_t zrfile_batch_position(const struct zrfile_batch_spec *s)
+/* The position of the batch's record 0 in the run's stream, start + (step
+ * * world + rank) * batch_size (zrecord.h, "Encoded images"): record k
+ * of a decoded batch draws its crop from (seed, this + k), in `zrecord
+ * batch --augment` and a mount's batch files alike, since both plan here
+ * (loaderx's DataLoader computes the same). */
+static uint64_t batch_position(const struct zrfile_batch_spec *s)
 {
 	uint64_t world = s->cfg.world ? s->cfg.world : 1;
 
@@ -179,7 +184,7 @@ static int plan_images(struct zrfile_batch *b,
 	}
 	o = *s->images;
 	o.seed = s->cfg.seed;
-	o.position = zrfile_batch_position(s);
+	o.position = batch_position(s);
 	return zrfile_npy_plan_images(&b->file, s->form, b->streams, b->idx,
 				      b->count, &o);
 }

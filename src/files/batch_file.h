@@ -58,12 +58,6 @@ int zrfile_batch_plan(struct zrfile_batch *b,
 		      const struct zrfile_batch_spec *s, int size_only,
 		      uint64_t length, char *msg, size_t cap);
 
-/* The position of the batch's record 0 in the run's stream, start + (step
- * * world + rank) * batch_size: record k of a decoded batch draws its
- * crop from (seed, this + k), in `zrecord batch --augment` and a mount's
- * batch files alike (loaderx's DataLoader computes the same). */
-uint64_t zrfile_batch_position(const struct zrfile_batch_spec *s);
-
 /* What a size-only plan of a packed or padded form read, kept for the
  * next plans of the same batch (shape_cache.h); nothing if it was planned
  * from what was kept or spec->cache is NULL. */

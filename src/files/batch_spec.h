@@ -30,7 +30,7 @@ struct zrfile_batch_spec {
 	uint64_t epoch;
 	/* An encoded-image store's decoded batch (ZRFILE_IMAGES): the
 	 * transform (its seed and position are the batch's,
-	 * zrfile_batch_position); NULL or no output size: refused. */
+	 * the planner's); NULL or no output size: refused. */
 	const zr_image_opts *images;
 };
 
