@@ -750,10 +750,20 @@ typedef struct zr_image_opts {
 /* Parses the decode and augment options as the CLI, the mount and loaderx
  * take them into out (seed and position 0): decode "" or NULL (whole
  * images) or SIZE (1..4096); augment "", NULL, or a comma list of
- * "rrc", "rrc:SMIN:SMAX" (0 < SMIN <= SMAX <= 1) and "flip".  -EINVAL
- * with a message naming the bad part. */
+ * "rrc", "rrc:SMIN:SMAX" (0 < SMIN <= SMAX <= 1) and "flip" ('+'
+ * separates as ',' does: a mount's -o list splits at commas, so it takes
+ * augment=rrc+flip).  -EINVAL with a message naming the bad part. */
 ZR_API int zr_image_opts_parse(const char *decode, const char *augment,
 			       zr_image_opts *out);
+/* The format of image bytes buf/len by their magic (the formats the
+ * decoder reads), 0 for none: what a mount's records/I.jpg, I.orig.png
+ * and I.webp are named by.  Pure, any thread. */
+enum {
+	ZR_IMAGE_FORMAT_JPEG = 1, /* FF D8 FF          */
+	ZR_IMAGE_FORMAT_PNG = 2,  /* PNG's signature   */
+	ZR_IMAGE_FORMAT_WEBP = 3  /* RIFF....WEBP      */
+};
+ZR_API int zr_image_format(const void *buf, size_t len);
 /* The H and W opts gives image buf/len (size 0: the image's own; else S,
  * S); ZR_E_IMAGE if buf is not a JPEG, PNG or WebP it can read. */
 ZR_API int zr_image_shape(const void *buf, size_t len,

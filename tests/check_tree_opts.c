@@ -85,6 +85,14 @@ START_TEST(test_good_values)
 	parse(&r, "grow=10:1:30", 0, NULL);
 	parse(&r, "length=6", 0, NULL);
 	parse(&r, "length=6:7:8", 0, NULL);
+	parse(&r, "decode=4096", 0, NULL);
+	ck_assert_uint_eq(r.image.size, 4096);
+	parse(&r, "augment=rrc:0.25:1+flip", 0, NULL);
+	ck_assert_uint_eq(r.image.flags, ZR_IMAGE_RRC | ZR_IMAGE_FLIP);
+	ck_assert(r.image.scale_min == 0.25 && r.image.scale_max == 1);
+	ck_assert_uint_eq(r.image.size, 4096); /* each sets its own part */
+	parse(&r, "decode=1", 0, NULL);
+	ck_assert_uint_eq(r.image.flags, ZR_IMAGE_RRC | ZR_IMAGE_FLIP);
 	zrtree_run_free(&r);
 }
 END_TEST
@@ -144,6 +152,15 @@ START_TEST(test_bad_values)
 		  "or G: 4K, 64M, 2G" },
 		{ "max_batch_bytes=4k", "max_batch_bytes=N takes a byte count "
 		  "of 4096 or more, with an optional K, M or G: 4K, 64M, 2G" },
+		{ "decode=0", "decode=SIZE takes 1 to 4096" },
+		{ "decode=", "decode=SIZE takes 1 to 4096" },
+		{ "decode=4097", "decode=SIZE takes 1 to 4096" },
+		{ "augment=rotate", "augment=A takes rrc, rrc:MIN:MAX (0 < MIN "
+		  "<= MAX <= 1) and flip, joined by + (a comma ends the "
+		  "option)" },
+		{ "augment=rrc:0:1", "augment=A takes rrc, rrc:MIN:MAX (0 < "
+		  "MIN <= MAX <= 1) and flip, joined by + (a comma ends the "
+		  "option)" },
 	};
 	struct zrtree_run r, before;
 
@@ -174,6 +191,12 @@ START_TEST(test_check_across)
 	ck_assert_int_eq(zrtree_run_check(&r, msg, sizeof(msg)), -EINVAL);
 	ck_assert_str_eq(msg, "rank=3 needs world > 3");
 	parse(&r, "world=4", 0, NULL);
+	ck_assert_int_eq(zrtree_run_check(&r, msg, sizeof(msg)), 0);
+	/* flip alone has no output size to flip (the library's own rule) */
+	parse(&r, "augment=flip", 0, NULL);
+	ck_assert_int_eq(zrtree_run_check(&r, msg, sizeof(msg)), -EINVAL);
+	ck_assert_str_eq(msg, "augment=flip needs decode=SIZE or rrc");
+	parse(&r, "decode=64", 0, NULL);
 	ck_assert_int_eq(zrtree_run_check(&r, msg, sizeof(msg)), 0);
 	zrtree_run_free(&r);
 }
@@ -246,7 +269,8 @@ START_TEST(test_help_rows)
 	static const char *const args[] = {
 		"sampler=MODE", "batch_size=B", "rank=R", "world=W", "start=P[@G]",
 		"granule=G", "skip=A:B", "grow=P[:K]:N", "length=N[:N...]",
-		"max_batch_bytes=N[K|M|G]",
+		"max_batch_bytes=N[K|M|G]", "decode=SIZE",
+		"augment=rrc[:MIN:MAX][+flip]",
 	};
 	char *all = printed(zrtree_run_help_all), *at = all, *one;
 

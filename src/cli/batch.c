@@ -188,12 +188,12 @@ static int parse_args(int argc, char **argv, batch_args *a)
 	return -1;
 }
 
-/* The file's form: --indices (and --decode, which decodes the indices'
- * records), --form (ragged stores only) or the store's default. */
+/* The file's form: --indices, the decoded images, --form (ragged stores
+ * only) or the store's default. */
 static int form_of(const batch_args *a, zr_store *s)
 {
 	if (a->indices || a->images)
-		return ZRFILE_INDICES;
+		return a->images ? ZRFILE_IMAGES : ZRFILE_INDICES;
 	if (a->form < 0)
 		return zr_cli_several_form(s);
 	if (!zr_store_schema(s)->ragged)
@@ -201,35 +201,27 @@ static int form_of(const batch_args *a, zr_store *s)
 	return a->form;
 }
 
-/* The batch's records decoded: its indices as the planner draws them,
- * its augment positions start + (step * world + rank) * batch_size + k
- * (zrecord.h).  Frees b. */
+/* The batch's records decoded (spec's form ZRFILE_IMAGES, form_image.c):
+ * the planner's file a mount serves as batch/SEED-STEP.npy under -o
+ * decode=, augment=, written piece by piece.  Frees b. */
 static int decoded(const batch_args *a, zr_store *s,
 		   const struct zrfile_batch_spec *spec, struct zrfile_batch *b)
 {
-	uint64_t world = a->cfg.world ? a->cfg.world : 1;
+	struct zrfile_batch_spec sp = *spec;
 	zr_image_opts io;
-	char msg[320];
 	int rc = zr_cli_image_check(s, a->store, "batch");
-	int err = rc == ZR_CLI_OK ? zr_cli_batch_plan(spec, b, msg,
-						      sizeof(msg))
-				  : 0;
 
-	if (rc == ZR_CLI_OK && err)
-		rc = msg[0] ? zr_cli_error(a->store, "batch", err, msg)
-			    : zr_cli_lib_error(a->store, "batch", err);
 	if (rc == ZR_CLI_OK)
 		rc = zr_cli_image_opts(&zr_cli_batch, a->decode, a->augment,
 				       &io);
-	if (rc < 0) {
-		io.seed = a->cfg.seed;
-		io.position = a->start + (a->step * world + a->cfg.rank) *
-					 a->cfg.batch_size;
-		rc = zr_cli_write_images(s, b->idx, b->count, &io, 0, a->out,
-					 a->store, "batch");
+	if (rc < 0)
+		rc = zr_cli_image_sized(&io, a->store, "batch");
+	if (rc != ZR_CLI_OK) {
+		zrfile_batch_free(b);
+		return rc;
 	}
-	zrfile_batch_free(b);
-	return rc;
+	sp.images = &io;
+	return zr_cli_batch_write(a, &sp, b);
 }
 
 /* The store's batch, planned as a mount plans its batch files

@@ -170,6 +170,10 @@ int zr_cli_image_opts(const zr_cli_cmd *cmd, const char *decode,
 		      const char *augment, zr_image_opts *o);
 /* ZR_CLI_OK for an encoded-image store, else says so (ZR_CLI_FAIL). */
 int zr_cli_image_check(zr_store *s, const char *store, const char *cmd);
+/* ZR_CLI_OK when o gives every image one output size (several records
+ * make one array), else says so (ZR_CLI_FAIL). */
+int zr_cli_image_sized(const zr_image_opts *o, const char *store,
+		       const char *cmd);
 /* Writes records idx[0..n) decoded under o as one .npy of uint8: (H, W,
  * 3) when single, else (n, S, S, 3).  Reports errors itself. */
 int zr_cli_write_images(zr_store *s, const uint64_t *idx, size_t n,

@@ -1,8 +1,9 @@
 /*
- * images.c - `zrecord get` and `zrecord batch` of an encoded-image store
- * with --decode or --augment: the records decoded by the library's gather
+ * images.c - `zrecord get` of an encoded-image store with --decode or
+ * --augment: the records decoded by the library's gather
  * (zr_view_gather_images) into one .npy of uint8 RGB, (H, W, 3) for one
- * record, (count, S, S, 3) for several or a batch.
+ * record, (count, S, S, 3) for several; the checks `zrecord batch`
+ * shares (its decoded batch is the planner's, as a mount's is).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +29,16 @@ int zr_cli_image_check(zr_store *s, const char *store, const char *cmd)
 		"this one is not marked (zrecord(5), content.zr)\n", store,
 		cmd);
 	return ZR_CLI_FAIL;
+}
+
+int zr_cli_image_sized(const zr_image_opts *o, const char *store,
+		       const char *cmd)
+{
+	if (o->size || (o->flags & ZR_IMAGE_RRC))
+		return ZR_CLI_OK;
+	return zr_cli_error(store, cmd, -EINVAL, "whole images (--decode "
+			    "without a SIZE) come one record at a time; give "
+			    "--decode=SIZE for several");
 }
 
 /* The array's shape: one record's own (H, W, 3) when single, else
@@ -96,10 +107,8 @@ int zr_cli_write_images(zr_store *s, const uint64_t *idx, size_t n,
 	zr_view *v;
 	int err;
 
-	if (!single && !o->size && !(o->flags & ZR_IMAGE_RRC))
-		return zr_cli_error(store, cmd, -EINVAL, "whole images "
-				    "(--decode without a SIZE) come one record "
-				    "at a time; give --decode=SIZE for several");
+	if (!single && zr_cli_image_sized(o, store, cmd) != ZR_CLI_OK)
+		return ZR_CLI_FAIL;
 	err = zr_view_begin(s, ZR_VIEW_WAIT, &v);
 	if (err)
 		return zr_cli_lib_error(store, cmd, err);

@@ -154,12 +154,49 @@ static int plan_flat(struct zrfile_batch *b,
 			       b->count);
 }
 
+/* The position of the batch's record 0 in the run's stream, start + (step
+ * * world + rank) * batch_size (zrecord.h, "Encoded images"): record k
+ * of a decoded batch draws its crop from (seed, this + k), in `zrecord
+ * batch --augment` and a mount's batch files alike, since both plan here
+ * (loaderx's DataLoader computes the same). */
+static uint64_t batch_position(const struct zrfile_batch_spec *s)
+{
+	uint64_t world = s->cfg.world ? s->cfg.world : 1;
+
+	return s->start + (s->step * world + s->cfg.rank) * s->cfg.batch_size;
+}
+
+/* A decoded batch: the spec's transform at the batch's seed and
+ * position; without an output size its images are of their own sizes,
+ * which no array holds. */
+static int plan_images(struct zrfile_batch *b,
+		       const struct zrfile_batch_spec *s, char *msg,
+		       size_t cap)
+{
+	zr_image_opts o;
+
+	if (!s->images || (!s->images->size &&
+			   !(s->images->flags & ZR_IMAGE_RRC))) {
+		snprintf(msg, cap, "a decoded batch of an encoded-image store "
+			 "needs an output size: decode=SIZE or augment=rrc "
+			 "(the .npz and packed forms hold the stored bytes)");
+		return -EINVAL;
+	}
+	o = *s->images;
+	o.seed = s->cfg.seed;
+	o.position = batch_position(s);
+	return zrfile_npy_plan_images(&b->file, s->form, b->streams, b->idx,
+				      b->count, &o);
+}
+
 static int plan_file(struct zrfile_batch *b,
 		     const struct zrfile_batch_spec *s, int size_only,
 		     char *msg, size_t cap)
 {
 	int err;
 
+	if (s->form == ZRFILE_IMAGES)
+		return plan_images(b, s, msg, cap);
 	if (!zrfile_npy_flat(s->form))
 		return zrfile_npy_plan(&b->file, s->form, b->streams, b->nst,
 				       b->idx, b->count);

@@ -69,7 +69,8 @@ int zrfile_batch_fill(const struct zrfile_batch *b, char *buf);
 void zrfile_batch_free(struct zrfile_batch *b);
 
 /* A batch file in pieces, filled as reads reach them so that the gather
- * overlaps the transfer: a dense .npy's piece k holds rows [k*R, (k+1)*R)
+ * overlaps the transfer: a dense .npy's (or a decoded image batch's: an
+ * image a row) piece k holds rows [k*R, (k+1)*R)
  * (piece 0 also the header), R rows making about ZRFILE_BATCH_PIECE_BYTES;
  * any other form (an .npz's CRCs need every byte) is one piece. */
 #define ZRFILE_BATCH_PIECE_BYTES (1u << 20)

@@ -28,6 +28,10 @@ struct zrfile_batch_spec {
 	 * of their views' delete epochs; cache NULL: nothing kept. */
 	const void *cache;
 	uint64_t epoch;
+	/* An encoded-image store's decoded batch (ZRFILE_IMAGES): the
+	 * transform (its seed and position are the batch's,
+	 * the planner's); NULL or no output size: refused. */
+	const zr_image_opts *images;
 };
 
 /* A batch file's plan: made by zrfile_batch_plan, then filled through the

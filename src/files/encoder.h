@@ -74,6 +74,18 @@ enum zrfile_form {
 	ZRFILE_PADDED_DATA,	/* PADDED's data.npy    */
 	ZRFILE_LENGTHS,	/* PADDED's lengths.npy */
 	ZRFILE_PNG,	/* the one record idx[0], a uint8 image, as a PNG */
+	/* An encoded-image store's (zr_store_images; form_image.c), read
+	 * through a view: record idx[0] decoded whole, as (H, W, 3) uint8
+	 * .npy and as PNG; its stored bytes, if they are of the form's
+	 * format (else ZR_E_DTYPE); and records idx[0..count) decoded under
+	 * f->img as one (B, S, S, 3) uint8 .npy (-EINVAL unless f->img has
+	 * an output size: a size or RRC). */
+	ZRFILE_IMAGE,
+	ZRFILE_IMAGE_PNG,
+	ZRFILE_STORED_JPEG,
+	ZRFILE_STORED_PNG,
+	ZRFILE_STORED_WEBP,
+	ZRFILE_IMAGES,
 	ZRFILE_NFORMS
 };
 
@@ -105,6 +117,11 @@ typedef struct zrfile_npy {
 	uint64_t longest;		/* PADDED: max_len                  */
 	uint64_t elems;			/* elements of data.npy             */
 	zrfile_png png;			/* PNG: the image's shape           */
+	/* IMAGES: the transform, seed and position of record 0 (set by
+	 * zrfile_npy_plan_images); the other image forms: zero, the
+	 * whole image */
+	zr_image_opts img;
+	uint32_t img_h, img_w;		/* IMAGE, IMAGES: each record's */
 } zrfile_npy;
 
 /* Whether the size of such a file depends on which records it holds
@@ -146,12 +163,19 @@ int zrfile_npy_plan_gathered(zrfile_npy *f, int form,
 			     uint64_t count, const char *recs,
 			     const uint64_t *off);
 
+/* ZRFILE_IMAGES under the transform o (its seed and the position of
+ * record 0 included). */
+int zrfile_npy_plan_images(zrfile_npy *f, int form,
+			   const zrfile_source *st, const uint64_t *idx,
+			   uint64_t count, const zr_image_opts *o);
+
 /* Writes the whole file into buf (f->total + f->slack bytes).  -ESTALE if
  * a record's stored length is no longer the planned one. */
 int zrfile_npy_fill(const zrfile_npy *f, void *buf);
 
-/* A dense STACK file in pieces, so that a reader's first bytes need not
- * wait for the whole gather: zrfile_npy_rows_at gives where row 0 starts
+/* A dense STACK file (or a decoded IMAGES batch, each record a row) in
+ * pieces, so that a reader's first bytes need not wait for the whole
+ * gather: zrfile_npy_rows_at gives where row 0 starts
  * (the header's length; 0 for any other form, which fills only whole)
  * and each row's bytes (*row); zrfile_npy_fill_rows writes rows
  * [first, first + n) into buf (the whole file's buffer, f->total bytes),

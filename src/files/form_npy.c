@@ -2,7 +2,7 @@
  * form_npy.c - the .npy forms of records (see encoder.h): one record's
  * file (ZRFILE_RECORD: records/I.npy) and a dense batch's (B,
  * *item_shape) stack (ZRFILE_STACK), which fills whole or in pieces of
- * rows.
+ * rows, as a decoded image batch does (ZRFILE_IMAGES, form_image.c).
  */
 #include <errno.h>
 
@@ -54,9 +54,12 @@ int zrfile_fill_npy(const zrfile_npy *f, char *buf)
 
 uint64_t zrfile_npy_rows_at(const zrfile_npy *f, uint64_t *row)
 {
-	if (f->form != ZRFILE_STACK)
+	if (f->form == ZRFILE_IMAGES)
+		*row = zrfile_image_row(f);
+	else if (f->form == ZRFILE_STACK)
+		*row = zr_store_row_bytes(f->st->zs);
+	else
 		return 0;
-	*row = zr_store_row_bytes(f->st->zs);
 	return f->total - f->count * *row;
 }
 
@@ -67,6 +70,8 @@ int zrfile_npy_fill_head(const zrfile_npy *f, void *dst)
 
 	if (!h || !dst)
 		return -EINVAL;
+	if (f->form == ZRFILE_IMAGES)
+		return zrfile_image_head(f, dst, h);
 	return zrfile_npy_dense_header(f, f->st, dst, h, &hw);
 }
 
@@ -78,6 +83,8 @@ int zrfile_npy_fill_piece(const zrfile_npy *f, void *dst, uint64_t first,
 	if (!zrfile_npy_rows_at(f, &row) || !f->idx || !dst ||
 	    first > f->count || n > f->count - first)
 		return -EINVAL;
+	if (f->form == ZRFILE_IMAGES)
+		return zrfile_image_piece(f, dst, first, n);
 	return zrfile_source_gather(f->st, f->idx + first, n, dst, n * row,
 				    NULL);
 }

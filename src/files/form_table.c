@@ -20,6 +20,13 @@
 #define PADDED_WHY "padded: they must have one ndim, at least 1, and " \
 		   "equal shapes beyond axis 0"
 
+/* An encoded-image store's record files (form_image.c): decoded, or
+ * its stored bytes under the suffix of their format. */
+#define IMAGE_ROW(sfx, plan_, fill_)					\
+	{ .suffix = sfx, .on = ZRFILE_ON_IMAGE, .how = ZRFILE_HOW_RECORDS, \
+	  .plan = plan_, .fill = fill_ }
+#define STORED(sfx) IMAGE_ROW(sfx, zrfile_plan_stored, zrfile_fill_stored)
+
 static const struct zrfile_form_row rows[ZRFILE_NFORMS] = {
 	[ZRFILE_RECORD] = {
 		.suffix = ".npy", .on = ZRFILE_ON_RECORD,
@@ -52,6 +59,16 @@ static const struct zrfile_form_row rows[ZRFILE_NFORMS] = {
 	[ZRFILE_PADDED_DATA] = FLAT(".padded.npy", "padded.npy",
 				    ZRFILE_HOW_DATA, PADDED_WHY),
 	[ZRFILE_LENGTHS] = FLAT(".lengths.npy", "lengths.npy", 0, PADDED_WHY),
+	[ZRFILE_IMAGE] = IMAGE_ROW(".npy", zrfile_plan_image,
+				   zrfile_fill_image),
+	[ZRFILE_IMAGE_PNG] = IMAGE_ROW(".png", zrfile_plan_image_png,
+				       zrfile_fill_image_png),
+	[ZRFILE_STORED_JPEG] = STORED(".jpg"),
+	[ZRFILE_STORED_PNG] = STORED(".orig.png"),
+	[ZRFILE_STORED_WEBP] = STORED(".webp"),
+	[ZRFILE_IMAGES] = {
+		.suffix = ".npy", .on = ZRFILE_ON_IMAGES,
+		.plan = zrfile_plan_images, .fill = zrfile_fill_image },
 };
 
 const struct zrfile_form_row *zrfile_form(int form)

@@ -23,6 +23,11 @@ enum zrfile_on {
 	ZRFILE_ON_MIXED = 16,	/* a mixture's batch of sources that differ
 				 * in fields: no file of records          */
 	ZRFILE_ON_MIXTURE = 32,	/* the form serves mixtures' batches too  */
+	ZRFILE_ON_IMAGE = 64,	/* records/I.SUFFIX of an encoded-image
+				 * store (zr_store_images), instead of
+				 * ZRFILE_ON_RECORD                       */
+	ZRFILE_ON_IMAGES = 128,	/* a batch of one such store's records
+				 * decoded (besides its ragged forms)     */
 	ZRFILE_ON_BATCH = ZRFILE_ON_DENSE | ZRFILE_ON_RAGGED |
 			  ZRFILE_ON_FIELDS,
 };

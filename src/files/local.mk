@@ -12,6 +12,7 @@ src_files_libzrfiles_la_SOURCES = \
 	src/files/npy_parts.c src/files/npy_parts.h \
 	src/files/form_npy.c src/files/form_npz.c src/files/form_indices.c \
 	src/files/form_ragged.c src/files/form_png.c src/files/form_png.h \
+	src/files/form_image.c \
 	src/files/npy_mix.c src/files/npy_mix.h \
 	src/files/npz.c src/files/npz.h \
 	src/files/png.c src/files/png.h \

@@ -57,5 +57,18 @@ int zrfile_plan_flat(zrfile_npy *f);	/* form_ragged.c  */
 int zrfile_fill_flat(const zrfile_npy *f, char *buf);
 int zrfile_plan_png(zrfile_npy *f);	/* form_png.c     */
 int zrfile_fill_png(const zrfile_npy *f, char *buf);
+int zrfile_plan_image(zrfile_npy *f);	/* form_image.c   */
+int zrfile_fill_image(const zrfile_npy *f, char *buf);
+int zrfile_plan_image_png(zrfile_npy *f);
+int zrfile_fill_image_png(const zrfile_npy *f, char *buf);
+int zrfile_plan_stored(zrfile_npy *f);
+int zrfile_fill_stored(const zrfile_npy *f, char *buf);
+int zrfile_plan_images(zrfile_npy *f);
+/* IMAGES in pieces (zrfile_npy_rows_at and its kin): a record's bytes,
+ * the header at dst (h bytes), records [first, first + n) at dst. */
+uint64_t zrfile_image_row(const zrfile_npy *f);
+int zrfile_image_head(const zrfile_npy *f, char *dst, uint64_t h);
+int zrfile_image_piece(const zrfile_npy *f, char *dst, uint64_t first,
+		       uint64_t n);
 
 #endif

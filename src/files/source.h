@@ -9,6 +9,7 @@
 #ifndef ZRFILE_SOURCE_H
 #define ZRFILE_SOURCE_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -94,6 +95,30 @@ static inline int zrfile_source_shape(const zrfile_source *s,
 	if (s->view)
 		return zr_view_ragged_shape(s->view, idx, ndim, shape);
 	return zr_ragged_shape(s->zs, idx, ndim, shape);
+}
+
+/* An encoded-image store's records decoded (zrecord.h, "Encoded
+ * images"): only through a store's view (-EINVAL for a mixture's field
+ * or a stream without one). */
+static inline int zrfile_source_image_shape(const zrfile_source *s,
+					    uint64_t idx,
+					    const zr_image_opts *o,
+					    uint32_t *h, uint32_t *w)
+{
+	if (s->mix || !s->view)
+		return -EINVAL;
+	return zr_view_image_shape(s->view, idx, o, h, w);
+}
+
+static inline int zrfile_source_gather_images(const zrfile_source *s,
+					      const uint64_t *idx, size_t n,
+					      const zr_image_opts *o,
+					      void *dst, size_t cap,
+					      const uint64_t *off)
+{
+	if (s->mix || !s->view)
+		return -EINVAL;
+	return zr_view_gather_images(s->view, idx, n, o, dst, cap, off);
 }
 
 #endif

@@ -36,6 +36,7 @@ EXTRA_DIST += tests/fs/conftest.py tests/fs/test_mount.py \
 	tests/fs/test_messages.py \
 	tests/fs/test_copies.py tests/fs/test_refusals.py \
 	tests/fs/test_shell.py tests/fs/test_encoder.py tests/fs/test_png.py \
+	tests/fs/test_images.py \
 	tests/fs/test_ragged_forms.py \
 	tests/fs/test_batch_cache.py tests/fs/test_follow.py \
 	tests/fs/test_batch_pieces.py tests/fs/test_mixture.py \

@@ -69,6 +69,8 @@ static const struct opt table[] = {
 	{ .name = "grow=", .kind = RUN },
 	{ .name = "length=", .kind = RUN },
 	{ .name = "max_batch_bytes=", .kind = RUN },
+	{ .name = "decode=", .kind = RUN },
+	{ .name = "augment=", .kind = RUN },
 	{ .name = "prefetch=", .kind = NUM, .lo = 0, .hi = 16,
 	  FIELD(prefetch), .arg = "prefetch=D",
 	  .help = "after two consecutive steps of a batch sequence,\n"

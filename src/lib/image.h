@@ -18,7 +18,11 @@
 #define ZR__IMAGE_MAX_PIXELS (1u << 28)
 #define ZR__IMAGE_MSG 200
 
-enum { ZR__IMG_JPEG = 1, ZR__IMG_PNG, ZR__IMG_WEBP };
+enum {
+	ZR__IMG_JPEG = ZR_IMAGE_FORMAT_JPEG,
+	ZR__IMG_PNG = ZR_IMAGE_FORMAT_PNG,
+	ZR__IMG_WEBP = ZR_IMAGE_FORMAT_WEBP
+};
 
 /* The format of buf's bytes, 0 if none of the three. */
 int zr__image_format(const void *buf, size_t len);

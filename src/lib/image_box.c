@@ -184,8 +184,9 @@ static int parse_augment(const char *s, zr_image_opts *o)
 	if (strlen(s) >= sizeof(buf))
 		return zr__fail(-EINVAL, "augment=: too long");
 	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *it = strtok_r(buf, ",", &save); it;
-	     it = strtok_r(NULL, ",", &save))
+	/* '+' too: in a mount's -o list a comma ends the option */
+	for (char *it = strtok_r(buf, ",+", &save); it;
+	     it = strtok_r(NULL, ",+", &save))
 		if (parse_item(it, o))
 			return zr__fail(-EINVAL, "augment=%s: \"%s\" is not "
 					"rrc, rrc:SMIN:SMAX (0 < SMIN <= SMAX "

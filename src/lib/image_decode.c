@@ -3,8 +3,9 @@
  * its format from its bytes, its size from its header, the box
  * (image_box.c), then the decoder: a JPEG decodes the box itself at the
  * DCT scale that fits (image_jpeg.c), a PNG or WebP decodes whole and the
- * box is resampled from that.  The public zr_image_shape and
- * zr_image_decode, and zr__image_decode for the gather's lanes.
+ * box is resampled from that.  The public zr_image_format,
+ * zr_image_shape and zr_image_decode, and zr__image_decode for the
+ * gather's lanes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -141,6 +142,11 @@ static int check_opts(const zr_image_opts *o)
 int zr__image_opts_check(const zr_image_opts *o)
 {
 	return check_opts(o);
+}
+
+int zr_image_format(const void *buf, size_t len)
+{
+	return buf ? zr__image_format(buf, len) : 0;
 }
 
 int zr_image_shape(const void *buf, size_t len, const zr_image_opts *o,

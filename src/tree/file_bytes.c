@@ -16,6 +16,7 @@
 
 #include "batch_stream.h"
 #include "file_bytes.h"
+#include "form_table.h"
 #include "mixture.h"
 #include "errors_log.h"
 
@@ -112,6 +113,13 @@ int zrtree_rec_fill(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 	return err;
 }
 
+void zrtree_rec_log(const struct zrtree_node *n, const char *msg)
+{
+	zrtree_elog_add(n->st->log, n->st->path, "records/%llu.%s: %s",
+			(unsigned long long)n->idx,
+			zrfile_form(n->form)->suffix + 1, msg);
+}
+
 /* -- batches ------------------------------------------------------------ */
 
 /* Node n's batch as the planner's spec (batch_file.h): the tree's
@@ -131,7 +139,7 @@ static void node_spec(const struct zrtree_run *o, const struct zrtree_node *n,
 		.mix = n->mix ? &n->mix->file : NULL, .lens = n->lens,
 		.cache = n->mix ? (const void *)n->mix :
 			 n->ds ? (const void *)n->ds : (const void *)n->st,
-		.epoch = epoch,
+		.epoch = epoch, .images = &o->image,
 	};
 }
 

@@ -28,7 +28,10 @@ int zrtree_st_probe(struct zrtree_store *st);
 
 /* Size of record idx's file in form ZRFILE_RECORD (records/I.npy) or
  * ZRFILE_PNG (records/I.png: ZR_E_DTYPE or ZR_E_SHAPE unless the record is
- * a uint8 image), as view v of st shows it; -ENOENT past its length.
+ * a uint8 image), or an encoded-image store's (ZRFILE_IMAGE, _IMAGE_PNG:
+ * ZR_E_IMAGE if its header does not decode; ZRFILE_STORED_*: ZR_E_DTYPE
+ * for a file of another format), as view v of st shows it; -ENOENT past
+ * its length.
  * Every function here gives ZR_E_BUSY where its view met a running
  * delete or compact (store_park.h). */
 int zrtree_rec_size(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
@@ -45,6 +48,10 @@ int zrtree_rec_same(const struct zrtree_node *n, uint64_t epoch);
 int zrtree_rec_fill(struct zrtree_store *st, zr_view *v, uint64_t idx, int form,
 		 char *buf, uint64_t size);
 
+/* A failure of record node n's file into its store's errors file:
+ * "records/I.SUFFIX: msg" (a record that does not decode: the library's
+ * message names the store, the index and the decoder's words). */
+void zrtree_rec_log(const struct zrtree_node *n, const char *msg);
 
 /* Plans batch node n's file (zrfile_batch_plan; size_only: only what its
  * size needs), sampling from the first length records (0: all the views

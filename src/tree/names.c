@@ -1,6 +1,7 @@
 /*
  * names.c - the grammar of the names under a store's, a dataset's and a
- * mixture's folders (tree.h, zrtree_lookup): records/I.npy and I.png,
+ * mixture's folders (tree.h, zrtree_lookup): records/I.npy and I.png
+ * (an encoded-image store's also I.jpg, I.orig.png, I.webp),
  * batch/[MODE/B/]SEED-STEP with the suffix of each form the folder
  * serves, and the fixed files.
  */
@@ -27,20 +28,27 @@ static int form_named(const char *name, size_t len, unsigned on,
 	return zrfile_form_by_suffix(dot, len - *stem, on, mixture);
 }
 
+/* An encoded-image store's records have files of their own (form_table.h,
+ * ZRFILE_ON_IMAGE): decoded, and their stored bytes. */
 static int lookup_record(const struct zrtree_node *dir, const char *name,
 			 struct zrtree_node *t)
 {
+	unsigned on = zr_store_images(dir->st->zs) ? ZRFILE_ON_IMAGE
+						   : ZRFILE_ON_RECORD;
 	size_t stem;
 	int err;
 
 	*t = (struct zrtree_node){ .kind = ZRTREE_K_RECORD, .st = dir->st };
-	t->form = form_named(name, strlen(name), ZRFILE_ON_RECORD, 0, &stem);
+	t->form = form_named(name, strlen(name), on, 0, &stem);
 	if (t->form < 0 || zrtree_parse_u64(name, stem, &t->idx) ||
 	    t->idx >= zr_store_length(dir->st->zs))
 		return -ENOENT;
 	err = zrtree_rec_version(dir->st, t->idx, t->form, &t->size,
 				 &t->ver[0]);
-	/* only the records that are images have a .png */
+	if (err == ZR_E_IMAGE) /* its header does not decode: say why */
+		zrtree_rec_log(t, zr_errmsg());
+	/* only the records that are images have a .png, and a stored
+	 * image only the suffix of its format */
 	return err == ZR_E_DTYPE || err == ZR_E_SHAPE ? -ENOENT : err;
 }
 
@@ -58,6 +66,8 @@ static int parse_batch_name(const struct zrtree_node *dir, const char *name,
 
 	if (dir->mix)
 		on = zrtree_mix_on(dir->mix);
+	else if (dir->st && zr_store_images(dir->st->zs))
+		on |= ZRFILE_ON_IMAGES; /* .npy: decoded (-o decode=) */
 	t->form = form_named(name, len, on, dir->mix != NULL, &stem);
 	if (t->form < 0)
 		return -ENOENT;

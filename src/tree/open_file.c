@@ -61,9 +61,7 @@ static void log_failure(const struct zrtree_file *f, int err)
 	if (err == ZR_E_BUSY)
 		return; /* tried again after the writer */
 	if (is_record(f)) {
-		zrtree_elog_add(n->st->log, n->st->path, "records/%llu.%s: %s",
-				(unsigned long long)n->idx,
-				zrfile_form(n->form)->suffix + 1, msg);
+		zrtree_rec_log(n, msg);
 		return;
 	}
 	log = zrtree_batch_elog(n, &name);

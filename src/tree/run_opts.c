@@ -19,6 +19,7 @@ enum kind {
 	SAMPLER,	/* sequential, iid or cyclic                      */
 	START,		/* P or P@G: start and at_granule                 */
 	SCHED,		/* skip= or grow= (lo: which), length=: sched     */
+	IMAGE,		/* decode= (lo 0), augment= (lo 1): image         */
 };
 
 #define FIELD(f) .field = offsetof(struct zrtree_run, f), \
@@ -78,6 +79,18 @@ static const struct opt table[] = {
 	  "(default: 1G or 1/8 of RAM, whichever is smaller)",
 	  .takes = "max_batch_bytes=N takes a byte count of 4096 or more, "
 	  "with an optional K, M or G: 4K, 64M, 2G" },
+	{ .name = "decode=", .kind = IMAGE, .lo = 0, .arg = "decode=SIZE",
+	  .help = "an encoded-image store's batch .npy: its images\n"
+	  "decoded, shorter side to SIZE, centre crop:\n(B, SIZE, SIZE, 3) "
+	  "uint8",
+	  .takes = "decode=SIZE takes 1 to 4096" },
+	{ .name = "augment=", .kind = IMAGE, .lo = 1,
+	  .arg = "augment=rrc[:MIN:MAX][+flip]",
+	  .help = "the training transform instead: RandomResizedCrop\n"
+	  "(to 224 unless decode=SIZE), flip; crops drawn\nfrom (seed, "
+	  "position) as zrecord batch --augment",
+	  .takes = "augment=A takes rrc, rrc:MIN:MAX (0 < MIN <= MAX <= 1) "
+	  "and flip, joined by + (a comma ends the option)" },
 };
 #define NOPTS (sizeof(table) / sizeof(*table))
 
@@ -154,6 +167,28 @@ static int sched_option(struct zrtree_run *r, int which, const char *val)
 					 sizeof(msg));
 }
 
+/* decode=SIZE (which 0) or augment=A into r->image, by the parser the
+ * command and loaderx use; the other option's part stays.  A mount's
+ * batch needs a size: decode= takes no empty value.  augment= is parsed
+ * as if a size were given (the options come in any order); whether
+ * flip alone has one is zrtree_run_check's. */
+static int image_option(struct zrtree_run *r, int which, const char *val)
+{
+	zr_image_opts o;
+
+	if (zr_image_opts_parse(which ? "1" : val, which ? val : NULL, &o) ||
+	    (!which && !o.size))
+		return -EINVAL;
+	if (!which) {
+		r->image.size = o.size;
+		return 0;
+	}
+	r->image.flags = o.flags;
+	r->image.scale_min = o.scale_min;
+	r->image.scale_max = o.scale_max;
+	return 0;
+}
+
 /* The value of option t into r; nonzero when it is bad.  Fields are
  * uint64_t or uint32_t. */
 static int take(struct zrtree_run *r, const struct opt *t, const char *val)
@@ -169,6 +204,8 @@ static int take(struct zrtree_run *r, const struct opt *t, const char *val)
 		return zrcommon_schedule_start(val, &r->start, &r->at_granule);
 	case SCHED:
 		return sched_option(r, (int)t->lo, val);
+	case IMAGE:
+		return image_option(r, (int)t->lo, val);
 	case NUM:
 		if (zrtree_run_u64(val, t->lo, t->hi, &v))
 			return -EINVAL;
@@ -218,6 +255,11 @@ int zrtree_run_check(struct zrtree_run *r, char *msg, size_t cap)
 	}
 	if (r->at_granule)
 		r->granule = r->at_granule;
+	if (r->image.flags && !r->image.size &&
+	    !(r->image.flags & ZR_IMAGE_RRC)) {
+		snprintf(msg, cap, "augment=flip needs decode=SIZE or rrc");
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /*
  * run_opts.h - the options that say what batch files draw and how large
  * they may be (struct zrtree_run, tree.h): sampler=, batch_size=, rank=,
- * world=, start=, granule=, skip=, grow=, length=, max_batch_bytes=.  One
+ * world=, start=, granule=, skip=, grow=, length=, max_batch_bytes=,
+ * decode=, augment=.  One
  * table parses them and prints their --help rows, for the mount's -o
  * (src/fs/opts.c) and `zrecord cat -o`, so that both read a batch name
  * the same way and refuse a bad value in the same words.

@@ -41,6 +41,10 @@ struct zrtree_run {
 	uint64_t at_granule;	/* start=P@G's G, 0 without               */
 	zrcommon_schedule sched; /* length=, skip=, grow= (schedule.h)    */
 	uint64_t max_batch;	/* max_batch_bytes: one batch file        */
+	/* decode=, augment=: an encoded-image store's batch/SEED-STEP.npy
+	 * decoded (size, flags, scale; seed and position are each
+	 * batch's) */
+	zr_image_opts image;
 };
 
 /* What a namespace node is; decides every operation on it. */
