@@ -45,6 +45,9 @@ struct zrtree_file {
 	pthread_t runner;
 	zr_view *const *run_views; /* the views, as the runner started  */
 	atomic_int stop;	/* close: the runner ends after its piece */
+	/* its failure is in errors already: the kernel asks again for a
+	 * range whose read failed, and that is one failure, not two */
+	atomic_int logged;
 };
 
 static int is_record(const struct zrtree_file *f)
@@ -52,7 +55,7 @@ static int is_record(const struct zrtree_file *f)
 	return f->node->kind == ZRTREE_K_RECORD;
 }
 
-static void log_failure(const struct zrtree_file *f, int err)
+static void log_failure(struct zrtree_file *f, int err)
 {
 	const struct zrtree_node *n = f->node;
 	const char *name, *msg = *zr_errmsg() ? zr_errmsg() : zr_strerror(err);
@@ -60,6 +63,8 @@ static void log_failure(const struct zrtree_file *f, int err)
 
 	if (err == ZR_E_BUSY)
 		return; /* tried again after the writer */
+	if (atomic_exchange(&f->logged, 1))
+		return;
 	if (is_record(f)) {
 		zrtree_rec_log(n, msg);
 		return;
@@ -280,6 +285,7 @@ int zrtree_file_open(struct zrtree *t, const struct zrtree_node *n,
 	pthread_mutex_init(&f->mu, NULL);
 	atomic_init(&f->state, FILL_NONE);
 	atomic_init(&f->stop, 0);
+	atomic_init(&f->logged, 0);
 	/* A record's open fails only by what its name shows now; a batch's
 	 * may gather (the failures of zrtree_file_fill) or fail to begin. */
 	err = views_begin(f);
