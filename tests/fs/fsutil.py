@@ -25,12 +25,13 @@ SHIM = os.path.join(TOP_BUILD, "tests", "shim", ".libs", "libiotrace.so")
 os.environ.setdefault("ZRECORDFS_NO_UTAB", "1")
 
 
-def slow_flush_env(delay_ms):
+def slow_flush_env(delay_ms, what="FLUSH"):
     """Environment under which a program sleeps delay_ms in every fsync
-    and fdatasync (the libiotrace shim): a slow disk."""
+    and fdatasync (what="READ": in every pread), the libiotrace shim: a
+    slow disk."""
     assert os.path.exists(SHIM), SHIM + " is not built (make check)"
     return {
-        "ZR_IOTRACE_FLUSH_DELAY_MS": str(delay_ms),
+        "ZR_IOTRACE_%s_DELAY_MS" % what: str(delay_ms),
         "LD_PRELOAD": " ".join(
             p for p in (os.environ.get("LD_PRELOAD", ""), SHIM) if p),
         "ASAN_OPTIONS": ":".join(

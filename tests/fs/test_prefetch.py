@@ -18,7 +18,8 @@ import time
 import numpy as np
 import pytest
 
-from fsutil import ZRECORDFS, expected_after_delete, make_store, zrecord
+from fsutil import (ZRECORDFS, expected_after_delete, make_store,
+                    slow_flush_env, zrecord)
 from test_stalls import write
 
 COMPUTE = 0.15      # the simulated trainer's step: time to gather ahead
@@ -149,25 +150,37 @@ def test_delete_and_compact_between_steps_leave_no_stale_byte(src, mount):
     assert stop_served(m)[1] >= 1, m.stderr
 
 
+# ms in every pread of the daemon under test_back_to_back_opens_...
+READ_DELAY_MS = 4
+
+
 def taken_over(m):
     """Steps an open took over part-way, from the unmount line."""
     got = re.search(r"(\d+) taken over part-way", m.stderr)
     return int(got.group(1)) if got else 0
 
 
-def test_back_to_back_opens_take_over_the_gather_under_way(src, mount):
+def test_back_to_back_opens_take_over_the_gather_under_way(src, mount,
+                                                          monkeypatch):
     """Steps read with little or no compute between: the open of step t+1
     finds the prefetch thread gathering it and goes on with that gather
     (its pieces already in, the rest through the open's own views) rather
     than start again.  Every byte is the batch's.  The pauses before each
-    open run from none to longer than a gather, so that some open meets a
-    gather part-way on a quiet or a loaded machine, under TSan too."""
+    open run from none to longer than a gather, and the daemon's disk is
+    slow (READ_DELAY_MS in every pread of a 300 KiB record: about 100 ms a
+    gather), so that some open meets a gather part-way whatever the load:
+    without the delay a quiet machine gathers a step faster than the test
+    opens the next, and a loaded one may never start the prefetch in
+    between."""
     row = (300, 256)        # 300 KiB rows, 3 per piece
     rng = np.random.default_rng(7)
     vals = rng.integers(0, 1 << 30, size=(96,) + row, dtype="<i4")
     make_store(os.path.join(src, "s"), "<i4", shape=row, codec="zstd",
                rows=vals)
-    m = mount(src, "batch_size=48", "prefetch=2")
+    with monkeypatch.context() as mp:
+        for name, value in slow_flush_env(READ_DELAY_MS, "READ").items():
+            mp.setenv(name, value)
+        m = mount(src, "batch_size=48", "prefetch=2")
     for seed, pause in enumerate([0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3]):
         for t in range(5):
             time.sleep(pause)

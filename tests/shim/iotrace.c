@@ -29,6 +29,10 @@
  *
  * ZR_IOTRACE_FLUSH_DELAY_MS=N (with or without ZR_IOTRACE) delays every
  * fsync and fdatasync by N ms: a slow disk.
+ *
+ * ZR_IOTRACE_READ_DELAY_MS=N delays every pread by N ms (not logged): a
+ * slow disk under the store engine's reads of large records, so that a
+ * gather takes long enough for a test to meet it under way.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -58,6 +62,7 @@ static struct {
 	ssize_t (*write)(int, const void *, size_t);
 	ssize_t (*writev)(int, const struct iovec *, int);
 	ssize_t (*pwrite)(int, const void *, size_t, off_t);
+	ssize_t (*pread)(int, void *, size_t, off_t);
 	ssize_t (*pwritev)(int, const struct iovec *, int, off_t);
 	ssize_t (*pwritev2)(int, const struct iovec *, int, off_t, int);
 	int (*ftruncate)(int, off_t);
@@ -93,6 +98,7 @@ static void resolve(void)
 	real.write = next("write");
 	real.writev = next("writev");
 	real.pwrite = next("pwrite");
+	real.pread = next("pread");
 	real.pwritev = next("pwritev");
 	real.pwritev2 = next("pwritev2");
 	real.ftruncate = next("ftruncate");
@@ -467,6 +473,18 @@ EXPORT ssize_t pwrite64(int fd, const void *buf, size_t len, off_t off)
 	return pwrite(fd, buf, len, off);
 }
 
+EXPORT ssize_t pread(int fd, void *buf, size_t len, off_t off)
+{
+	init();
+	delay("ZR_IOTRACE_READ_DELAY_MS");
+	return real.pread(fd, buf, len, off);
+}
+
+EXPORT ssize_t pread64(int fd, void *buf, size_t len, off_t off)
+{
+	return pread(fd, buf, len, off);
+}
+
 EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
 	ssize_t rc;
@@ -521,11 +539,10 @@ EXPORT int ftruncate64(int fd, off_t len)
 	return ftruncate(fd, len);
 }
 
-/* ZR_IOTRACE_FLUSH_DELAY_MS=N makes every flush take N ms longer: a slow
- * disk, for tests of what waits on a sync or a compact. */
-static void flush_delay(void)
+/* Sleeps the milliseconds environment variable var names, if any. */
+static void delay(const char *var)
 {
-	const char *ms = getenv("ZR_IOTRACE_FLUSH_DELAY_MS");
+	const char *ms = getenv(var);
 	struct timespec t;
 	long v = ms ? atol(ms) : 0;
 
@@ -542,7 +559,8 @@ static int flush(const char *op, int (*fn)(int), int fd)
 {
 	int rc;
 
-	flush_delay();
+	/* a slow disk, for tests of what waits on a sync or a compact */
+	delay("ZR_IOTRACE_FLUSH_DELAY_MS");
 	rc = fn(fd);
 	emit_fd(op, fd, 0, 0, 0, 0, rc, errno);
 	return rc;
