@@ -457,6 +457,21 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	return rc;
 }
 
+/* Sleeps the milliseconds environment variable var names, if any. */
+static void delay(const char *var)
+{
+	const char *ms = getenv(var);
+	struct timespec t;
+	long v = ms ? atol(ms) : 0;
+
+	if (v <= 0)
+		return;
+	t.tv_sec = v / 1000;
+	t.tv_nsec = (v % 1000) * 1000000L;
+	while (nanosleep(&t, &t) && errno == EINTR)
+		;
+}
+
 EXPORT ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
 {
 	ssize_t rc;
@@ -537,21 +552,6 @@ EXPORT int ftruncate(int fd, off_t len)
 EXPORT int ftruncate64(int fd, off_t len)
 {
 	return ftruncate(fd, len);
-}
-
-/* Sleeps the milliseconds environment variable var names, if any. */
-static void delay(const char *var)
-{
-	const char *ms = getenv(var);
-	struct timespec t;
-	long v = ms ? atol(ms) : 0;
-
-	if (v <= 0)
-		return;
-	t.tv_sec = v / 1000;
-	t.tv_nsec = (v % 1000) * 1000000L;
-	while (nanosleep(&t, &t) && errno == EINTR)
-		;
 }
 
 /* fsync and fdatasync: delayed, done, logged. */
