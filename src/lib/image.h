@@ -46,6 +46,12 @@ struct zr__taps {
 	uint32_t *first, *n;
 	int32_t *k;
 	uint32_t lo, hi; /* inputs touched: [lo, hi) */
+	/* The same weights, pn (the most n) of them for every output from
+	 * pfirst, zero padded and the window moved to stay in [lo, hi), so
+	 * the horizontal pass runs a constant count; NULL if [lo, hi) is
+	 * narrower than pn. */
+	uint32_t pn, *pfirst;
+	int32_t *pk;
 };
 
 /* PIL's BILINEAR coefficients mapping [in0, in1) of an axis of insize
