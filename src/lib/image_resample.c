@@ -298,8 +298,11 @@ static void rows_block(const struct zr__taps *t, const uint8_t *const *src,
 		       uint32_t nrows, uint32_t col0, int flip, uint8_t *tr,
 		       uint8_t *otr, uint8_t *dst, size_t dst_stride)
 {
-	transpose_in(src, nrows, (size_t)(t->lo - col0) * 3,
-		     (size_t)(t->hi - t->lo) * 3, tr);
+	size_t len = (size_t)(t->hi - t->lo) * 3;
+
+	if (nrows < LANES) /* lanes past the last row zero, not undefined */
+		memset(tr, 0, len * LANES);
+	transpose_in(src, nrows, (size_t)(t->lo - col0) * 3, len, tr);
 	for (uint32_t xx = 0; xx < t->out; xx++) {
 		size_t at = (size_t)xx * t->ksize;
 		size_t ox = (size_t)(flip ? t->out - 1 - xx : xx) * 3;
@@ -325,8 +328,7 @@ int zr__resample_rows(const struct zr__taps *t, const uint8_t *const *src,
 					 dst + r * dst_stride);
 		return 0;
 	}
-	/* Lanes past the last row are zero, not undefined. */
-	tr = calloc(len + (size_t)t->out * 3 + 1, LANES);
+	tr = malloc((len + (size_t)t->out * 3 + 1) * LANES);
 	if (!tr)
 		return -ENOMEM;
 	for (uint32_t r = 0; r < nrows; r += LANES)
