@@ -31,6 +31,7 @@ int main(void)
 		suite_tree_files,
 		suite_tree_opts,
 		suite_store_vfs,
+		suite_resample,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

@@ -46,6 +46,10 @@ struct zr__taps {
 	uint32_t *first, *n;
 	int32_t *k;
 	uint32_t lo, hi; /* inputs touched: [lo, hi) */
+	/* The same weights split, k = kl + kh * 2^16, for the 16-bit
+	 * vector passes; split is 0 when they do not fit (taps_split). */
+	uint16_t *kl, *kh;
+	int split;
 };
 
 /* PIL's BILINEAR coefficients mapping [in0, in1) of an axis of insize
@@ -57,6 +61,13 @@ void zr__taps_free(struct zr__taps *t);
  * out x 3 bytes, mirrored when flip. */
 void zr__resample_row(const struct zr__taps *t, const uint8_t *src,
 		      uint32_t col0, int flip, uint8_t *dst);
+/* The horizontal pass of nrows rows at once (src[r] as src above), row
+ * r into dst + r * dst_stride; -ENOMEM.  Vectorized across rows, so best
+ * given ZR__ROWS at a time. */
+#define ZR__ROWS 16
+int zr__resample_rows(const struct zr__taps *t, const uint8_t *const *src,
+		      uint32_t nrows, uint32_t col0, int flip, uint8_t *dst,
+		      size_t dst_stride);
 /* The vertical pass: rows is the horizontal pass of input rows t->lo ..
  * t->hi - 1 (stride width * 3), into out rows of dst; -ENOMEM. */
 int zr__resample_cols(const struct zr__taps *t, const uint8_t *rows,

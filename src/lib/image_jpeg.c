@@ -2,12 +2,13 @@
  * image_jpeg.c - JPEG records through libjpeg-turbo's libjpeg API, which
  * (unlike TurboJPEG 2.1's) can decode part of an image: DCT-domain
  * scaling by n/8, only the iMCU columns a box needs (jpeg_crop_scanline)
- * and only its rows (jpeg_skip_scanlines, then stop).  Each scanline is
- * resampled horizontally as it comes, so memory is the box's rows at the
- * output width, never the image.  Defaults are PIL's (ISLOW IDCT, fancy
- * upsampling), so a whole image is PIL's decode byte for byte; CMYK and
- * YCCK become RGB as PIL's cmyk2rgb does.  Every warning (a truncated
- * scan, bad Huffman data) is an error: that is a corrupt file.
+ * and only its rows (jpeg_skip_scanlines, then stop).  Scanlines are
+ * resampled horizontally as they come, ZR__ROWS at a time, so memory is
+ * the box's rows at the output width, never the image.  Defaults are
+ * PIL's (ISLOW IDCT, fancy upsampling), so a whole image is PIL's decode
+ * byte for byte; CMYK and YCCK become RGB as PIL's cmyk2rgb does.  Every
+ * warning (a truncated scan, bad Huffman data) is an error: that is a
+ * corrupt file.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -186,8 +187,30 @@ static void copied(struct jdec *d, const struct zr__box *b, uint8_t *dst)
 	}
 }
 
-/* The box at scale n/8: crop, skip, resample each row as it comes, stop
- * at the box's last row. */
+/* Rows y .. y + ZR__ROWS - 1 of the box (fewer at its end) read and
+ * resampled horizontally into mid: the resampler's vectors run across
+ * rows. */
+static void block(struct jdec *d, JDIMENSION xoff, int flip, uint32_t y,
+		  uint8_t *mid)
+{
+	uint32_t n = d->ty.hi - y < ZR__ROWS ? d->ty.hi - y : ZR__ROWS;
+	const uint8_t *src[ZR__ROWS];
+	size_t stride = (size_t)d->ci.output_width * 3;
+
+	for (uint32_t r = 0; r < n; r++) {
+		uint8_t *rgb = d->line + (size_t)d->ci.output_width * 4 +
+			       r * stride;
+
+		read_rgb(d, rgb);
+		src[r] = rgb;
+	}
+	if (zr__resample_rows(&d->tx, src, n, xoff, flip, mid,
+			      (size_t)d->tx.out * 3))
+		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
+}
+
+/* The box at scale n/8: crop, skip, resample rows as they come, stop at
+ * the box's last row. */
 static void boxed(struct jdec *d, const struct zr__box *b, unsigned n,
 		  uint8_t *dst)
 {
@@ -210,20 +233,16 @@ static void boxed(struct jdec *d, const struct zr__box *b, unsigned n,
 		jpeg_crop_scanline(&d->ci, &xoff, &width);
 	else
 		xoff = 0;
-	/* One CMYK or RGB line, then its RGB form after it. */
-	d->line = malloc((size_t)d->ci.output_width * 7);
+	/* One CMYK line, then ZR__ROWS RGB lines after it. */
+	d->line = malloc((size_t)d->ci.output_width * (4 + 3 * ZR__ROWS));
 	d->mid = malloc((size_t)(d->ty.hi - d->ty.lo) * out * 3 + 1);
 	if (!d->line || !d->mid)
 		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
 	if (d->ty.lo)
 		jpeg_skip_scanlines(&d->ci, d->ty.lo);
-	for (uint32_t y = d->ty.lo; y < d->ty.hi; y++) {
-		uint8_t *rgb = d->line + (size_t)d->ci.output_width * 4;
-
-		read_rgb(d, rgb);
-		zr__resample_row(&d->tx, rgb, xoff, b->flip,
-				 d->mid + (size_t)(y - d->ty.lo) * out * 3);
-	}
+	for (uint32_t y = d->ty.lo; y < d->ty.hi; y += ZR__ROWS)
+		block(d, xoff, b->flip, y, d->mid + (size_t)(y - d->ty.lo) *
+						   out * 3);
 	if (zr__resample_cols(&d->ty, d->mid, out, dst))
 		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
 }
