@@ -14,6 +14,7 @@ STORES = ["dense_raw", "dense_zstd", "ragged_dict"]
 # Each read command, as it is run on both paths (a batch of each mode).
 COMMANDS = {
     "stats": ("stats",),
+    "schema": ("schema",),
     "get": ("get", "0", "7", "39", "-o", "-"),
     "batch-iid": ("batch", "--seed", "3", "--step", "1", "--batch-size",
                   "8", "-o", "-"),
