@@ -20,6 +20,16 @@ RGW = os.path.join(TOP_SRC, "scripts", "rgw-local.sh")
 sys.path.insert(0, os.path.join(TOP_SRC, "contrib", "python"))
 
 
+def tool_env():
+    """The environment for rgw-local.sh and curl: without the sanitizer
+    runtime run-pytest.sh preloads for an ASan build of the library (Ceph's
+    daemons under ASan do not start in time)."""
+    env = dict(os.environ)
+    for k in ("LD_PRELOAD", "ASAN_OPTIONS"):
+        env.pop(k, None)
+    return env
+
+
 def _exports(text):
     """The variables of rgw-local.sh start's "export K=V" lines."""
     out = {}
@@ -47,7 +57,7 @@ class Engine:
         r = subprocess.run(
             [RGW, "curl", self.dir, "-s", "-o", "/dev/null", "-w",
              "%{http_code}", *args, f"{self.endpoint}/{self.bucket}/{key}"],
-            capture_output=True, text=True, timeout=120)
+            capture_output=True, text=True, timeout=120, env=tool_env())
         return r.stdout
 
     def put(self, key, path):
@@ -62,27 +72,46 @@ class Engine:
         return self.url(prefix)
 
 
+def _start(d):
+    """rgw-local.sh start d: its variables; fails the session (after
+    stopping whatever it started) if it does not come up."""
+    why = None
+    try:
+        r = subprocess.run([RGW, "start", d], capture_output=True,
+                           text=True, timeout=600, env=tool_env())
+        if r.returncode == 0:
+            return _exports(r.stdout)
+        why = r.stderr
+    except subprocess.TimeoutExpired as e:
+        why = f"no answer in {e.timeout} s"
+    _stop(d)
+    pytest.fail("rgw-local.sh start failed:\n" + why, False)
+
+
+def _stop(d):
+    if os.path.exists(os.path.join(d, "pids")):
+        subprocess.run([RGW, "stop", d], timeout=120, check=False,
+                       env=tool_env())
+
+
 @pytest.fixture(scope="session")
 def engine():
     folder = tempfile.mkdtemp(prefix="zr-rgw-")
     d = os.path.join(folder, "engine")
-    r = subprocess.run([RGW, "start", d], capture_output=True, text=True,
-                       timeout=600)
-    if r.returncode != 0:
-        shutil.rmtree(folder, ignore_errors=True)
-        pytest.fail("rgw-local.sh start failed:\n" + r.stderr, False)
-    env = _exports(r.stdout)
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)  # for the library loaded in this process
     try:
-        yield Engine(d, env)
+        env = _start(d)
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)  # for the library loaded in this process
+        try:
+            yield Engine(d, env)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        subprocess.run([RGW, "stop", d], timeout=120, check=False)
+        _stop(d)
         shutil.rmtree(folder, ignore_errors=True)
 
 
