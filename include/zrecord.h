@@ -362,6 +362,12 @@ ZR_API int zr_store_create(const char *path, const zr_schema *schema,
  * header, schema, file sizes and dictionary; ZR_E_BUSY if the lock
  * conflicts. */
 ZR_API int zr_store_open(const char *path, unsigned flags, zr_store **out);
+/* 1 if path is a store (its meta.zr is there, asked of path's backend: a
+ * folder's file, an s3:// URL's object), 0 if not, -errno if that cannot
+ * be told (-EPROTONOSUPPORT, -EACCES, -EIO; zr_errmsg() says why).  Opens
+ * and locks nothing: what a command asks before it takes path for a store
+ * rather than a file. */
+ZR_API int zr_store_probe(const char *path);
 /* A follower takes up the records the writer beside it has synced since
  * the last call: zr_store_length grows to the length in the header on
  * disk once meta.zr and data.zr hold what it names (the header is flushed

@@ -233,6 +233,31 @@ START_TEST(unknown_scheme_fails_and_makes_nothing)
 }
 END_TEST
 
+/* zr_store_probe: a store is 1, a folder without meta.zr, a file or a
+ * missing path 0 (with no message left), a scheme no backend serves an
+ * error. */
+START_TEST(probe_tells_a_store)
+{
+	zr_schema sc = ck_schema("<u4", 1, (const uint64_t[]){ 4 });
+	char p[4200];
+	zr_store *s;
+
+	snprintf(p, sizeof(p), "%s/st", ck_dir);
+	ck_assert_int_eq(zr_store_probe(p), 0);
+	ck_assert_str_eq(zr_errmsg(), "");
+	ck_assert_int_eq(zr_store_create(p, &sc, ZR_CODEC_RAW, NULL, 0, &s),
+			 0);
+	ck_assert_int_eq(zr_store_probe(p), 1);
+	ck_assert_int_eq(zr_store_close(s), 0);
+	ck_assert_int_eq(zr_store_probe(ck_dir), 0);
+	snprintf(p, sizeof(p), "%s/st/data.zr", ck_dir);
+	ck_assert_int_eq(zr_store_probe(p), 0);
+	ck_assert_int_eq(zr_store_probe("gs://bucket/prefix"),
+			 -EPROTONOSUPPORT);
+	ck_assert_int_eq(zr_store_probe(""), -EINVAL);
+}
+END_TEST
+
 /* s3:// is served, read-only, and what can be told without a request is:
  * no create, no read-write open, no credentials (tests/rgw has the rest,
  * against a real engine).  The endpoint is a closed port: nothing here
@@ -279,6 +304,7 @@ Suite *suite_store_vfs(void)
 	tcase_add_test(tc, readonly_backend_follows);
 	tcase_add_test(tc, unknown_scheme_fails_and_makes_nothing);
 	tcase_add_test(tc, s3_refuses_writes_and_wants_credentials);
+	tcase_add_test(tc, probe_tells_a_store);
 	suite_add_tcase(su, tc);
 	return su;
 }

@@ -43,6 +43,29 @@ def test_read_commands_match_the_local_store(zr, uploaded, name, cmd):
     assert len(got.stdout) > 0
 
 
+def test_train_dict_takes_an_s3_store(zr, uploaded, tmp_path):
+    """train-dict asks the library whether its argument is a store
+    (zr_store_probe), so a URL is one: the same dictionary as from the
+    folder."""
+    local, url, _ = uploaded["ragged_dict"]
+    zr.ok("train-dict", local, "--tier", "fast", "-o", tmp_path / "a")
+    zr.ok("train-dict", url, "--tier", "fast", "-o", tmp_path / "b")
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
+
+
+def test_probe_through_the_library(uploaded, engine):
+    import ctypes
+    import os
+    from conftest import TOP_BUILD
+    lib = ctypes.CDLL(os.path.join(TOP_BUILD, "src", "lib", ".libs",
+                                   "libzrecord.so"))
+    lib.zr_store_probe.argtypes = [ctypes.c_char_p]
+    _, url, _ = uploaded["dense_raw"]
+    assert lib.zr_store_probe(url.encode()) == 1
+    assert lib.zr_store_probe(engine.url("stores").encode()) == 0
+    assert lib.zr_store_probe(b"s3://no-such-bucket-zr/p") == 0
+
+
 def test_get_reads_the_appended_arrays(zr, uploaded):
     _, url, arrays = uploaded["dense_zstd"]
     import io
