@@ -346,9 +346,10 @@ enum {
  * check the variables above), ZR_E_NOSTORE (no PREFIX/meta.zr; the
  * message says when the bucket itself is missing), -ESTALE (an object
  * replaced since the open: its ETag no longer matches, and no byte of the
- * new one is returned; open the store again), -EIO (the endpoint did not
- * answer, or answered 5xx, after 4 tries over about a second; a
- * connection is given 10 s, a stalled transfer 20 s).
+ * new one is returned; open the store again), -EIO (a refused or broken
+ * connection or a 5xx answer, after 4 tries over about a second; a
+ * connection not made in 10 s or a transfer stalled for 20 s, at once:
+ * a stalled endpoint is not retried).
  *
  * Creates a new store at path (which must not exist; missing parent folders
  * are created) and returns it open read-write.  dict/dict_len is required

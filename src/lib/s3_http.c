@@ -226,7 +226,9 @@ static CURLcode attempt(CURL *h, const struct zr__s3_req *r, struct xfer *x,
 }
 
 /* Worth another try: the connection failed or broke, or the server said
- * it is busy or broken for now. */
+ * it is busy or broken for now.  Not a timeout: an endpoint that stalled
+ * for CONNECT_S or LOW_TIME is not back in a second, and retrying it
+ * would multiply the time a caller waits to hear so. */
 static int transient(CURLcode rc, long status)
 {
 	switch (rc) {
@@ -238,7 +240,6 @@ static int transient(CURLcode rc, long status)
 	case CURLE_RECV_ERROR:
 	case CURLE_GOT_NOTHING:
 	case CURLE_PARTIAL_FILE:
-	case CURLE_OPERATION_TIMEDOUT:
 		return 1;
 	default:
 		return 0;
@@ -262,12 +263,13 @@ static int gave_up(const struct zr__s3_req *r, CURLcode rc,
 		zr__cause("%s: the server sent more than the %zu bytes asked",
 			  r->http, r->cap);
 	else if (rc == CURLE_OK)
-		zr__cause("%s: HTTP %ld%s%s after %d tries", r->http,
+		zr__cause("%s: HTTP %ld%s%s after %d %s", r->http,
 			  x->resp->status, x->resp->code[0] ? " " : "",
-			  x->resp->code, tries);
+			  x->resp->code, tries, tries > 1 ? "tries" : "try");
 	else
-		zr__cause("%s: %s after %d tries", r->http,
-			  errbuf[0] ? errbuf : curl_easy_strerror(rc), tries);
+		zr__cause("%s: %s after %d %s", r->http,
+			  errbuf[0] ? errbuf : curl_easy_strerror(rc), tries,
+			  tries > 1 ? "tries" : "try");
 	return -EIO;
 }
 

@@ -160,6 +160,27 @@ def test_unreachable_endpoint_fails_in_bounded_time(zr, engine):
     assert took < 15, took
 
 
+def test_stalled_endpoint_fails_in_bounded_time(zr, engine):
+    """An endpoint that takes the connection and never answers: the
+    low-speed limit (20 s, not retried) ends the request."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(8)  # the kernel accepts; nobody reads or answers
+    port = s.getsockname()[1]
+    try:
+        t0 = time.monotonic()
+        r = zr.run("stats", engine.url("stores/dense_raw"), timeout=120,
+                   env={"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"})
+        took = time.monotonic() - t0
+    finally:
+        s.close()
+    err = r.stderr.decode()
+    assert r.returncode != 0 and "Input/output error" in err, err
+    assert f"127.0.0.1:{port}" in err and "after 1 try" in err, err
+    assert 15 < took < 45, took
+
+
 def test_writes_are_refused(zr, engine, uploaded, tmp_path):
     _, url, arrays = uploaded["dense_raw"]
     r = zr.run("create", engine.url("new"), "--dtype", "u1", "--shape", "1")
