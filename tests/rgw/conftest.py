@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 
 import numpy as np
 import pytest
@@ -56,7 +57,8 @@ class Engine:
         """A signed request for key of the bucket; returns the status."""
         r = subprocess.run(
             [RGW, "curl", self.dir, "-s", "-o", "/dev/null", "-w",
-             "%{http_code}", *args, f"{self.endpoint}/{self.bucket}/{key}"],
+             "%{http_code}", *args,
+             f"{self.endpoint}/{self.bucket}/{urllib.parse.quote(key)}"],
             capture_output=True, text=True, timeout=120, env=tool_env())
         return r.stdout
 

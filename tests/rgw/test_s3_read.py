@@ -43,6 +43,16 @@ def test_read_commands_match_the_local_store(zr, uploaded, name, cmd):
     assert len(got.stdout) > 0
 
 
+def test_a_prefix_that_needs_encoding(zr, engine, stores):
+    """A space, a '+' and a non-ASCII letter in the prefix: the URL is
+    encoded once and signed as sent."""
+    local, _ = stores["dense_zstd"]
+    url = engine.upload(local, "odd name+\u00e9/s")
+    assert zr.ok("verify", url) == zr.ok("verify", local)
+    assert zr.ok("get", url, "9", "-o", "-") == \
+        zr.ok("get", local, "9", "-o", "-")
+
+
 def test_train_dict_takes_an_s3_store(zr, uploaded, tmp_path):
     """train-dict asks the library whether its argument is a store
     (zr_store_probe), so a URL is one: the same dictionary as from the
