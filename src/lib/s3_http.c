@@ -12,6 +12,8 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,31 +158,42 @@ static void error_code(struct xfer *x)
 			 (int)(e - b - 6), b + 6);
 }
 
+/* Appends the header "fmt..." to *l; 0 if there was no memory (*l is
+ * kept for the caller to free). */
+static int add_header(struct curl_slist **l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int add_header(struct curl_slist **l, const char *fmt, ...)
+{
+	char buf[4096];
+	struct curl_slist *t;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	t = curl_slist_append(*l, buf);
+	if (t)
+		*l = t;
+	return t != NULL;
+}
+
 /* The request's headers: the payload hash curl 7.88 does not send (RGW
  * answers 403 without it: docs/many-hosts.md), the session token, the
  * range and the ETag it must match.  NULL without memory. */
 static struct curl_slist *headers(const struct zr__s3_req *r)
 {
-	struct curl_slist *l = NULL, *t;
-	char buf[4096];
-	int ok = 1;
+	struct curl_slist *l = NULL;
+	int ok = add_header(&l, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
 
-#define ADD(...)                                                               \
-	do {                                                                   \
-		snprintf(buf, sizeof(buf), __VA_ARGS__);                       \
-		t = curl_slist_append(l, buf);                                 \
-		ok = ok && t;                                                  \
-		l = t ? t : l;                                                 \
-	} while (0)
-	ADD("x-amz-content-sha256: UNSIGNED-PAYLOAD");
-	if (r->conf->token)
-		ADD("x-amz-security-token: %s", r->conf->token);
-	if (r->ranged)
-		ADD("Range: bytes=%llu-%llu", (unsigned long long)r->off,
-		    (unsigned long long)(r->off + r->cap - 1));
-	if (r->if_match)
-		ADD("If-Match: %s", r->if_match);
-#undef ADD
+	if (ok && r->conf->token)
+		ok = add_header(&l, "x-amz-security-token: %s", r->conf->token);
+	if (ok && r->ranged)
+		ok = add_header(&l, "Range: bytes=%llu-%llu",
+				(unsigned long long)r->off,
+				(unsigned long long)(r->off + r->cap - 1));
+	if (ok && r->if_match)
+		ok = add_header(&l, "If-Match: %s", r->if_match);
 	if (!ok) {
 		curl_slist_free_all(l);
 		return NULL;
@@ -273,13 +286,65 @@ static int gave_up(const struct zr__s3_req *r, CURLcode rc,
 	return -EIO;
 }
 
+/* SIGPIPE blocked on this thread for a transfer: a peer that closes the
+ * connection must not end the caller's process (CURLOPT_NOSIGNAL, which
+ * threads need, leaves SIGPIPE to the program, and TLS writes with
+ * write()).  One raised meanwhile is taken back before the mask is
+ * restored, one pending before is left alone, as libpq does. */
+struct pipe_guard {
+	sigset_t old;
+	int was_pending;
+};
+
+static void pipe_block(struct pipe_guard *g)
+{
+	sigset_t pipe, pend;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, &g->old);
+	g->was_pending = !sigpending(&pend) && sigismember(&pend, SIGPIPE);
+}
+
+static void pipe_restore(const struct pipe_guard *g)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t pipe, pend;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	if (!g->was_pending && !sigpending(&pend) &&
+	    sigismember(&pend, SIGPIPE))
+		sigtimedwait(&pipe, NULL, &now);
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* The attempts of r, backing off between them, until one is not worth
+ * repeating or TRIES are spent; how many were made into *tries. */
+static CURLcode attempts(CURL *h, const struct zr__s3_req *r, struct xfer *x,
+			 struct curl_slist *hdr, char *errbuf, int *tries)
+{
+	struct pipe_guard g;
+	CURLcode rc;
+
+	pipe_block(&g);
+	for (*tries = 1;; ++*tries) {
+		rc = attempt(h, r, x, hdr, errbuf);
+		if (!transient(rc, x->resp->status) || *tries == TRIES)
+			break;
+		backoff(*tries - 1);
+	}
+	pipe_restore(&g);
+	return rc;
+}
+
 int zr__s3_send(const struct zr__s3_req *r, struct zr__s3_resp *out)
 {
 	char errbuf[CURL_ERROR_SIZE];
 	struct xfer x = { .r = r, .resp = out };
 	struct curl_slist *hdr;
 	CURL *h = thread_handle();
-	CURLcode rc = CURLE_OK;
+	CURLcode rc;
 	int tries;
 
 	if (!h) {
@@ -289,12 +354,7 @@ int zr__s3_send(const struct zr__s3_req *r, struct zr__s3_resp *out)
 	hdr = headers(r);
 	if (!hdr)
 		return -ENOMEM;
-	for (tries = 1;; tries++) {
-		rc = attempt(h, r, &x, hdr, errbuf);
-		if (!transient(rc, out->status) || tries == TRIES)
-			break;
-		backoff(tries - 1);
-	}
+	rc = attempts(h, r, &x, hdr, errbuf, &tries);
 	curl_slist_free_all(hdr);
 	error_code(&x);
 	if (rc != CURLE_OK || transient(rc, out->status))
