@@ -96,6 +96,18 @@ def test_loaderx_opens_an_s3_url(uploaded, name):
         np.testing.assert_array_equal(got[k], arrays[i])
 
 
+def test_a_large_gather_over_the_lanes(uploaded):
+    """Every record in one gather, backwards: the library's pool lanes
+    read at once, each over its own connection."""
+    from loaderx import RaggedStore
+    _, url, arrays = uploaded["ragged_dict"]
+    idx = list(range(len(arrays)))[::-1]
+    with RaggedStore.open(url) as s:
+        got = s.gather(idx)
+    for k, i in enumerate(idx):
+        np.testing.assert_array_equal(got[k], arrays[i])
+
+
 def test_wrong_secret_names_the_url_and_the_variable(zr, uploaded):
     _, url, _ = uploaded["dense_raw"]
     r = zr.run("stats", url, env={"AWS_SECRET_ACCESS_KEY": "not-the-key"})
