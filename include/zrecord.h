@@ -322,8 +322,34 @@ enum {
 
 /* A store path is a folder; a path that starts with a URL scheme
  * ("name://...") names a store on the storage backend of that scheme, and
- * fails with -EPROTONOSUPPORT where this build has none (every build
- * today: a local folder of such a name is reached as "./name://...").
+ * fails with -EPROTONOSUPPORT where this build has none (a local folder of
+ * such a name is reached as "./name://...").
+ *
+ * S3.  "s3://BUCKET/PREFIX" is the store whose files are the objects
+ * PREFIX/meta.zr, PREFIX/data.zr and, if present, PREFIX/dict.zr and
+ * PREFIX/content.zr (a local store's files uploaded as they are).  It
+ * opens read-only only: zr_store_open with ZR_OPEN_RDONLY (ZR_OPEN_FOLLOW
+ * too, though no writer can be followed there); a read-write open and
+ * zr_store_create give -EROFS.  Every read is an HTTP request (a ranged
+ * GET; there is no cache or read-ahead yet), signed with SigV4 by libcurl:
+ *   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  the keys; else those of
+ *       AWS_PROFILE (default "default") in ~/.aws/credentials
+ *       (AWS_SHARED_CREDENTIALS_FILE);
+ *   AWS_SESSION_TOKEN  sent as x-amz-security-token when set;
+ *   AWS_REGION         the signature's region (else the profile's region
+ *       in ~/.aws/config or AWS_CONFIG_FILE, else us-east-1);
+ *   AWS_ENDPOINT_URL   another S3 service (Ceph RGW, MinIO...): URLs
+ *       ENDPOINT/BUCKET/KEY; unset, AWS itself
+ *       (https://BUCKET.s3.REGION.amazonaws.com/KEY).
+ * The variables are read at each open.  Errors, with zr_errmsg() naming
+ * the object's URL and the HTTP status: -EACCES (403, or no credentials:
+ * check the variables above), ZR_E_NOSTORE (no PREFIX/meta.zr; the
+ * message says when the bucket itself is missing), -ESTALE (an object
+ * replaced since the open: its ETag no longer matches, and no byte of the
+ * new one is returned; open the store again), -EIO (a refused or broken
+ * connection or a 5xx answer, after 4 tries over about a second; a
+ * connection not made in 10 s or a transfer stalled for 20 s, at once:
+ * a stalled endpoint is not retried).
  *
  * Creates a new store at path (which must not exist; missing parent folders
  * are created) and returns it open read-write.  dict/dict_len is required
@@ -337,6 +363,12 @@ ZR_API int zr_store_create(const char *path, const zr_schema *schema,
  * header, schema, file sizes and dictionary; ZR_E_BUSY if the lock
  * conflicts. */
 ZR_API int zr_store_open(const char *path, unsigned flags, zr_store **out);
+/* 1 if path is a store (its meta.zr is there, asked of path's backend: a
+ * folder's file, an s3:// URL's object), 0 if not, -errno if that cannot
+ * be told (-EPROTONOSUPPORT, -EACCES, -EIO; zr_errmsg() says why).  Opens
+ * and locks nothing: what a command asks before it takes path for a store
+ * rather than a file. */
+ZR_API int zr_store_probe(const char *path);
 /* A follower takes up the records the writer beside it has synced since
  * the last call: zr_store_length grows to the length in the header on
  * disk once meta.zr and data.zr hold what it names (the header is flushed

@@ -19,7 +19,7 @@ clang rsync mandoc libclang-rt-14-dev glusterfs-server glusterfs-client
 sshfs openssh-server debhelper dh-python pybuild-plugin-pyproject python3-all
 lintian fakeroot
 libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libarchive-dev libhdf5-dev
-liblmdb-dev python3-h5py python3-lmdb adwaita-icon-theme" ;;
+liblmdb-dev libcurl4-openssl-dev python3-h5py python3-lmdb adwaita-icon-theme" ;;
 *)
 	echo "usage: $0 [ceph]" >&2
 	exit 2 ;;

@@ -1,12 +1,13 @@
 # tests/rgw.mk - the S3 test engine: tests/rgw.test starts a one-host Ceph
 # cluster on loopback (scripts/rgw-local.sh; needs root and Debian's Ceph
-# packages, which `scripts/deps.sh ceph` installs) and checks the S3 calls
-# the S3 backend will make.  Not in `make check` yet (nothing there reads
-# from S3 until the S3 backend lands); run it with:
+# packages, which `scripts/deps.sh ceph` installs), checks the S3 calls the
+# S3 backend makes, then runs the backend's suite (tests/rgw).  Not in
+# `make check` (which must not need Ceph); run it with:
 #   make check-rgw
 dist_noinst_SCRIPTS += tests/rgw.test scripts/rgw-local.sh scripts/delay-relay.py
-EXTRA_DIST += tests/rgw.mk
+EXTRA_DIST += tests/rgw.mk tests/rgw/conftest.py tests/rgw/test_s3_read.py
 
-check-rgw:
-	top_srcdir='$(abs_top_srcdir)' $(SHELL) $(srcdir)/tests/rgw.test
+check-rgw: all
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		$(SHELL) $(srcdir)/tests/rgw.test
 .PHONY: check-rgw

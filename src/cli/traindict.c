@@ -169,11 +169,16 @@ static int train_store(const char *path, zr_dict_tier tier, void *dict,
 	return zr_cli_close(s, path, "train-dict", rc);
 }
 
-static int is_dir(const char *path)
+/* 1 if path is a store (asked of the library, so an s3:// URL is one
+ * too) or a folder (which then says "no store"), 0 for .npy files, or
+ * ZR_CLI_ error code (reported) if the library cannot tell. */
+static int store_named(const char *path, int *rc)
 {
 	struct stat st;
+	int r = zr_store_probe(path);
 
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	*rc = r < 0 ? zr_cli_lib_error(path, "train-dict", r) : ZR_CLI_OK;
+	return r > 0 || (stat(path, &st) == 0 && S_ISDIR(st.st_mode));
 }
 
 static int run(int argc, char **argv)
@@ -189,7 +194,7 @@ static int run(int argc, char **argv)
 	const char *out = NULL;
 	void *dict = NULL;
 	size_t cap, len = 0;
-	int c, rc, n;
+	int c, rc, n, store;
 
 	while ((c = zr_cli_getopt(cmd, argc, argv, "ho:", opts)) != -1) {
 		if (c == 't' && zr_dict_tier_parse(optarg, &tier) < 0)
@@ -203,13 +208,16 @@ static int run(int argc, char **argv)
 	if (n < 1 || !out)
 		return zr_cli_usage(cmd, "expected STORE or FILE.npy... and "
 				    "-o DICT");
-	if (is_dir(argv[optind]) && n != 1)
+	store = store_named(argv[optind], &rc);
+	if (rc != ZR_CLI_OK)
+		return rc;
+	if (store && n != 1)
 		return zr_cli_usage(cmd, "train from one STORE or from files");
 	cap = zr_dict_tier_dict_size(tier);
 	dict = malloc(cap);
 	if (!dict)
 		return zr_cli_error(argv[optind], "train-dict", -ENOMEM, NULL);
-	if (is_dir(argv[optind]))
+	if (store)
 		rc = train_store(argv[optind], tier, dict, cap, &len);
 	else
 		rc = train_files(argv + optind, n, tier, dict, cap, &len);

@@ -10,6 +10,7 @@
 #include "error.h"
 
 static _Thread_local char tls_msg[ZR__MSG_MAX];
+static _Thread_local char tls_cause[ZR__MSG_MAX / 2];
 static zr_log_fn log_fn;
 static void *log_ctx;
 
@@ -77,15 +78,31 @@ void zr_set_log(zr_log_fn fn, void *ctx)
 void zr__clear(void)
 {
 	tls_msg[0] = '\0';
+	tls_cause[0] = '\0';
+}
+
+void zr__cause(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tls_cause, sizeof(tls_cause), fmt, ap);
+	va_end(ap);
 }
 
 int zr__fail(int err, const char *fmt, ...)
 {
 	va_list ap;
+	size_t n;
 
 	va_start(ap, fmt);
 	vsnprintf(tls_msg, sizeof(tls_msg), fmt, ap);
 	va_end(ap);
+	if (tls_cause[0]) {
+		n = strlen(tls_msg);
+		snprintf(tls_msg + n, sizeof(tls_msg) - n, " (%s)", tls_cause);
+		tls_cause[0] = '\0';
+	}
 	if (log_fn)
 		log_fn(log_ctx, err, tls_msg);
 	return err;

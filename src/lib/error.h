@@ -16,8 +16,17 @@
 int zr__fail(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Clears the calling thread's message at the start of a public call. */
+/* Clears the calling thread's message (and cause) at the start of a
+ * public call. */
 void zr__clear(void);
+
+/* A storage backend's cause for the -errno it is about to return (an
+ * HTTP status, what to check): the backend knows why, the engine knows
+ * which store file (vfs.h), so the calling thread's next zr__fail appends
+ * "fmt..." to its own message and drops it.  A backend sets one only for
+ * failures the engine does not take in its stride (never for a plain
+ * missing file, which an open of dict.zr expects). */
+void zr__cause(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A failure captured on one thread and replayed on another. */
 typedef struct zr__error {

@@ -6,8 +6,9 @@ src_lib_libzrecord_core_la_SOURCES = \
 	src/lib/error.c src/lib/error.h
 src_lib_libzrecord_core_la_CPPFLAGS = $(AM_CPPFLAGS) -DZR_BUILDING_LIBRARY
 src_lib_libzrecord_core_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(MSGPACK_CFLAGS) \
-	$(IMAGE_CFLAGS)
-src_lib_libzrecord_core_la_LIBADD = $(ZSTD_LIBS) $(MSGPACK_LIBS) $(IMAGE_LIBS) -lm
+	$(IMAGE_CFLAGS) $(CURL_CFLAGS)
+src_lib_libzrecord_core_la_LIBADD = $(ZSTD_LIBS) $(MSGPACK_LIBS) $(IMAGE_LIBS) \
+	$(CURL_LIBS) -lm
 
 lib_LTLIBRARIES += src/lib/libzrecord.la
 src_lib_libzrecord_la_SOURCES =
@@ -45,6 +46,9 @@ src_lib_libzrecord_core_la_SOURCES += src/lib/pool.c src/lib/pool.h \
 	src/lib/store_scope.c src/lib/store_lock.c src/lib/store_follow.c \
 	src/lib/ragged_forms.c \
 	src/lib/vfs.c src/lib/vfs.h src/lib/vfs_posix.c
+# the read-only S3 backend: s3:// URLs over libcurl
+src_lib_libzrecord_core_la_SOURCES += src/lib/vfs_s3.c src/lib/s3.h \
+	src/lib/s3_conf.c src/lib/s3_http.c
 # encoded-image records: the mark, the decoders, the decoded gather
 src_lib_libzrecord_core_la_SOURCES += src/lib/store_content.c \
 	src/lib/image.h src/lib/image_box.c src/lib/image_resample.c \

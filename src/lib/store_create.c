@@ -147,6 +147,10 @@ int zr_store_create(const char *path, const zr_schema *schema,
 		err = zr__vfs_find(path, &vfs);
 	if (err)
 		return err;
+	if (!vfs->mkdir) /* before any request: nothing to ask the medium */
+		return zr__fail(-EROFS, "%s: cannot create a store there: "
+				"the %s backend is read-only", path,
+				vfs->name);
 	err = vfs->probe(vfs, path);
 	if (err == 0)
 		return zr__fail(ZR_E_EXISTS, "%s: already exists", path);

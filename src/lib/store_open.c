@@ -397,6 +397,30 @@ int zr_store_open(const char *path, unsigned flags, zr_store **out)
 	return err ? err : zr__store_open_vfs(path, vfs, flags, out);
 }
 
+int zr_store_probe(const char *path)
+{
+	const struct zr__vfs *vfs;
+	char p[4096];
+	int err;
+
+	zr__clear();
+	if (!path || !*path)
+		return zr__fail(-EINVAL, "zr_store_probe: bad arguments");
+	err = zr__vfs_find(path, &vfs);
+	if (err)
+		return err;
+	if ((size_t)snprintf(p, sizeof(p), "%s/meta.zr", path) >= sizeof(p))
+		return zr__fail(-ENAMETOOLONG, "%s: path too long", path);
+	err = vfs->probe(vfs, p);
+	if (err == -ENOENT || err == -ENOTDIR) {
+		zr__clear(); /* no store is an answer, not a failure */
+		return 0;
+	}
+	if (err)
+		return zr__fail(err, "%s: %s", p, strerror(-err));
+	return 1;
+}
+
 int zr_store_close(zr_store *s)
 {
 	int err = 0;

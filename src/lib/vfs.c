@@ -11,8 +11,8 @@
 #include "error.h"
 #include "vfs.h"
 
-/* Every backend but POSIX, by scheme (the S3 one joins here). */
-static const struct zr__vfs *const schemes[] = { NULL };
+/* Every backend but POSIX, by scheme. */
+static const struct zr__vfs *const schemes[] = { &zr__vfs_s3 };
 
 /* The length of path's "name://" prefix (RFC 3986's scheme), 0 if none. */
 static size_t scheme_len(const char *path)

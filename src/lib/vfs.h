@@ -9,7 +9,7 @@
  *
  * A backend is chosen per store open by the path: one that starts with a
  * URL scheme ("name://") goes to the backend of that scheme, any other
- * path to POSIX (vfs_posix.c, today's one row).
+ * path to POSIX (vfs_posix.c); "s3://" to S3 (vfs_s3.c, read-only).
  *
  * Only close, size and read are required.  Every other operation may be
  * NULL, and the engine then does without it:
@@ -117,6 +117,8 @@ struct zr__vfs {
  * the suites run the engine's paths for one. */
 extern const struct zr__vfs zr__vfs_posix;
 extern const struct zr__vfs zr__vfs_posix_readonly;
+/* s3://BUCKET/KEY, read-only, over libcurl (vfs_s3.c). */
+extern const struct zr__vfs zr__vfs_s3;
 
 /* The backend of path: by its URL scheme, POSIX if it has none;
  * -EPROTONOSUPPORT (with a message) for a scheme no backend serves. */

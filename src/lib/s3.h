@@ -1,0 +1,78 @@
+/*
+ * s3.h - the pieces of the read-only S3 backend (vfs_s3.c): where requests
+ * go and how they are signed (s3_conf.c), and one request over libcurl
+ * with its timeouts, retries and errors (s3_http.c).
+ */
+#ifndef ZR_S3_H
+#define ZR_S3_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Credentials and endpoint, from the AWS_* variables and the AWS_PROFILE's
+ * ~/.aws/credentials and ~/.aws/config (the variables win). */
+struct zr__s3_conf {
+	char *endpoint; /* "http://host:port" (no trailing '/'), path-style
+			 * URLs; NULL: AWS itself, virtual-host style */
+	char *region;   /* AWS_REGION, else the profile's, else us-east-1 */
+	char *key_id;
+	char *secret;
+	char *token;    /* AWS_SESSION_TOKEN or NULL */
+	char *profile;  /* the profile read, for messages (NULL: none) */
+};
+
+/* Fills c; -errno with a cause (error.h) naming what is missing. */
+int zr__s3_conf_load(struct zr__s3_conf *c);
+void zr__s3_conf_free(struct zr__s3_conf *c);
+
+/* An s3:// URL taken apart: the HTTP URL of the object (key percent-
+ * encoded) and of its bucket, and the bucket's name. */
+struct zr__s3_obj {
+	char *url;    /* "s3://bucket/key", as given (for messages) */
+	char *bucket; /* "bucket" */
+	char *key;    /* "key" (may be empty) */
+	char *http;   /* the object's HTTP URL */
+	char *http_bucket; /* the bucket's, ending in '/' */
+};
+
+/* -EINVAL (with a cause) for a URL without a bucket. */
+int zr__s3_obj_parse(const struct zr__s3_conf *c, const char *url,
+		     struct zr__s3_obj *o);
+void zr__s3_obj_free(struct zr__s3_obj *o);
+/* The ListObjectsV2 URL of o's bucket for the first key under "KEY/"
+ * (malloc'ed; NULL without memory). */
+char *zr__s3_list_url(const struct zr__s3_obj *o);
+
+/* One request: HEAD, or GET into buf (at most cap bytes; the bytes
+ * [off, off + cap) when ranged). */
+struct zr__s3_req {
+	const struct zr__s3_conf *conf;
+	const char *url;      /* the s3:// URL, for messages */
+	const char *http;     /* where it goes (query included) */
+	int head;
+	int ranged;
+	uint64_t off;
+	void *buf;
+	size_t cap;
+	const char *if_match; /* an ETag the object must still have, or NULL */
+};
+
+struct zr__s3_resp {
+	long status;
+	uint64_t length;  /* Content-Length (the object's size for HEAD) */
+	size_t got;       /* body bytes in buf */
+	char etag[128];   /* as sent, quotes included */
+	char code[64];    /* an error body's <Code>, "" if none */
+};
+
+/* Sends r, retrying connection failures and 500/502/503/504 with
+ * exponential backoff a bounded number of times: 0 with any HTTP status
+ * in out, or -EIO once the retries are spent (with a cause, error.h). */
+int zr__s3_send(const struct zr__s3_req *r, struct zr__s3_resp *out);
+
+/* The -errno of a status that is not 2xx, with a cause naming r's URL and
+ * what to check (403: the credentials; 412: the object changed). */
+int zr__s3_status_err(const struct zr__s3_req *r,
+		      const struct zr__s3_resp *resp);
+
+#endif
