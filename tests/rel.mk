@@ -33,8 +33,8 @@ FUZZ_LIB_SRC = $(src_lib_libzrecord_core_la_SOURCES) \
 $(FUZZ_BIN)/built: $(FUZZ_LIB_SRC) $(FUZZ_SRC) include/zrecord.h \
 		tests/fuzz/build.sh
 	$(AM_V_GEN)FUZZ_CC='$(FUZZ_CC)' \
-	FUZZ_CPPFLAGS='$(ZSTD_CFLAGS) $(MSGPACK_CFLAGS) $(IMPORT_CFLAGS) $(IMAGE_CFLAGS)' \
-	FUZZ_LIBS='$(ZSTD_LIBS) $(MSGPACK_LIBS) $(IMPORT_LIBS) $(IMAGE_LIBS)' \
+	FUZZ_CPPFLAGS='$(ZSTD_CFLAGS) $(MSGPACK_CFLAGS) $(IMPORT_CFLAGS) $(IMAGE_CFLAGS) $(CURL_CFLAGS)' \
+	FUZZ_LIBS='$(ZSTD_LIBS) $(MSGPACK_LIBS) $(IMPORT_LIBS) $(IMAGE_LIBS) $(CURL_LIBS)' \
 	$(SHELL) $(srcdir)/tests/fuzz/build.sh $(FUZZ_BIN) $(srcdir) \
 		$(FUZZ_LIB_SRC)
 
