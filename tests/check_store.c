@@ -439,8 +439,10 @@ static void *race_reader(void *arg)
 		uint64_t len = zr_store_length(r->s);
 		int err;
 
-		if (len == 0)
+		if (len == 0) { /* nothing yet: let the appender run */
+			sched_yield();
 			continue;
+		}
 		for (int k = 0; k < 32; k++) {
 			seed = seed * 6364136223846793005ull + 1;
 			idx[k] = (seed >> 33) % len;
