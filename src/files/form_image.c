@@ -59,14 +59,20 @@ static int size_decoded(zrfile_npy *f)
 						  ndim == 4 ? f->count : 1);
 }
 
-int zrfile_plan_image(zrfile_npy *f)
+/* A record's file (IMAGE, IMAGE_PNG): its image's H and W, read from
+ * the record's header. */
+static int record_shape(zrfile_npy *f)
 {
-	int err;
-
 	if (f->nst != 1 || f->count != 1)
 		return -EINVAL;
-	err = zrfile_source_image_shape(f->st, f->idx[0], &f->img, &f->img_h,
-					&f->img_w);
+	return zrfile_source_image_shape(f->st, f->idx[0], &f->img,
+					 &f->img_h, &f->img_w);
+}
+
+int zrfile_plan_image(zrfile_npy *f)
+{
+	int err = record_shape(f);
+
 	return err ? err : size_decoded(f);
 }
 
@@ -127,12 +133,8 @@ int zrfile_image_piece(const zrfile_npy *f, char *dst, uint64_t first,
 
 int zrfile_plan_image_png(zrfile_npy *f)
 {
-	int err;
+	int err = record_shape(f);
 
-	if (f->nst != 1 || f->count != 1)
-		return -EINVAL;
-	err = zrfile_source_image_shape(f->st, f->idx[0], &f->img, &f->img_h,
-					&f->img_w);
 	if (err)
 		return err;
 	f->png = (zrfile_png){ .height = f->img_h, .width = f->img_w,
