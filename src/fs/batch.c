@@ -37,7 +37,7 @@ static int open_node(struct zrfs_fs *fs, struct zrfs_fh *fh, int flags)
 	if (err)
 		return err;
 	if (!fh->uncached)
-		zrfs_prefetch_take(fs, fh);
+		zrfs_prefetch_take(fh);
 	fh->uncached |= fs->opts.direct_batches;
 	/* the whole file on the lanes from its first read on */
 	zrtree_file_ahead(fh->file, zrfs_prefetch_busy);

@@ -212,23 +212,7 @@ static struct zrtree_gather *running(const struct zrfs_fh *fh,
 	return g;
 }
 
-/* fh's bytes to the kernel's page cache of the node
- * (fuse_lowlevel_notify_store), which the open's keep_cache keeps, so the
- * reads that follow need no round trip to the daemon. */
-static void store(struct zrfs_fs *fs, const struct zrfs_fh *fh)
-{
-	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(fh->len);
-
-	if (fs->opts.direct_batches)
-		return;
-	bv.buf[0].mem = (void *)zrtree_file_bytes(fh->file);
-	/* An open holds no page of the file (a READ would: never from
-	 * there), so the kernel can take these at once.  A failure leaves
-	 * the reads to the buffer, as without. */
-	(void)fuse_lowlevel_notify_store(fs->se, fh->node->ino, 0, &bv, 0);
-}
-
-void zrfs_prefetch_take(struct zrfs_fs *fs, struct zrfs_fh *fh)
+void zrfs_prefetch_take(struct zrfs_fh *fh)
 {
 	const struct zrtree_node *n = fh->node;
 	struct zrtree_gather *g;
@@ -251,8 +235,13 @@ void zrfs_prefetch_take(struct zrfs_fs *fs, struct zrfs_fh *fh)
 		zrcommon_bigbuf_put(b.buf, b.cap);
 		return;
 	}
+	/* Its reads are served from this buffer.  Pushing it into the page
+	 * cache here (fuse_lowlevel_notify_store) made the reads page-cache
+	 * hits, but the push is a copy of the whole file inside the open,
+	 * before the reader's own: a 6 MiB step waited 4.6 ms that way
+	 * against 3.1 ms through READs, whose copies overlap the reader's
+	 * (docs/performance.md, bench_stall). */
 	zrtree_file_adopt(fh->file, b.buf, b.cap);
-	store(fs, fh);
 }
 
 void zrfs_prefetch_busy(int delta)

@@ -29,13 +29,11 @@ struct zrfs_prefetch_counts {
 void zrfs_prefetch_counts(struct zrfs_prefetch_counts *out);
 /* At a batch open whose open file shows the node's own content (not
  * fresh, open_file.h), with no lock held: a step gathered ahead whole
- * becomes the file's bytes (zrtree_file_adopt) and goes to the kernel's
- * page cache of the node (fuse_lowlevel_notify_store, unless
- * direct_batches), which the open's keep_cache keeps, so the reads need
- * no round trip to the daemon; a step the prefetch thread is still
+ * becomes the file's bytes (zrtree_file_adopt), which its reads copy
+ * out with nothing left to decode; a step the prefetch thread is still
  * gathering is taken over part-way (zrtree_file_take_over), never
  * gathered again. */
-void zrfs_prefetch_take(struct zrfs_fs *fs, struct zrfs_fh *fh);
+void zrfs_prefetch_take(struct zrfs_fh *fh);
 /* A batch open, read or gather starts (+1) or ends (-1): the prefetch
  * pauses meanwhile.  Any thread; nothing with -o prefetch=0. */
 void zrfs_prefetch_busy(int delta);
