@@ -13,6 +13,12 @@
 #include <sys/stat.h>
 
 #include "mixsource.h"
+#include "zrecord.h"
+
+int zrcommon_is_url(const char *p)
+{
+	return strstr(p, "://") != NULL;
+}
 
 int zrcommon_mix_named(const char *name)
 {
@@ -67,6 +73,9 @@ int zrcommon_mix_source_dir(const char *mixpath, const char *p, char **abs,
 	int dir = slash ? (int)(slash - mixpath) + 1 : 0, err = 0;
 	char *path;
 
+	if (zrcommon_is_url(p)) /* the library's to read, as written */
+		return (*abs = strdup(p)) ? 0 :
+		       say(-ENOMEM, why, cap, "%s", strerror(ENOMEM));
 	if (p[0] == '/' ? !(path = strdup(p)) :
 	    asprintf(&path, "%.*s%s", dir, mixpath, p) < 0)
 		return say(-ENOMEM, why, cap, "%s", strerror(ENOMEM));
@@ -143,6 +152,24 @@ static int dataset_fields(const char *dir, zrcommon_mixsource *out, char *why,
 	return err;
 }
 
+/* A URL source (s3://BUCKET/PREFIX) is one store, asked of the library;
+ * a dataset of field stores is read from a folder only, since listing a
+ * prefix's stores is the mount's step of issue 29, not done yet. */
+static int url_store(zrcommon_mixsource *out, const char *url, char *why,
+		     size_t cap)
+{
+	int r = zr_store_probe(url);
+
+	if (r < 0)
+		return say(r, why, cap, "%s", zr_errmsg());
+	if (r == 0)
+		return say(-ENOENT, why, cap, "%s: no store there (its "
+			   "meta.zr is missing; a URL source is one store, "
+			   "a dataset's field stores are named one by one "
+			   "as sources or read from a folder)", url);
+	return add_field(out, url, NULL, why, cap);
+}
+
 int zrcommon_mix_source_fields(const char *dir, zrcommon_mixsource *out,
 			       char *why, size_t cap)
 {
@@ -153,6 +180,8 @@ int zrcommon_mix_source_fields(const char *dir, zrcommon_mixsource *out,
 	out->name = calloc(ZRCOMMON_MIX_FIELDS, sizeof(*out->name));
 	if (!out->store || !out->name)
 		err = say(-ENOMEM, why, cap, "%s", strerror(ENOMEM));
+	else if (zrcommon_is_url(dir))
+		err = url_store(out, dir, why, cap);
 	else if (zrcommon_is_store(dir))
 		err = add_field(out, dir, NULL, why, cap);
 	else

@@ -96,6 +96,12 @@ static struct zrtree_node *served(struct zrtree *t, const char *abs,
 	struct zrtree_node *n;
 	size_t r;
 
+	if (zrcommon_is_url(abs)) {
+		say(why, cap, "%s is a URL: a mount serves the stores under "
+		    "its SRC only (zrecord batch and loaderx read URL "
+		    "sources)", abs);
+		return NULL;
+	}
 	if (!realpath(t->src, src)) {
 		say(why, cap, "%s: %s", t->src, strerror(errno));
 		return NULL;

@@ -246,6 +246,7 @@ def test_unserved_sources_leave_only_errors(stores, mount, tmp_path):
     write_mix(stores, "missing", [("a", 1), ("nope", 1)])
     write_mix(stores, "escape", [("a", 1), (outside, 1)])
     write_mix(stores, "file", [("a", 1), ("dense.mix.json", 1)])
+    write_mix(stores, "url", [("a", 1), ("s3://bucket/stores/a", 1)])
     os.mkdir(os.path.join(stores, "empty"))
     write_mix(stores, "empty", [("empty", 1)])
     with open(os.path.join(stores, "broken.mix.json"), "w") as f:
@@ -256,6 +257,8 @@ def test_unserved_sources_leave_only_errors(stores, mount, tmp_path):
     for name, msg in (("missing", "nope: No such file or directory"),
                       ("escape", "is outside this mount's SRC"),
                       ("file", "dense.mix.json is not served by this mount"),
+                      ("url", "s3://bucket/stores/a is a URL: a mount serves "
+                       "the stores under its SRC only"),
                       ("empty", "neither a store nor a folder of stores"),
                       ("broken", "needs a path and a weight"),
                       ("zero", "every weight is 0"),

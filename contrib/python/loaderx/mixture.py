@@ -1,7 +1,7 @@
 """
 mixture.py - Mixture, a NAME.mix.json opened as a weighted mixture of
-datasets: its sources (paths relative to the file) are stores or aligned
-dataset folders of the same fields, each with a weight; a DataLoader over
+datasets: its sources (paths relative to the file, or s3:// URLs of
+stores) are stores or aligned dataset folders of the same fields, each with a weight; a DataLoader over
 it draws (source, record) pairs from MixtureSampler and gathers each
 field's records from their sources into one batch.
 """
@@ -28,7 +28,11 @@ def _open_store(path):
 
 def _open_source(path):
     """{field: store} of a store (STORE_FIELD) or a dataset folder (its
-    stores by folder name, all of one length)."""
+    stores by folder name, all of one length).  A URL (s3://BUCKET/PREFIX,
+    "://" in it, as zrecord's resolver takes it) is one store, opened by
+    the library where it lies."""
+    if "://" in path:
+        return {STORE_FIELD: _open_store(path)}
     if os.path.exists(os.path.join(path, "meta.zr")):
         return {STORE_FIELD: _open_store(path)}
     if not os.path.isdir(path):
@@ -106,7 +110,8 @@ class Mixture(Closable):
         self.sources = []
         try:
             for p, _ in srcs:
-                self.sources.append(_open_source(os.path.join(folder, p)))
+                self.sources.append(_open_source(
+                    p if "://" in p else os.path.join(folder, p)))
             self.fields = self._fields()
         except BaseException:
             self.close()
