@@ -3,7 +3,8 @@
 # (GlusterFS, sshfs and sshd: the many-hosts suite, tests/cluster) and
 # demo, but only those that are missing (apt-get needs root: sudo is used
 # when not already root).
-#   scripts/deps.sh        what the build and `make check` need
+#   scripts/deps.sh        what the build and `make check` need (with the
+#                          S3 test engine's Ceph packages)
 #   scripts/deps.sh ceph   the S3 test engine only (scripts/rgw-local.sh:
 #                          Ceph's mon, OSD and radosgw; `make check-rgw`)
 set -eu
@@ -19,7 +20,8 @@ clang rsync mandoc libclang-rt-14-dev glusterfs-server glusterfs-client
 sshfs openssh-server debhelper dh-python pybuild-plugin-pyproject python3-all
 lintian fakeroot
 libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libarchive-dev libhdf5-dev
-liblmdb-dev libcurl4-openssl-dev python3-h5py python3-lmdb adwaita-icon-theme" ;;
+liblmdb-dev libcurl4-openssl-dev python3-h5py python3-lmdb adwaita-icon-theme
+ceph-mon ceph-osd radosgw ceph-common curl" ;;
 *)
 	echo "usage: $0 [ceph]" >&2
 	exit 2 ;;

@@ -116,7 +116,7 @@ osd op num shards = 2
 osd op num threads per shard = 1
 [client.rgw.a]
 rgw data = $D/rgw
-rgw frontends = beast endpoint=127.0.0.1:$rgw_port
+rgw frontends = beast endpoint=127.0.0.1:$rgw_port tcp_nodelay=1
 rgw thread pool size = 16
 rgw dynamic resharding = false
 rgw enable lc threads = false

@@ -1,11 +1,13 @@
 # tests/rgw.mk - the S3 test engine: tests/rgw.test starts a one-host Ceph
 # cluster on loopback (scripts/rgw-local.sh; needs root and Debian's Ceph
-# packages, which `scripts/deps.sh ceph` installs), checks the S3 calls the
-# S3 backend makes, then runs the backend's suite (tests/rgw).  Not in
-# `make check` (which must not need Ceph); run it with:
+# packages, which `scripts/deps.sh` installs), checks the S3 calls the
+# S3 backend makes, then runs the backend's suite (tests/rgw).  Part of
+# `make check` (about 35 s, 20 of them one test's bounded stall); alone:
 #   make check-rgw
+TESTS += tests/rgw.test
 dist_noinst_SCRIPTS += tests/rgw.test scripts/rgw-local.sh scripts/delay-relay.py
-EXTRA_DIST += tests/rgw.mk tests/rgw/conftest.py tests/rgw/test_s3_read.py
+EXTRA_DIST += tests/rgw.mk tests/rgw/conftest.py tests/rgw/test_s3_read.py \
+	tests/rgw/test_s3_mix.py
 
 check-rgw: all
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
