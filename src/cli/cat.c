@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mixsource.h"
 #include "open_file.h"
 #include "run_opts.h"
 #include "tree.h"
@@ -223,12 +224,13 @@ static int run_options(const zr_cli_cmd *cmd, char *list,
 	return ZR_CLI_OK;
 }
 
-/* SRC as the daemon's tree: an absolute path, its stores opened
- * read-only.  The tree prints why it fails. */
+/* SRC as the daemon's tree: an absolute path (or a store's URL, as
+ * written), its stores opened read-only.  The tree prints why it
+ * fails. */
 static int tree_open(const char *cmd, const char *src, char **abs,
 		     struct zrtree *t, const struct zrtree_run *run)
 {
-	*abs = realpath(src, NULL);
+	*abs = zrcommon_is_url(src) ? strdup(src) : realpath(src, NULL);
 	if (!*abs)
 		return zr_cli_error(src, cmd, -errno, "SRC");
 	if (zrtree_build(t, *abs, ZR_OPEN_RDONLY, run)) {

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "mixsource.h"
 #include "mountinfo.h"
 #include "fs.h"
 #include "opts.h"
@@ -133,7 +134,8 @@ struct parse_ctx {
 
 static const char usage_text[] =
 	"usage: %s SRC MOUNTPOINT [-f] [-d] [-o opt[,opt...]]\n\n"
-	"Serves every store under SRC as virtual files.\n\n"
+	"Serves every store under SRC as virtual files.  SRC may be the URL\n"
+	"of one store in S3 (s3://BUCKET/PREFIX), served read-only.\n\n"
 	"zrecordfs options:\n";
 static const char usage_tail[] =
 	"MOUNTPOINT must be an existing folder, and /dev/fuse must open "
@@ -333,9 +335,24 @@ static int opt_proc(void *data, const char *arg, int key,
 	}
 }
 
-/* SRC must be an existing folder; it is kept absolute because a daemon
- * changes its working directory. */
-static int resolve_src(struct zrfs_opts *o)
+/* A URL SRC (s3://BUCKET/PREFIX) is one store the library reads where it
+ * lies, read-only: the mount is ro, and follow (which needs the store's
+ * files to grow under it) is a later step of the object-storage work. */
+static int url_src(struct zrfs_opts *o, const int *seen)
+{
+	if (seen[SEEN_RW] || o->follow_ms) {
+		fprintf(stderr, "zrecordfs: SRC %s is a URL: an S3 store is "
+			"served read-only, without -o %s\n", o->src,
+			o->follow_ms ? "follow" : "rw");
+		return -1;
+	}
+	o->ro = 1;
+	return fuse_opt_add_arg(&o->args, "-oro") ? -1 : 0;
+}
+
+/* SRC must be an existing folder or a URL; a folder is kept absolute
+ * because a daemon changes its working directory. */
+static int resolve_src(struct zrfs_opts *o, const int *seen)
 {
 	char *abs;
 	struct stat st;
@@ -345,6 +362,8 @@ static int resolve_src(struct zrfs_opts *o)
 			"MOUNTPOINT [-o opts])\n");
 		return -1;
 	}
+	if (zrcommon_is_url(o->src))
+		return url_src(o, seen);
 	abs = realpath(o->src, NULL);
 	if (!abs || stat(abs, &st) || !S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "zrecordfs: SRC %s: %s\n", o->src,
@@ -407,7 +426,7 @@ static int finish(struct parse_ctx *c, struct fuse_cmdline_opts *cmd)
 	}
 	if (zrmount_live_here(o->mountpoint))
 		return -1;
-	return resolve_src(o) || add_defaults(c) ? -1 : 0;
+	return resolve_src(o, c->seen) || add_defaults(c) ? -1 : 0;
 }
 
 int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)

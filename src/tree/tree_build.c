@@ -383,7 +383,9 @@ int zrtree_build(struct zrtree *t, const char *src, unsigned flags,
 	root = node_new(t, ZRTREE_K_DIR, "", NULL);
 	if (!root)
 		return -ENOMEM;
-	if (zrcommon_is_store(t->src)) {
+	/* A URL is one store (a prefix of many is not listed yet), whose
+	 * open says what is wrong if it is none. */
+	if (zrcommon_is_url(t->src) || zrcommon_is_store(t->src)) {
 		/* SRC itself is a store: the mount root is its folder. */
 		root->kind = ZRTREE_K_STORE;
 		err = open_store(t, t->src, "", &root->st);
