@@ -16,6 +16,8 @@ scripts_bench_positions_LDADD = src/lib/libzrecord.la
 EXTRA_DIST += scripts/bench_mixture.py
 # Encoded-image stores against raw pixels and the decode ceiling.
 EXTRA_DIST += scripts/bench_decode
+# A store in S3 (the test engine, also 20 ms away) against local disk.
+EXTRA_DIST += scripts/bench_object
 
 # The FUSE read ceiling scripts/bench_fs compares raw batch files with.
 noinst_PROGRAMS += scripts/bench_fuse_ceiling

@@ -34,6 +34,8 @@ src_lib_libzrecord_core_la_SOURCES += src/lib/version.c src/lib/dtype.c src/lib/
 	src/lib/mpcheck.c src/lib/mpcheck.h
 # store engine, codecs, worker pool, dictionary training
 src_lib_libzrecord_core_la_SOURCES += src/lib/pool.c src/lib/pool.h \
+	src/lib/iopool.c src/lib/iopool.h \
+	src/lib/store_stage.c src/lib/store_stage.h \
 	src/lib/codec.c src/lib/codec.h src/lib/store.h src/lib/store_io.h src/lib/store_view.h src/lib/store_open.c \
 	src/lib/store_create.c src/lib/store_io.c src/lib/store_append.c \
 	src/lib/append.h src/lib/store_reserve.c \

@@ -12,6 +12,7 @@
 #include "codec.h"
 #include "error.h"
 #include "pool.h"
+#include "store_stage.h"
 #include "store_view.h"
 
 /* Bytes worth handing to another lane (the smallest chunk; a batch of at
@@ -26,6 +27,7 @@ struct gather {
 	const uint64_t *idx;
 	uint8_t *dst;
 	const uint64_t *offsets; /* ragged boundaries, NULL for dense */
+	const uint8_t **staged;	/* record k's stored bytes, or NULL  */
 	/* What every lane validates with and reads through (the mappings
 	 * current when it was taken cover it, and the guard covers them). */
 	struct zr__snap sn;
@@ -70,7 +72,9 @@ static int gather_run(const struct gather *g, size_t b, size_t e,
 		uint8_t *dst = g->offsets ? g->dst + g->offsets[k]
 					  : g->dst + k * s->row_bytes;
 
-		err = zr__record_read(s, g->sn.data, g->idx[k], lk, dst);
+		err = g->staged ?
+		      zr__record_from(s, g->idx[k], lk, g->staged[k], dst) :
+		      zr__record_read(s, g->sn.data, g->idx[k], lk, dst);
 		if (!err && g->offsets)
 			err = ragged_check(s, g->idx[k], dst, lk->logic_length);
 	}
@@ -233,6 +237,7 @@ static int gather(zr_store *s, const zr_view *v, const uint64_t *idx,
 		  size_t count, void *dst, size_t dst_cap, uint64_t *offsets)
 {
 	struct gather g = { .s = s, .idx = idx, .dst = dst };
+	struct zr__stage st = { 0 };
 	int err;
 
 	zr__clear();
@@ -257,6 +262,10 @@ static int gather(zr_store *s, const zr_view *v, const uint64_t *idx,
 	} else {
 		err = dense_bounds(s, count, dst_cap);
 	}
+	/* A backend without map: the batch's bytes first, all at once. */
+	if (!err)
+		err = zr__stage_fetch(s, &g.sn, idx, count, &st);
+	g.staged = st.src;
 	/* Each lane arms its guard inside gather_block, below this frame:
 	 * a fault's jump lands there, and the rwlock is still released
 	 * here. */
@@ -266,6 +275,7 @@ static int gather(zr_store *s, const zr_view *v, const uint64_t *idx,
 						      : count * s->row_bytes,
 					 count));
 	pthread_rwlock_unlock(&s->rw);
+	zr__stage_free(&st);
 	return err;
 }
 

@@ -352,22 +352,25 @@ static int record_through(const zr_store *s, const struct zr__map *data,
 	return err;
 }
 
-int zr__record_read(const zr_store *s, const struct zr__map *data,
-		    uint64_t idx, const zr_loc *loc, void *dst)
+int zr__record_from(const zr_store *s, uint64_t idx, const zr_loc *loc,
+		    const uint8_t *src, void *dst)
 {
-	const uint8_t *src;
-
-	if (!data->base)
-		return record_through(s, data, idx, loc, dst);
-	src = data->base + loc->offset;
 	if (s->codec != ZR_CODEC_RAW)
 		return zr__decode(s->ddict, src, loc->phys_length, dst,
 				  loc->logic_length, s->path, idx);
-	if (loc->logic_length >= ZR__PREAD_MIN)
-		return zr__pread_all(s, ZR__DATA, dst, loc->logic_length,
-				     loc->offset);
 	memcpy(dst, src, loc->logic_length);
 	return 0;
+}
+
+int zr__record_read(const zr_store *s, const struct zr__map *data,
+		    uint64_t idx, const zr_loc *loc, void *dst)
+{
+	if (!data->base)
+		return record_through(s, data, idx, loc, dst);
+	if (s->codec == ZR_CODEC_RAW && loc->logic_length >= ZR__PREAD_MIN)
+		return zr__pread_all(s, ZR__DATA, dst, loc->logic_length,
+				     loc->offset);
+	return zr__record_from(s, idx, loc, data->base + loc->offset, dst);
 }
 
 struct rec_args {

@@ -76,6 +76,10 @@ int zr__loc_read(const zr_store *s, const struct zr__map *meta, uint64_t idx,
 		 uint64_t len, uint64_t tail, zr_loc *out);
 int zr__record_read(const zr_store *s, const struct zr__map *data,
 		    uint64_t idx, const zr_loc *loc, void *dst);
+/* The same from its stored bytes src, wherever they are (a mapping, or
+ * a batch staged from a remote backend: store_stage.h). */
+int zr__record_from(const zr_store *s, uint64_t idx, const zr_loc *loc,
+		    const uint8_t *src, void *dst);
 /* The stored bytes of record loc (validated): in data's mapping, or on a
  * backend without map read into *buf, which the caller frees (NULL
  * otherwise).  A read of the mapping through *src is the caller's to

@@ -1,0 +1,161 @@
+/*
+ * store_stage.c - a batch's stored bytes fetched ahead (store_stage.h):
+ * the records' table entries, their places sorted, neighbours merged
+ * into ranges, the ranges read at once on the I/O threads into one
+ * buffer, and each record's bytes found in it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "error.h"
+#include "iopool.h"
+#include "store_stage.h"
+#include "store_view.h"
+
+struct place {
+	uint64_t off;
+	uint32_t len;
+	size_t k;		/* the record's place in the batch */
+};
+
+struct range {
+	uint64_t off, len;
+	size_t at;		/* in the buffer */
+};
+
+struct plan {
+	const zr_store *s;
+	const struct zr__snap *sn;
+	const uint64_t *idx;
+	size_t count;
+	struct place *p;	/* count, sorted by offset */
+	struct range *r;	/* nr <= count */
+	size_t nr;
+	uint64_t bytes;		/* the ranges' sum */
+	uint8_t *buf;
+};
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct place *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Every record's place, read under one guard (the table may be mapped). */
+static int places_load(void *arg)
+{
+	struct plan *pl = arg;
+
+	for (size_t k = 0; k < pl->count; k++) {
+		zr_loc l;
+		int err = zr__snap_loc(pl->s, pl->sn, pl->idx[k], &l);
+
+		if (err)
+			return err;
+		pl->p[k] = (struct place){ l.offset, l.phys_length, k };
+	}
+	return 0;
+}
+
+/* The sorted places as ranges: a place starts a new one past the gap or
+ * the range's bound; repeats and overlaps share theirs. */
+static void merge(struct plan *pl)
+{
+	struct range *cur = NULL;
+
+	for (size_t k = 0; k < pl->count; k++) {
+		const struct place *p = &pl->p[k];
+		uint64_t end = p->off + p->len;
+
+		if (!cur || p->off > cur->off + cur->len + ZR__STAGE_GAP ||
+		    end - cur->off > ZR__STAGE_RANGE_MAX) {
+			cur = &pl->r[pl->nr++];
+			*cur = (struct range){ p->off, p->len, 0 };
+		} else if (end > cur->off + cur->len) {
+			cur->len = end - cur->off;
+		}
+	}
+	for (size_t i = 0; i < pl->nr; i++) {
+		pl->r[i].at = pl->bytes;
+		pl->bytes += pl->r[i].len;
+	}
+}
+
+static int read_range(void *ctx, size_t i)
+{
+	const struct plan *pl = ctx;
+	const struct range *r = &pl->r[i];
+
+	return zr__pread_all(pl->s, ZR__DATA, pl->buf + r->at, r->len, r->off);
+}
+
+/* Record k's bytes, walking the ranges along the sorted places: a
+ * place is in the last range that starts at or before it. */
+static void find(const struct plan *pl, const uint8_t **src)
+{
+	size_t i = 0;
+
+	for (size_t k = 0; k < pl->count; k++) {
+		const struct place *p = &pl->p[k];
+
+		while (i + 1 < pl->nr && pl->r[i + 1].off <= p->off)
+			i++;
+		src[p->k] = pl->buf + pl->r[i].at + (p->off - pl->r[i].off);
+	}
+}
+
+static int stage(struct plan *pl, struct zr__stage *st)
+{
+	int err = zr__maps_read(pl->s, pl->sn->meta, NULL, places_load, pl);
+
+	if (err)
+		return err;
+	qsort(pl->p, pl->count, sizeof(*pl->p), by_offset);
+	merge(pl);
+	if (pl->bytes > ZR__STAGE_MAX)
+		return 0;
+	pl->buf = malloc(pl->bytes ? pl->bytes : 1);
+	st->src = malloc(pl->count * sizeof(*st->src));
+	if (!pl->buf || !st->src)
+		return zr__fail(-ENOMEM, "%s: no memory to stage %zu records "
+				"(%" PRIu64 " bytes)", pl->s->path, pl->count,
+				pl->bytes);
+	err = zr__io_run(read_range, pl, pl->nr);
+	if (err)
+		return err;
+	find(pl, st->src);
+	st->buf = pl->buf;
+	pl->buf = NULL;
+	return 0;
+}
+
+int zr__stage_fetch(const zr_store *s, const struct zr__snap *sn,
+		    const uint64_t *idx, size_t count, struct zr__stage *st)
+{
+	struct plan pl = { .s = s, .sn = sn, .idx = idx, .count = count };
+	int err;
+
+	*st = (struct zr__stage){ 0 };
+	if (sn->data->base || count < 2)
+		return 0;
+	pl.p = malloc(count * sizeof(*pl.p));
+	pl.r = malloc(count * sizeof(*pl.r));
+	err = pl.p && pl.r ? stage(&pl, st) :
+	      zr__fail(-ENOMEM, "%s: no memory to stage %zu records", s->path,
+		       count);
+	free(pl.p);
+	free(pl.r);
+	free(pl.buf);
+	if (err || !st->buf)
+		zr__stage_free(st);
+	return err;
+}
+
+void zr__stage_free(struct zr__stage *st)
+{
+	free(st->buf);
+	free((void *)st->src);
+	*st = (struct zr__stage){ 0 };
+}
