@@ -13,6 +13,7 @@
 #include "error.h"
 #include "image.h"
 #include "pool.h"
+#include "store_stage.h"
 #include "store_view.h"
 
 struct igather {
@@ -23,11 +24,13 @@ struct igather {
 	const uint64_t *offsets; /* size 0: the caller's boundaries */
 	size_t each;             /* size S: S * S * 3 */
 	struct zr__snap sn;
+	const uint8_t **staged;  /* record k's stored bytes, or NULL */
 };
 
 /* One record's stored bytes into a scratch buffer grown as needed. */
 struct iread {
 	const struct igather *g;
+	size_t k;		/* the record's place in the batch */
 	uint64_t idx;
 	uint8_t **buf;
 	size_t *cap;
@@ -53,14 +56,19 @@ static int read_load(void *arg)
 		*r->cap = l.logic_length;
 	}
 	r->len = l.logic_length;
+	if (g->staged)
+		return zr__record_from(g->s, r->idx, &l, g->staged[r->k],
+				       *r->buf);
 	return zr__record_read(g->s, g->sn.data, r->idx, &l, *r->buf);
 }
 
-/* The file's bytes within record idx (one axis of uint8, as stored). */
-static int file_bytes(const struct igather *g, uint64_t idx, uint8_t **buf,
-		      size_t *cap, const uint8_t **file, size_t *len)
+/* The file's bytes within record idx, the batch's k-th (one axis of
+ * uint8, as stored). */
+static int file_bytes(const struct igather *g, size_t k, uint64_t idx,
+		      uint8_t **buf, size_t *cap, const uint8_t **file,
+		      size_t *len)
 {
-	struct iread r = { g, idx, buf, cap, 0 };
+	struct iread r = { g, k, idx, buf, cap, 0 };
 	uint64_t shape[ZR_MAX_NDIM];
 	uint32_t ndim;
 	size_t off;
@@ -102,7 +110,7 @@ static int decode_block(void *ctx, size_t b, size_t e, unsigned lane)
 		const uint8_t *file;
 		size_t len, at, n;
 
-		err = file_bytes(g, g->idx[k], &buf, &cap, &file, &len);
+		err = file_bytes(g, k, g->idx[k], &buf, &cap, &file, &len);
 		if (err)
 			break;
 		at = g->offsets ? g->offsets[k] : k * g->each;
@@ -170,6 +178,7 @@ static int gather(zr_store *s, const zr_view *v, const uint64_t *idx,
 {
 	struct igather g = { .s = s, .idx = idx, .o = o, .dst = dst,
 			     .offsets = offsets };
+	struct zr__stage st = { 0 };
 	int err;
 
 	zr__clear();
@@ -186,9 +195,14 @@ static int gather(zr_store *s, const zr_view *v, const uint64_t *idx,
 	if (err)
 		return err;
 	snap(s, v, &g.sn);
+	/* A backend without map: the batch's bytes first, all at once. */
+	err = zr__stage_fetch(s, &g.sn, idx, count, &st);
+	g.staged = st.src;
 	/* An image is a job of its own: one record is worth a lane. */
-	err = zr__pool_run(decode_block, &g, count, 1);
+	if (!err)
+		err = zr__pool_run(decode_block, &g, count, 1);
 	pthread_rwlock_unlock(&s->rw);
+	zr__stage_free(&st);
 	return err;
 }
 
@@ -226,7 +240,7 @@ int zr_view_image_shape(zr_view *v, uint64_t idx, const zr_image_opts *o,
 	if (err)
 		return err;
 	snap(s, v, &g.sn);
-	err = file_bytes(&g, idx, &buf, &cap, &file, &len);
+	err = file_bytes(&g, 0, idx, &buf, &cap, &file, &len);
 	pthread_rwlock_unlock(&s->rw);
 	if (!err) {
 		err = zr__image_shape(file, len, o, &oh, &ow, msg,

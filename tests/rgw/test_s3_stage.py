@@ -94,3 +94,33 @@ def test_connections_stay_bounded(big, engine):
             np.testing.assert_array_equal(s.gather(idx), rows[idx])
         n = _connections(port)
     assert 1 <= n <= 8 + os.cpu_count(), n
+
+
+def test_encoded_images_decode_from_the_batch_read(zr, engine, tmp_path):
+    """An encoded-image store (JPEG kept) in the bucket: its decoded,
+    resized and augmented batches equal the local store's, whole images
+    too (the image gather reads its batch the same way)."""
+    import io
+    from PIL import Image
+    from loaderx import RaggedStore
+    rng = np.random.default_rng(6)
+    local = tmp_path / "img"
+    with RaggedStore.create(str(local), np.uint8, images=True) as st:
+        files = []
+        for i in range(40):
+            px = rng.integers(0, 255, (40 + i, 60 + 2 * i, 3), dtype="u1")
+            b = io.BytesIO()
+            Image.fromarray(px).save(b, "JPEG", quality=85)
+            files.append(np.frombuffer(b.getvalue(), np.uint8))
+        st.append(files)
+    url = engine.upload(local, "big/img")
+    idx = rng.integers(0, 40, 32)
+    with RaggedStore.open(str(local), readonly=True) as a, \
+            RaggedStore.open(url) as b:
+        for kw in ({"decode": 32}, {"augment": "rrc,flip", "seed": 3}):
+            np.testing.assert_array_equal(b.gather(idx, **kw),
+                                          a.gather(idx, **kw))
+        got, want = b.gather(idx, decode=True), a.gather(idx, decode=True)
+        assert len(got) == 32
+        for x, y in zip(got, want):
+            np.testing.assert_array_equal(x, y)
