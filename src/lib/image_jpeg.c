@@ -163,17 +163,32 @@ static void whole(struct jdec *d, uint8_t *dst)
 		read_rgb(d, dst + y * stride);
 }
 
+/* Decodes only the iMCU columns that columns [lo, hi) need; returns the
+ * first column decoded, where each scanline then starts.  libjpeg-turbo
+ * (2.1.5) upsamples a crop's edge columns as if they were the image's:
+ * the edge pixel differs from a whole decode's, and on the right, fancy
+ * upsampling can read a chroma sample it never wrote (valgrind's
+ * uninitialised rows).  A column of margin each side keeps [lo, hi) off
+ * the crop's edges, so its pixels are the whole decode's. */
+static JDIMENSION crop_cols(struct jdec *d, uint32_t lo, uint32_t hi)
+{
+	JDIMENSION w = d->ci.output_width;
+	JDIMENSION xoff = lo > 0 ? lo - 1 : 0;
+	JDIMENSION width = (hi < w ? hi + 1 : w) - xoff;
+
+	if (width >= w)
+		return 0;
+	jpeg_crop_scanline(&d->ci, &xoff, &width);
+	return xoff;
+}
+
 /* A box the output's own size: its rows copied as they come (what the
  * resampler would compute, at no cost). */
 static void copied(struct jdec *d, const struct zr__box *b, uint8_t *dst)
 {
-	JDIMENSION xoff = b->x0, width = b->w;
+	JDIMENSION xoff = crop_cols(d, b->x0, b->x0 + b->w);
 	uint8_t *rgb;
 
-	if (width < d->ci.output_width)
-		jpeg_crop_scanline(&d->ci, &xoff, &width);
-	else
-		xoff = 0;
 	d->line = malloc((size_t)d->ci.output_width * 7);
 	if (!d->line)
 		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
@@ -214,7 +229,7 @@ static void block(struct jdec *d, JDIMENSION xoff, int flip, uint32_t y,
 static void boxed(struct jdec *d, const struct zr__box *b, unsigned n,
 		  uint8_t *dst)
 {
-	JDIMENSION xoff, width;
+	JDIMENSION xoff;
 	uint32_t out = b->out;
 
 	if (n == 8 && b->w == out && b->h == out) {
@@ -227,12 +242,7 @@ static void boxed(struct jdec *d, const struct zr__box *b, unsigned n,
 	    zr__taps_make(&d->ty, b->y0 * n / 8.0, (b->y0 + b->h) * n / 8.0,
 			  d->ci.output_height, out))
 		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
-	xoff = d->tx.lo;
-	width = d->tx.hi - d->tx.lo;
-	if (width < d->ci.output_width)
-		jpeg_crop_scanline(&d->ci, &xoff, &width);
-	else
-		xoff = 0;
+	xoff = crop_cols(d, d->tx.lo, d->tx.hi);
 	/* One CMYK line, then ZR__ROWS RGB lines after it. */
 	d->line = malloc((size_t)d->ci.output_width * (4 + 3 * ZR__ROWS));
 	d->mid = malloc((size_t)(d->ty.hi - d->ty.lo) * out * 3 + 1);
