@@ -92,11 +92,13 @@ def test_undecimated_jpeg_box_is_pil(tmp_path):
     assert np.array_equal(img, pil_box(data, 110, _centre(160, 120)))
 
 
-def test_undecimated_augment_boxes_are_pil(tmp_path):
+@pytest.mark.parametrize("name", ["jpeg-baseline", "jpeg-progressive",
+                                  "jpeg-grey", "jpeg-cmyk", "jpeg-444"])
+def test_undecimated_augment_boxes_are_pil(tmp_path, name):
     # boxes under the output (no DCT scaling) at many crop edges, odd and
-    # even, of a 4:2:0 JPEG: PIL's resample of PIL's decode exactly (a
-    # crop's right edge once read chroma libjpeg never wrote)
-    data = save(photo(375, 500), "JPEG", quality=90)
+    # even: PIL's resample of PIL's decode exactly (a 4:2:0 crop's right
+    # edge once read chroma libjpeg never wrote)
+    data = kinds(375, 500)[name]
     st = make(tmp_path / "s", [data] * 24)
     got = st.gather(np.arange(24), augment="rrc:0.05:0.1,flip", seed=3)
     for k in range(24):
