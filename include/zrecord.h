@@ -755,7 +755,7 @@ ZR_API int zr_sigbus_guard(void);
  * way; the tolerance against PIL's reference of the same box is a mean
  * absolute difference of at most 3 levels (single pixels of fine
  * texture may differ by more: the DCT scaling filters differently), and
- * within 1 level when n is 8 (a box side under 8/7 S).  Checked by
+ * equal byte for byte when n is 8 (a box side under 8/7 S).  Checked by
  * contrib/python/tests/test_images.py; docs/performance.md has the
  * measured figures.
  *

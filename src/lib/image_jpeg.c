@@ -48,7 +48,9 @@ static void jerr_emit(j_common_ptr c, int level)
 struct jdec {
 	struct jpeg_decompress_struct ci;
 	struct jerr err;
-	uint8_t *line;  /* one scanline (CMYK or RGB) */
+	uint8_t *line;  /* one CMYK scanline, then the RGB rows */
+	uint8_t *rows;  /* RGB scanlines read back, stride apart (in line) */
+	size_t stride;
 	uint8_t *mid;   /* horizontally resampled rows */
 	struct zr__taps tx, ty;
 };
@@ -154,6 +156,26 @@ static int too_big(uint32_t w, uint32_t h, char *msg, size_t cap)
 	return ZR__IMG_BAD;
 }
 
+/* Room in d->line for one CMYK scanline and n RGB rows that are read
+ * back at once: libjpeg-turbo's AVX2 colour conversion streams a row
+ * that starts 32-byte aligned past the cache (vmovntdq), so reading it
+ * back came from memory (the rows' copy and the resampler's transpose
+ * were a third of a decode).  Rows start at 16 mod 32: ordinary stores. */
+#define ROW_ALIGN 32
+static void scratch_rows(struct jdec *d, uint32_t n)
+{
+	size_t w = d->ci.output_width;
+	uint8_t *p;
+
+	d->stride = (w * 3 + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
+	d->line = malloc(w * 4 + 2 * ROW_ALIGN + n * d->stride);
+	if (!d->line)
+		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
+	p = d->line + w * 4;
+	p += (ROW_ALIGN - (uintptr_t)p % ROW_ALIGN) % ROW_ALIGN;
+	d->rows = p + ROW_ALIGN / 2;
+}
+
 /* The whole image, straight into dst. */
 static void whole(struct jdec *d, uint8_t *dst)
 {
@@ -163,27 +185,50 @@ static void whole(struct jdec *d, uint8_t *dst)
 		read_rgb(d, dst + y * stride);
 }
 
+/* Decodes only the iMCU columns that columns [lo, hi) need; returns the
+ * first column decoded, where each scanline then starts.  libjpeg-turbo
+ * (2.1.5) upsamples a crop's edge columns as if they were the image's:
+ * the edge pixel differs from a whole decode's, and on the right, fancy
+ * upsampling can read a chroma sample it never wrote (valgrind's
+ * uninitialised rows).  A column of margin each side keeps [lo, hi) off
+ * the crop's edges, so its pixels are the whole decode's. */
+static JDIMENSION crop_cols(struct jdec *d, uint32_t lo, uint32_t hi)
+{
+	JDIMENSION w = d->ci.output_width;
+	JDIMENSION xoff = lo > 0 ? lo - 1 : 0;
+	JDIMENSION width = (hi < w ? hi + 1 : w) - xoff;
+
+	if (width >= w)
+		return 0;
+	jpeg_crop_scanline(&d->ci, &xoff, &width);
+	return xoff;
+}
+
 /* A box the output's own size: its rows copied as they come (what the
- * resampler would compute, at no cost). */
+ * resampler would compute, at no cost), or decoded straight into dst
+ * when a scanline is the box's row (the whole width, unflipped): the
+ * copy into a batch's cold pages was a tenth of a mount's decoded
+ * batch. */
 static void copied(struct jdec *d, const struct zr__box *b, uint8_t *dst)
 {
-	JDIMENSION xoff = b->x0, width = b->w;
+	JDIMENSION xoff = crop_cols(d, b->x0, b->x0 + b->w);
+	int direct = !b->flip && xoff == b->x0 && d->ci.output_width == b->w;
 	uint8_t *rgb;
 
-	if (width < d->ci.output_width)
-		jpeg_crop_scanline(&d->ci, &xoff, &width);
-	else
-		xoff = 0;
-	d->line = malloc((size_t)d->ci.output_width * 7);
-	if (!d->line)
-		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
-	rgb = d->line + (size_t)d->ci.output_width * 4;
+	scratch_rows(d, 1);
+	rgb = d->rows;
 	if (b->y0)
 		jpeg_skip_scanlines(&d->ci, b->y0);
 	for (uint32_t y = 0; y < b->h; y++) {
+		uint8_t *row = dst + (size_t)y * b->w * 3;
+
+		if (direct) {
+			read_rgb(d, row);
+			continue;
+		}
 		read_rgb(d, rgb);
 		zr__copy_row(rgb + (size_t)(b->x0 - xoff) * 3, b->w, b->flip,
-			     dst + (size_t)y * b->w * 3);
+			     row);
 	}
 }
 
@@ -195,11 +240,8 @@ static void block(struct jdec *d, JDIMENSION xoff, int flip, uint32_t y,
 {
 	uint32_t n = d->ty.hi - y < ZR__ROWS ? d->ty.hi - y : ZR__ROWS;
 	const uint8_t *src[ZR__ROWS];
-	size_t stride = (size_t)d->ci.output_width * 3;
-
 	for (uint32_t r = 0; r < n; r++) {
-		uint8_t *rgb = d->line + (size_t)d->ci.output_width * 4 +
-			       r * stride;
+		uint8_t *rgb = d->rows + r * d->stride;
 
 		read_rgb(d, rgb);
 		src[r] = rgb;
@@ -214,7 +256,7 @@ static void block(struct jdec *d, JDIMENSION xoff, int flip, uint32_t y,
 static void boxed(struct jdec *d, const struct zr__box *b, unsigned n,
 		  uint8_t *dst)
 {
-	JDIMENSION xoff, width;
+	JDIMENSION xoff;
 	uint32_t out = b->out;
 
 	if (n == 8 && b->w == out && b->h == out) {
@@ -227,16 +269,10 @@ static void boxed(struct jdec *d, const struct zr__box *b, unsigned n,
 	    zr__taps_make(&d->ty, b->y0 * n / 8.0, (b->y0 + b->h) * n / 8.0,
 			  d->ci.output_height, out))
 		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
-	xoff = d->tx.lo;
-	width = d->tx.hi - d->tx.lo;
-	if (width < d->ci.output_width)
-		jpeg_crop_scanline(&d->ci, &xoff, &width);
-	else
-		xoff = 0;
-	/* One CMYK line, then ZR__ROWS RGB lines after it. */
-	d->line = malloc((size_t)d->ci.output_width * (4 + 3 * ZR__ROWS));
+	xoff = crop_cols(d, d->tx.lo, d->tx.hi);
+	scratch_rows(d, ZR__ROWS);
 	d->mid = malloc((size_t)(d->ty.hi - d->ty.lo) * out * 3 + 1);
-	if (!d->line || !d->mid)
+	if (!d->mid)
 		ERREXIT(&d->ci, JERR_OUT_OF_MEMORY);
 	if (d->ty.lo)
 		jpeg_skip_scanlines(&d->ci, d->ty.lo);
