@@ -234,62 +234,57 @@ static inline void t8x8(uint64_t x[8])
 #define WORDS 0
 #endif
 
-/* Rows' bytes [from, from + len) transposed, LANES rows a column: lane r
- * of byte i at tr[i * LANES + r], so a horizontal tap is a dot16 row.
- * Eight rows and eight bytes at a time where they are there. */
-static void transpose_in(const uint8_t *const *src, uint32_t nrows,
-			 size_t from, size_t len, uint8_t *tr)
+/* Bytes [c0, len) of rows [r0, r1) between the rows (row r at row[r])
+ * and the lane form (lane r of byte c at tr[c * LANES + r]): to_lanes
+ * copies rows to lanes and only reads the rows, else lanes to rows. */
+static inline void bytes(uint8_t *const *row, uint32_t r0, uint32_t r1,
+			 size_t c0, size_t len, uint8_t *tr, int to_lanes)
 {
-	uint32_t r0 = 0;
-	size_t i = 0;
+	for (uint32_t r = r0; r < r1; r++)
+		for (size_t c = c0; c < len; c++) {
+			uint8_t *a = &row[r][c], *b = &tr[c * LANES + r];
 
-#if WORDS
-	for (; r0 + 8 <= nrows; r0 += 8) {
-		for (i = 0; i + 8 <= len; i += 8) {
-			uint64_t x[8];
-
-			for (int r = 0; r < 8; r++)
-				memcpy(&x[r], src[r0 + r] + from + i, 8);
-			t8x8(x);
-			for (int j = 0; j < 8; j++)
-				memcpy(tr + (i + j) * LANES + r0, &x[j], 8);
+			if (to_lanes)
+				*b = *a;
+			else
+				*a = *b;
 		}
-		for (uint32_t r = r0; r < r0 + 8; r++)
-			for (size_t c = i; c < len; c++)
-				tr[c * LANES + r] = src[r][from + c];
-	}
-#endif
-	for (uint32_t r = r0; r < nrows; r++)
-		for (i = 0; i < len; i++)
-			tr[i * LANES + r] = src[r][from + i];
 }
 
-/* The inverse: lane r of byte q of otr to dst + r * stride + q. */
-static void transpose_out(const uint8_t *otr, uint32_t nrows, size_t len,
-			  uint8_t *dst, size_t stride)
+#if WORDS
+/* One 8 x 8 block the same way: eight rows' bytes c..c+7 and the eight
+ * lane words at lane (tr + c * LANES + r0) trade places. */
+static inline void block8(uint8_t *const row[8], size_t c, uint8_t *lane,
+			  int to_lanes)
+{
+	uint64_t x[8];
+
+	for (int k = 0; k < 8; k++)
+		memcpy(&x[k], to_lanes ? row[k] + c : lane + k * LANES, 8);
+	t8x8(x);
+	for (int k = 0; k < 8; k++)
+		memcpy(to_lanes ? lane + k * LANES : row[k] + c, &x[k], 8);
+}
+#endif
+
+/* Bytes [0, len) of nrows rows to or from the lane form, so that a
+ * horizontal tap is a dot16 row; eight rows and eight bytes at a time
+ * where they are there. */
+static inline void transpose(uint8_t *const *row, uint32_t nrows,
+			     size_t len, uint8_t *tr, int to_lanes)
 {
 	uint32_t r0 = 0;
-	size_t q = 0;
 
 #if WORDS
 	for (; r0 + 8 <= nrows; r0 += 8) {
-		for (q = 0; q + 8 <= len; q += 8) {
-			uint64_t x[8];
+		size_t c = 0;
 
-			for (int j = 0; j < 8; j++)
-				memcpy(&x[j], otr + (q + j) * LANES + r0, 8);
-			t8x8(x);
-			for (int r = 0; r < 8; r++)
-				memcpy(dst + (r0 + r) * stride + q, &x[r], 8);
-		}
-		for (uint32_t r = r0; r < r0 + 8; r++)
-			for (size_t c = q; c < len; c++)
-				dst[r * stride + c] = otr[c * LANES + r];
+		for (; c + 8 <= len; c += 8)
+			block8(row + r0, c, tr + c * LANES + r0, to_lanes);
+		bytes(row, r0, r0 + 8, c, len, tr, to_lanes);
 	}
 #endif
-	for (uint32_t r = r0; r < nrows; r++)
-		for (q = 0; q < len; q++)
-			dst[r * stride + q] = otr[q * LANES + r];
+	bytes(row, r0, nrows, 0, len, tr, to_lanes);
 }
 
 /* Up to LANES rows of the horizontal pass through tr, the rows
@@ -300,9 +295,14 @@ static void rows_block(const struct zr__taps *t, const uint8_t *const *src,
 {
 	size_t len = (size_t)(t->hi - t->lo) * 3;
 
+	uint8_t *row[LANES];
+
 	if (nrows < LANES) /* lanes past the last row zero, not undefined */
 		memset(tr, 0, len * LANES);
-	transpose_in(src, nrows, (size_t)(t->lo - col0) * 3, len, tr);
+	/* read only (to_lanes): the const goes for the one shared walk */
+	for (uint32_t r = 0; r < nrows; r++)
+		row[r] = (uint8_t *)src[r] + (size_t)(t->lo - col0) * 3;
+	transpose(row, nrows, len, tr, 1);
 	for (uint32_t xx = 0; xx < t->out; xx++) {
 		size_t at = (size_t)xx * t->ksize;
 		size_t ox = (size_t)(flip ? t->out - 1 - xx : xx) * 3;
@@ -312,7 +312,9 @@ static void rows_block(const struct zr__taps *t, const uint8_t *const *src,
 			      tr + ((t->first[xx] - t->lo) * 3 + c) * LANES,
 			      3 * LANES, otr + (ox + c) * LANES);
 	}
-	transpose_out(otr, nrows, (size_t)t->out * 3, dst, dst_stride);
+	for (uint32_t r = 0; r < nrows; r++)
+		row[r] = dst + r * dst_stride;
+	transpose(row, nrows, (size_t)t->out * 3, otr, 0);
 }
 
 int zr__resample_rows(const struct zr__taps *t, const uint8_t *const *src,
