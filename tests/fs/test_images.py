@@ -241,3 +241,36 @@ def test_bad_records_fail_with_eio(src, mount):
     # again for the range that failed
     assert len([x for x in err.splitlines() if "records/1.npy" in x]) == 1, err
     assert len([x for x in err.splitlines() if "batch 0-0" in x]) == 1, err
+
+
+def test_images_and_labels_of_one_dataset_align(src, mount):
+    """An ImageFolder imported --encoded: the image store's decoded batch
+    file and the label store's batch file of one (seed, step) hold the
+    same records (docs/mount.md: their .indices.npy are equal), as
+    loaderx gathers them."""
+    import loaderx
+    folder = os.path.join(src, "..", "folder")
+    for i, data in enumerate(FILES[:6]):
+        cls = os.path.join(folder, "cls%d" % (i % 2))
+        os.makedirs(cls, exist_ok=True)
+        ext = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp"}[
+            Image.open(io.BytesIO(data)).format]
+        with open(os.path.join(cls, "%d.%s" % (i, ext)), "wb") as f:
+            f.write(data)
+    zrecord("import", "--encoded", folder, os.path.join(src, "ds"))
+    m = mount(src, "ro", "decode=24", "batch_size=4")
+    for step in range(3):
+        name = "7-%d" % step
+        idx = _npy(_read(m.path("ds", "image", "batch",
+                                name + ".indices.npy")))
+        assert np.array_equal(idx, _npy(_read(m.path(
+            "ds", "label", "batch", name + ".indices.npy"))))
+        imgs = _npy(_read(m.path("ds", "image", "batch", name + ".npy")))
+        labels = _npy(_read(m.path("ds", "label", "batch", name + ".npy")))
+        with loaderx.RaggedStore.open(os.path.join(src, "ds", "image"),
+                                      readonly=True) as st:
+            assert np.array_equal(imgs, st.gather(idx, decode=24))
+        with loaderx.DenseStore.open(os.path.join(src, "ds", "label"),
+                                     readonly=True) as st:
+            assert np.array_equal(labels, st.gather(idx))
+        assert imgs.shape == (4, 24, 24, 3) and len(labels) == 4
