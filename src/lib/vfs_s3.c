@@ -21,6 +21,7 @@
  * zr__vfs_posix_readonly.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,16 +42,52 @@ struct s3_file {
 };
 
 /* The manifest the calling thread's last meta.zr open fetched, and its
- * prefix (absent: that prefix had none).  Behind one pointer: the
- * library's thread-locals live in the static TLS block (sigbus.c's are
- * initial-exec), which a dlopen'ed library must keep small. */
+ * prefix (absent: that prefix had none).  A thread-specific value rather
+ * than a thread-local: the library's thread-locals live in the static TLS
+ * block (sigbus.c's are initial-exec), which a dlopen'ed library must keep
+ * small, and the key's destructor frees it when the thread ends. */
 struct pin {
 	char *prefix;
 	int absent;
 	struct zr__manifest m;
 };
 
-static _Thread_local struct pin *pin;
+static pthread_once_t pin_once = PTHREAD_ONCE_INIT;
+static pthread_key_t pin_key;
+static int pin_key_err;
+
+static void pin_free(void *v)
+{
+	struct pin *p = v;
+
+	free(p->prefix);
+	zr__manifest_free(&p->m);
+	free(p);
+}
+
+static void pin_key_make(void)
+{
+	pin_key_err = pthread_key_create(&pin_key, pin_free);
+}
+
+/* The calling thread's pin (made empty at first), NULL without memory. */
+static struct pin *thread_pin(void)
+{
+	struct pin *p;
+
+	pthread_once(&pin_once, pin_key_make);
+	if (pin_key_err)
+		return NULL;
+	p = pthread_getspecific(pin_key);
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (p && pthread_setspecific(pin_key, p)) {
+		free(p);
+		p = NULL;
+	}
+	return p;
+}
 
 static struct s3_file *s3_of(struct zr__file *f)
 {
@@ -173,9 +210,10 @@ static char *split(const char *path, const char **name)
 static int pinned(const struct zr__s3_conf *c, const char *prefix,
 		  const char *name, const struct zr__manifest **m)
 {
+	struct pin *pin = thread_pin();
 	int err;
 
-	if (!pin && !(pin = calloc(1, sizeof(*pin))))
+	if (!pin)
 		return -ENOMEM;
 	if (!pin->prefix || strcmp(pin->prefix, prefix) ||
 	    !strcmp(name, "meta.zr")) {
