@@ -48,7 +48,8 @@ struct push {
 	struct zr__manifest new;
 	uint8_t *buf;       /* one part's bytes */
 	size_t cap;
-	long pause_after;   /* tests: parts to upload before stopping */
+	long pause_after;   /* tests: parts to upload before stopping (-1:
+			     * all, stopping before the manifest) */
 	zr_transfer *t;
 };
 
@@ -133,12 +134,29 @@ static int put(const struct push *p, const struct zr__s3_obj *o,
 }
 
 /* Tests (tests/rgw/test_s3_push.py) stop a push after N parts with
- * ZR_TEST_PUSH_PAUSE_AFTER=N to kill it there, without timing. */
-static void maybe_pause(struct push *p)
+ * ZR_TEST_PUSH_PAUSE_AFTER=N (or, =manifest, with every part up and the
+ * manifest not written) to kill it there: it says so on stderr and waits
+ * for the signal, so the test needs no timing. */
+static void maybe_pause(struct push *p, int before_manifest)
 {
-	if (p->pause_after > 0 && (long)p->t->parts_sent == p->pause_after)
-		for (;;)
-			pause();
+	if (before_manifest ? p->pause_after != -1
+			    : p->pause_after <= 0 ||
+			      (long)p->t->parts_sent != p->pause_after)
+		return;
+	fprintf(stderr, "zrecord: push stopped for a test after %" PRIu64
+		" parts\n", p->t->parts_sent);
+	for (;;)
+		pause();
+}
+
+/* ZR_TEST_PUSH_PAUSE_AFTER's stop (maybe_pause): 0 for none. */
+static long pause_point(void)
+{
+	const char *v = getenv("ZR_TEST_PUSH_PAUSE_AFTER");
+
+	if (!v)
+		return 0;
+	return strcmp(v, "manifest") ? strtol(v, NULL, 10) : -1;
 }
 
 /* Part pt (its bytes in p->buf) up: skipped if a HEAD finds it with its
@@ -159,7 +177,7 @@ static int upload_part(struct push *p, struct zr__part *pt)
 		if (!err) {
 			p->t->parts_sent++;
 			p->t->bytes_sent += pt->len;
-			maybe_pause(p);
+			maybe_pause(p, 0);
 		}
 	} else {
 		err = request_failed(&o, "HEAD", err);
@@ -301,6 +319,7 @@ static int publish(struct push *p)
 		free(text); /* the same bytes: nothing to publish */
 		return 0;
 	}
+	maybe_pause(p, 1);
 	err = zr__s3_obj_child(&p->conf, p->url, ZR__MANIFEST_KEY, &o);
 	if (!err)
 		err = put(p, &o, text, strlen(text), etag);
@@ -376,7 +395,6 @@ int zr_store_push(const char *path, const char *url, uint64_t part_size,
 {
 	struct push p = { .path = path, .t = out };
 	zr_store *s = NULL;
-	const char *pause_env = getenv("ZR_TEST_PUSH_PAUSE_AFTER");
 	int err;
 
 	zr__clear();
@@ -389,7 +407,7 @@ int zr_store_push(const char *path, const char *url, uint64_t part_size,
 				"to %llu bytes", p.part_size,
 				ZR_PUSH_PART_MIN,
 				(unsigned long long)ZR_PUSH_PART_MAX);
-	p.pause_after = pause_env ? strtol(pause_env, NULL, 10) : 0;
+	p.pause_after = pause_point();
 	err = check_url(url, (char **)&p.url);
 	if (!err)
 		err = open_source(path, &s);

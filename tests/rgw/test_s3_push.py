@@ -3,15 +3,14 @@ puts a store in the bucket as content-addressed parts and a manifest
 written last, `zrecord pull` copies it back, and every reader (zrecord,
 loaderx, the pulled folder) gets the local store's bytes.  A newer version
 uploads only what changed, a reader that opened the old version keeps it,
-and a push killed with SIGKILL after some parts leaves the old version
-readable and is completed by the next push, uploading only the missing
-parts.  Bad inputs fail with a message naming them and change nothing."""
+and a push killed with SIGKILL after some parts (or after all of them,
+before the manifest) leaves the old version readable and is completed by
+the next push, uploading only the missing parts.  Bad inputs fail with a message naming them and change nothing."""
 import os
 import re
 import shutil
 import signal
 import subprocess
-import time
 import urllib.parse
 
 import numpy as np
@@ -146,56 +145,60 @@ def test_a_newer_version_uploads_what_changed(zr, engine, stores, tmp_path):
     assert read_all(zr, url, len(arrays)) == v1_bytes  # its prefix stays
 
 
-def _wait_for(pred, what):
-    """Polls pred until true: a guard against a hang, not a timing
-    assertion (the push waits, stopped, for the kill)."""
-    for _ in range(1200):
-        if pred():
-            return
-        time.sleep(0.05)
-    pytest.fail(f"never saw {what}")
+def _stopped_push(zr, local, url, stop):
+    """A push that stops for good at stop (ZR_TEST_PUSH_PAUSE_AFTER: after
+    that many parts, or with every part up and no manifest yet), killed
+    with SIGKILL once it says it stopped: the parts it uploaded."""
+    env = dict(os.environ, ZR_TEST_PUSH_PAUSE_AFTER=stop)
+    p = subprocess.Popen([zr.binary, "push", str(local), url, "--part-size",
+                          str(PART)], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        line = p.stderr.readline().decode()  # waits: no timing
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+    m = re.fullmatch(r"zrecord: push stopped for a test after (\d+) "
+                     r"parts\n", line)
+    assert m and p.returncode == -signal.SIGKILL, (line, p.returncode)
+    return int(m[1])
 
 
+@pytest.mark.parametrize("stop", ["1", "3", "manifest"])
 def test_a_killed_push_keeps_the_old_version_and_resumes(zr, engine,
-                                                         tmp_path):
+                                                         tmp_path, stop):
     arrays = ragged_bytes(600, seed=11)
     local = tmp_path / "s"
     zr.ok("create", local, "--dtype", "|u1", "--ragged", "--codec", "raw")
     zr.ok("append", local, write_npys(tmp_path / "a.npy", *arrays))
-    url, prefix = engine.url("killed/s"), "killed/s/"
+    url, prefix = engine.url(f"killed-{stop}/s"), f"killed-{stop}/s/"
     push(zr, local, url)
     v1_copy = copy_store(local, tmp_path / "v1")
     v1_keys = keys(engine, prefix)
     manifest1 = get_object(engine, prefix + "manifest")
     more = ragged_bytes(600, seed=12)
     zr.ok("append", local, write_npys(tmp_path / "b.npy", *more))
-    # the push stops for good after 3 parts (ZR_TEST_PUSH_PAUSE_AFTER);
-    # the listing shows them, then it is killed
-    env = dict(os.environ, ZR_TEST_PUSH_PAUSE_AFTER="3")
-    p = subprocess.Popen([zr.binary, "push", str(local), url, "--part-size",
-                          str(PART)], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
-    try:
-        _wait_for(lambda: len(keys(engine, prefix) - v1_keys) >= 3,
-                  "3 new parts")
-    finally:
-        p.send_signal(signal.SIGKILL)
-        p.communicate()
-    assert p.returncode == -signal.SIGKILL
+    up = _stopped_push(zr, local, url, stop)
     at_kill = keys(engine, prefix)
-    assert len(at_kill - v1_keys) == 3
+    assert len(at_kill - v1_keys) == up > 0
+    if stop != "manifest":
+        assert up == int(stop)
     # the old version, whole and byte for byte
-    assert get_object(engine, prefix + "manifest") == \
-        manifest1
+    assert get_object(engine, prefix + "manifest") == manifest1
     assert read_all(zr, url, len(arrays)) == \
         read_all(zr, v1_copy, len(arrays))
     assert zr.ok("stats", url) == zr.ok("stats", v1_copy)
+    assert zr.ok("verify", url) == zr.ok("verify", v1_copy)
     assert zr.run("get", url, len(arrays), "-o", "-").returncode != 0
     # the next push completes it, sending only what is missing
     published, _, _, parts, sent, _ = push(zr, local, url)
     after = keys(engine, prefix)
-    assert published and sent == len(after - at_kill) > 0
-    assert len(after - v1_keys) == sent + 3
+    assert published and sent == len(after - at_kill)
+    assert len(after - v1_keys) == sent + up
+    if stop == "manifest":
+        assert sent == 0  # every part was up: only the manifest
+    else:
+        assert sent > 0
     n = len(arrays) + len(more)
     assert read_all(zr, url, n) == read_all(zr, local, n)
     zr.ok("pull", url, tmp_path / "pulled")
