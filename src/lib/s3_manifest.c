@@ -191,8 +191,8 @@ static int parse_lines(char *text, struct zr__manifest *m)
 			bad = parse_part(line, f);
 		else if (f && f->size != size)
 			bad = 1;
-		else if (!strcmp(line, "end"))
-			bad = 0, end = 1;
+		else if ((end = !strcmp(line, "end")))
+			bad = 0;
 		else
 			bad = parse_file(line, m, &size, &want);
 		if (bad)
