@@ -369,6 +369,52 @@ ZR_API int zr_store_open(const char *path, unsigned flags, zr_store **out);
  * and locks nothing: what a command asks before it takes path for a store
  * rather than a file. */
 ZR_API int zr_store_probe(const char *path);
+
+/* Publishing (docs/many-hosts.md, "Publishing"; zrecord(5), "Published
+ * stores").  zr_store_push uploads the local store folder path to
+ * url = "s3://BUCKET/PREFIX/NAME" as a published version: every file cut
+ * into part objects of at most part_size bytes (0: ZR_PUSH_PART_SIZE),
+ * each stored at PREFIX/NAME/parts/SHA256 (the digest of its bytes, so a
+ * key never names two contents), then the object PREFIX/NAME/manifest,
+ * written last, which lists them.  A reader (zr_store_open of the URL)
+ * sees one whole version: the one before the manifest's PUT or the one
+ * after.  Parts of the published version that the local file still holds
+ * are kept (data.zr only grows: a newer version uploads its new tail), and
+ * a part already there with its size is not uploaded again, so a push
+ * killed at any point leaves the previous version readable and the next
+ * push (same part_size) completes it.  No push deletes a part: a reader
+ * that opened an older version keeps reading it.  The store is opened
+ * read-only for the push (a reader's locks keep writers out).  -EINVAL
+ * for a URL without BUCKET and NAME or a part_size out of range,
+ * ZR_E_NOSTORE if path is not a store, -ENOENT for a missing bucket,
+ * -EACCES for refused credentials (zr_errmsg() names the URL and what to
+ * check); nothing is published then.  out: what the version holds and
+ * what this call uploaded. */
+#define ZR_PUSH_PART_SIZE ((uint64_t)64 << 20)
+#define ZR_PUSH_PART_MIN 4096u
+#define ZR_PUSH_PART_MAX ((uint64_t)5 << 30) /* S3's largest single PUT */
+
+typedef struct zr_transfer {
+	uint64_t files;      /* pull: store files copied */
+	uint64_t parts;      /* push: part objects of the version */
+	uint64_t parts_sent; /* push: of which this call uploaded */
+	uint64_t bytes;      /* the store files' bytes */
+	uint64_t bytes_sent; /* bytes this call moved */
+	int published;       /* push: 1 if it wrote a new manifest (0: the
+			      * same version was there already) */
+	char version[65];    /* push: the version's id (a SHA-256, hex) */
+} zr_transfer;
+
+ZR_API int zr_store_push(const char *path, const char *url,
+			 uint64_t part_size, zr_transfer *out);
+/* Copies the store at url (s3://BUCKET/PREFIX: published by push, or its
+ * files uploaded as they are) into a new local store folder dest, which
+ * must not exist (-EEXIST).  One published version, whole: the files go
+ * into a folder DEST.pull-XXXXXX beside dest, which is renamed to dest
+ * once it opens as a store; on failure nothing is at dest.  Errors as
+ * zr_store_open's for the URL. */
+ZR_API int zr_store_pull(const char *url, const char *dest,
+			 zr_transfer *out);
 /* A follower takes up the records the writer beside it has synced since
  * the last call: zr_store_length grows to the length in the header on
  * disk once meta.zr and data.zr hold what it names (the header is flushed

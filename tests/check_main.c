@@ -32,6 +32,7 @@ int main(void)
 		suite_tree_opts,
 		suite_store_vfs,
 		suite_resample,
+		suite_manifest,
 	};
 	SRunner *sr = srunner_create(NULL);
 	int failed;

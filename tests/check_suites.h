@@ -38,5 +38,6 @@ Suite *suite_tree_files(void);
 Suite *suite_tree_opts(void);
 Suite *suite_store_vfs(void);
 Suite *suite_resample(void);
+Suite *suite_manifest(void);
 
 #endif

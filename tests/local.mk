@@ -16,6 +16,7 @@ tests_check_zrecord_SOURCES = tests/check_main.c tests/check_suites.h \
 	tests/check_schedule.c tests/check_idxlist.c \
 	tests/check_mixsource.c tests/check_batchfile.c \
 	tests/check_store_vfs.c tests/check_resample.c \
+	tests/check_manifest.c \
 	tests/check_util.c tests/check_util.h \
 	tests/rmtree.c tests/rmtree.h \
 	tests/check_tree.c tests/check_tree_files.c tests/check_tree_opts.c \

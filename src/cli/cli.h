@@ -31,7 +31,8 @@ typedef struct zr_cli_cmd {
 extern const zr_cli_cmd zr_cli_create, zr_cli_append, zr_cli_get,
 	zr_cli_batch, zr_cli_stats, zr_cli_schema, zr_cli_verify,
 	zr_cli_train_dict, zr_cli_delete, zr_cli_compact, zr_cli_sync,
-	zr_cli_import, zr_cli_recover, zr_cli_cat, zr_cli_ls;
+	zr_cli_import, zr_cli_recover, zr_cli_cat, zr_cli_ls, zr_cli_push,
+	zr_cli_pull;
 
 /* -- errors (util.c) ----------------------------------------------------- */
 

@@ -7,7 +7,7 @@ src_cli_zrecord_SOURCES = \
 	src/cli/batch_write.c src/cli/batch_write.h \
 	src/cli/batchmix.c src/cli/batchmix.h \
 	src/cli/mixopen.c src/cli/mixopen.h src/cli/mixstats.c \
-	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c \
+	src/cli/info.c src/cli/verify.c src/cli/traindict.c src/cli/maint.c src/cli/publish.c \
 	src/cli/cat.c src/cli/import.c src/cli/images.c
 src_cli_zrecord_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/common \
 	-I$(top_srcdir)/src/files -I$(top_srcdir)/src/cli \

@@ -11,7 +11,7 @@ static const zr_cli_cmd *const commands[] = {
 	&zr_cli_create, &zr_cli_append, &zr_cli_get, &zr_cli_batch,
 	&zr_cli_stats, &zr_cli_schema, &zr_cli_verify, &zr_cli_train_dict,
 	&zr_cli_delete, &zr_cli_compact, &zr_cli_sync, &zr_cli_import,
-	&zr_cli_recover, &zr_cli_cat, &zr_cli_ls,
+	&zr_cli_recover, &zr_cli_cat, &zr_cli_ls, &zr_cli_push, &zr_cli_pull,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -48,9 +48,12 @@ src_lib_libzrecord_core_la_SOURCES += src/lib/pool.c src/lib/pool.h \
 	src/lib/store_scope.c src/lib/store_lock.c src/lib/store_follow.c \
 	src/lib/ragged_forms.c \
 	src/lib/vfs.c src/lib/vfs.h src/lib/vfs_posix.c
-# the read-only S3 backend: s3:// URLs over libcurl
+# the read-only S3 backend: s3:// URLs over libcurl; push and pull
 src_lib_libzrecord_core_la_SOURCES += src/lib/vfs_s3.c src/lib/s3.h \
-	src/lib/s3_conf.c src/lib/s3_http.c
+	src/lib/s3_conf.c src/lib/s3_http.c \
+	src/lib/s3_manifest.c src/lib/s3_manifest.h \
+	src/lib/sha256.c src/lib/sha256.h \
+	src/lib/s3_push.c src/lib/s3_pull.c
 # encoded-image records: the mark, the decoders, the decoded gather
 src_lib_libzrecord_core_la_SOURCES += src/lib/store_content.c \
 	src/lib/image.h src/lib/image_box.c src/lib/image_resample.c \

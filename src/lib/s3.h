@@ -43,14 +43,16 @@ void zr__s3_obj_free(struct zr__s3_obj *o);
  * (malloc'ed; NULL without memory). */
 char *zr__s3_list_url(const struct zr__s3_obj *o);
 
-/* One request: HEAD, or GET into buf (at most cap bytes; the bytes
- * [off, off + cap) when ranged). */
+/* One request: HEAD, PUT of body (body_len bytes), or GET into buf (at
+ * most cap bytes; the bytes [off, off + cap) when ranged). */
 struct zr__s3_req {
 	const struct zr__s3_conf *conf;
 	const char *url;      /* the s3:// URL, for messages */
 	const char *http;     /* where it goes (query included) */
 	int head;
 	int ranged;
+	const void *body; /* non-NULL: a PUT of these bytes */
+	size_t body_len;
 	uint64_t off;
 	void *buf;
 	size_t cap;
@@ -74,5 +76,17 @@ int zr__s3_send(const struct zr__s3_req *r, struct zr__s3_resp *out);
  * what to check (403: the credentials; 412: the object changed). */
 int zr__s3_status_err(const struct zr__s3_req *r,
 		      const struct zr__s3_resp *resp);
+
+/* HEAD of o into resp: 0 if the object is there, else -errno (with a
+ * cause but for a plain missing key). */
+int zr__s3_head(const struct zr__s3_conf *c, const struct zr__s3_obj *o,
+		struct zr__s3_resp *resp);
+/* After a 404 for o: -ENOENT, with a cause if the bucket itself is
+ * missing (a HEAD has no body to tell NoSuchBucket from NoSuchKey). */
+int zr__s3_missing(const struct zr__s3_conf *c, const struct zr__s3_obj *o);
+
+/* The object prefix + "/" + name ("s3://b/p", "meta.zr"), parsed. */
+int zr__s3_obj_child(const struct zr__s3_conf *c, const char *prefix,
+		     const char *name, struct zr__s3_obj *o);
 
 #endif

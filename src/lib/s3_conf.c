@@ -219,3 +219,16 @@ char *zr__s3_list_url(const struct zr__s3_obj *o)
 	put_key(u, cap, &n, "/", 0);
 	return u;
 }
+
+int zr__s3_obj_child(const struct zr__s3_conf *c, const char *prefix,
+		     const char *name, struct zr__s3_obj *o)
+{
+	char *url;
+	int err;
+
+	if (asprintf(&url, "%s/%s", prefix, name) < 0)
+		return -ENOMEM;
+	err = zr__s3_obj_parse(c, url, o);
+	free(url);
+	return err;
+}

@@ -3,6 +3,7 @@
  * curl itself, bounded in time (a stalled endpoint fails, never hangs),
  * retried with exponential backoff where a retry can help, and an HTTP
  * status that is not 2xx turned into -errno with a cause (error.h).
+ * HEAD and ranged GET for reads, PUT for push (s3_push.c).
  *
  * Reads come from the library's pool lanes at the same time, so each
  * thread has its own easy handle (a handle is not shared between
@@ -79,6 +80,7 @@ struct xfer {
 	char err_body[512]; /* an error status's body, for its <Code> */
 	size_t err_len;
 	int overrun;        /* the server sent more than asked */
+	size_t sent;        /* a PUT's body bytes handed to curl */
 };
 
 /* Header line h (n bytes, not NUL-terminated) of name's value into
@@ -145,6 +147,19 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ctx)
 	return n;
 }
 
+/* A PUT's body, from r->body (from the start again at each attempt). */
+static size_t on_read(char *p, size_t size, size_t nmemb, void *ctx)
+{
+	struct xfer *x = ctx;
+	size_t n = x->r->body_len - x->sent;
+
+	if (n > size * nmemb)
+		n = size * nmemb;
+	memcpy(p, (const char *)x->r->body + x->sent, n);
+	x->sent += n;
+	return n;
+}
+
 /* The <Code> of an S3 error body (RGW's <Message> is empty). */
 static void error_code(struct xfer *x)
 {
@@ -207,6 +222,13 @@ static void set_options(CURL *h, const struct zr__s3_req *r,
 {
 	curl_easy_setopt(h, CURLOPT_URL, r->http);
 	curl_easy_setopt(h, CURLOPT_NOBODY, r->head ? 1L : 0L);
+	if (r->body) {
+		curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(h, CURLOPT_READDATA, x);
+		curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE,
+				 (curl_off_t)r->body_len);
+	}
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4);
 	curl_easy_setopt(h, CURLOPT_USERNAME, r->conf->key_id);
@@ -233,6 +255,7 @@ static CURLcode attempt(CURL *h, const struct zr__s3_req *r, struct xfer *x,
 	memset(x->resp, 0, sizeof(*x->resp));
 	x->err_len = 0;
 	x->overrun = 0;
+	x->sent = 0;
 	errbuf[0] = '\0';
 	set_options(h, r, hdr, x, sigv4, errbuf);
 	return curl_easy_perform(h);
@@ -385,4 +408,36 @@ int zr__s3_status_err(const struct zr__s3_req *r,
 			  code[0] ? code : "(no error code)");
 		return -EIO;
 	}
+}
+
+/* After a 404 for o: -ENOENT, with a cause if the bucket itself is
+ * missing (a HEAD has no body to tell NoSuchBucket from NoSuchKey). */
+int zr__s3_missing(const struct zr__s3_conf *c, const struct zr__s3_obj *o)
+{
+	struct zr__s3_req r = { .conf = c, .url = o->url,
+				.http = o->http_bucket, .head = 1 };
+	struct zr__s3_resp resp;
+
+	if (zr__s3_send(&r, &resp) == 0 && resp.status == 404)
+		zr__cause("no bucket \"%s\" at %s (NoSuchBucket)", o->bucket,
+			  c->endpoint ? c->endpoint : "AWS S3");
+	return -ENOENT;
+}
+
+/* HEAD of o into resp: 0 if the object is there, else -errno (with a
+ * cause but for a plain missing key). */
+int zr__s3_head(const struct zr__s3_conf *c, const struct zr__s3_obj *o,
+		struct zr__s3_resp *resp)
+{
+	struct zr__s3_req r = { .conf = c, .url = o->url, .http = o->http,
+				.head = 1 };
+	int err = zr__s3_send(&r, resp);
+
+	if (err)
+		return err;
+	if (resp->status >= 200 && resp->status <= 299)
+		return 0;
+	if (resp->status == 404)
+		return zr__s3_missing(c, o);
+	return zr__s3_status_err(&r, resp);
 }

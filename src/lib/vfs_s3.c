@@ -1,19 +1,34 @@
 /*
- * vfs_s3.c - the S3 backend, read-only (vfs.h): a store at
- * s3://BUCKET/PREFIX is the objects PREFIX/meta.zr, PREFIX/data.zr and,
- * if there, PREFIX/dict.zr and PREFIX/content.zr.  An open is a HEAD (the
- * size and the ETag), a read a ranged GET that must still match that ETag
- * (If-Match): an object replaced after the open fails the read (ESTALE)
- * instead of mixing two versions' bytes.  No write, map or lock: the
- * engine reads meta.zr's table into memory and records with read, as over
+ * vfs_s3.c - the S3 backend, read-only (vfs.h).  A store at
+ * s3://BUCKET/PREFIX is one of two layouts:
+ *  - published (zrecord push, s3_manifest.h): PREFIX/manifest lists each
+ *    file's immutable part objects PREFIX/parts/SHA256; a file is read by
+ *    mapping its offsets onto them (a read stops at a part's end; the
+ *    engine asks for the rest).  The manifest is fetched when meta.zr is
+ *    opened, and the store's other files are opened from that same
+ *    manifest (pinned per thread: a store opens its files one after the
+ *    other on the caller's thread), so a push that publishes meanwhile
+ *    never mixes two versions: an open store keeps reading the parts of
+ *    the version it opened, which push never deletes;
+ *  - plain (the files uploaded as they are, no manifest): the objects
+ *    PREFIX/meta.zr, PREFIX/data.zr and, if there, PREFIX/dict.zr and
+ *    PREFIX/content.zr.
+ * An open is a HEAD (the size and the ETag) or the manifest's entry, a
+ * read a ranged GET that must still match that ETag (If-Match): an object
+ * replaced after the open fails the read (ESTALE) instead of mixing two
+ * versions' bytes.  No write, map or lock: the engine reads meta.zr's
+ * table into memory and records with read, as over
  * zr__vfs_posix_readonly.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "s3.h"
+#include "s3_manifest.h"
 #include "vfs.h"
 
 struct s3_file {
@@ -21,8 +36,58 @@ struct s3_file {
 	struct zr__s3_conf conf;
 	struct zr__s3_obj obj;
 	uint64_t size;
-	char etag[128];
+	char etag[128];     /* plain layout: the object's */
+	char *prefix;       /* published layout: "s3://BUCKET/PREFIX" */
+	struct zr__mfile mf; /* and the file's parts */
 };
+
+/* The manifest the calling thread's last meta.zr open fetched, and its
+ * prefix (absent: that prefix had none).  A thread-specific value rather
+ * than a thread-local: the library's thread-locals live in the static TLS
+ * block (sigbus.c's are initial-exec), which a dlopen'ed library must keep
+ * small, and the key's destructor frees it when the thread ends. */
+struct pin {
+	char *prefix;
+	int absent;
+	struct zr__manifest m;
+};
+
+static pthread_once_t pin_once = PTHREAD_ONCE_INIT;
+static pthread_key_t pin_key;
+static int pin_key_err;
+
+static void pin_free(void *v)
+{
+	struct pin *p = v;
+
+	free(p->prefix);
+	zr__manifest_free(&p->m);
+	free(p);
+}
+
+static void pin_key_make(void)
+{
+	pin_key_err = pthread_key_create(&pin_key, pin_free);
+}
+
+/* The calling thread's pin (made empty at first), NULL without memory. */
+static struct pin *thread_pin(void)
+{
+	struct pin *p;
+
+	pthread_once(&pin_once, pin_key_make);
+	if (pin_key_err)
+		return NULL;
+	p = pthread_getspecific(pin_key);
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (p && pthread_setspecific(pin_key, p)) {
+		free(p);
+		p = NULL;
+	}
+	return p;
+}
 
 static struct s3_file *s3_of(struct zr__file *f)
 {
@@ -33,6 +98,8 @@ static void s3_free(struct s3_file *s)
 {
 	zr__s3_conf_free(&s->conf);
 	zr__s3_obj_free(&s->obj);
+	free(s->prefix);
+	zr__mfile_free(&s->mf);
 	free(s);
 }
 
@@ -51,26 +118,23 @@ static int s3_size(struct zr__file *f, int fresh, uint64_t *out)
 	return 0;
 }
 
-static ssize_t s3_read(struct zr__file *f, void *buf, size_t len,
-		       uint64_t off)
+/* cap bytes at offset off of object o (pinned to etag) into buf. */
+static ssize_t ranged_get(const struct s3_file *s, const struct zr__s3_obj *o,
+			  const char *etag, uint64_t off, void *buf,
+			  size_t cap)
 {
-	struct s3_file *s = s3_of(f);
 	struct zr__s3_req r = {
-		.conf = &s->conf, .url = s->obj.url, .http = s->obj.http,
-		.ranged = 1, .off = off, .buf = buf, .if_match = s->etag,
+		.conf = &s->conf, .url = o->url, .http = o->http,
+		.ranged = 1, .off = off, .buf = buf, .cap = cap,
+		.if_match = etag,
 	};
 	struct zr__s3_resp resp;
-	int err;
+	int err = zr__s3_send(&r, &resp);
 
-	if (off >= s->size || !len)
-		return 0;
-	r.cap = len < s->size - off ? len : (size_t)(s->size - off);
-	err = zr__s3_send(&r, &resp);
 	if (err)
 		return err;
 	if (resp.status == 200 && off) { /* the whole object, not the range */
-		zr__cause("%s: the server ignored the Range of a GET",
-			  s->obj.url);
+		zr__cause("%s: the server ignored the Range of a GET", o->url);
 		return -EIO;
 	}
 	if (resp.status != 200 && resp.status != 206)
@@ -78,43 +142,46 @@ static ssize_t s3_read(struct zr__file *f, void *buf, size_t len,
 	return (ssize_t)resp.got;
 }
 
+/* A published file's bytes from the one part that holds off. */
+static ssize_t part_read(const struct s3_file *s, void *buf, size_t len,
+			 uint64_t off)
+{
+	const struct zr__part *p = &s->mf.parts[zr__mfile_find(&s->mf, off)];
+	uint64_t in = off - p->off;
+	struct zr__s3_obj o;
+	char name[80];
+	ssize_t n;
+	int err;
+
+	snprintf(name, sizeof(name), ZR__PARTS_DIR "%s", p->sha);
+	err = zr__s3_obj_child(&s->conf, s->prefix, name, &o);
+	if (err)
+		return err;
+	n = ranged_get(s, &o, p->etag, in,  buf,
+		       len < p->len - in ? len : (size_t)(p->len - in));
+	zr__s3_obj_free(&o);
+	return n;
+}
+
+static ssize_t s3_read(struct zr__file *f, void *buf, size_t len,
+		       uint64_t off)
+{
+	struct s3_file *s = s3_of(f);
+
+	if (off >= s->size || !len)
+		return 0;
+	if (len > s->size - off)
+		len = (size_t)(s->size - off);
+	if (s->prefix)
+		return part_read(s, buf, len, off);
+	return ranged_get(s, &s->obj, s->etag, off, buf, len);
+}
+
 static const struct zr__io s3_io = {
 	.close = s3_close,
 	.size = s3_size,
 	.read = s3_read,
 };
-
-/* After a 404 for o: -ENOENT, with a cause if the bucket itself is
- * missing (a HEAD has no body to tell NoSuchBucket from NoSuchKey). */
-static int missing(const struct zr__s3_conf *c, const struct zr__s3_obj *o)
-{
-	struct zr__s3_req r = { .conf = c, .url = o->url,
-				.http = o->http_bucket, .head = 1 };
-	struct zr__s3_resp resp;
-
-	if (zr__s3_send(&r, &resp) == 0 && resp.status == 404)
-		zr__cause("no bucket \"%s\" at %s (NoSuchBucket)", o->bucket,
-			  c->endpoint ? c->endpoint : "AWS S3");
-	return -ENOENT;
-}
-
-/* HEAD of o into resp: 0 if the object is there, else -errno (with a
- * cause but for a plain missing key). */
-static int head(const struct zr__s3_conf *c, const struct zr__s3_obj *o,
-		struct zr__s3_resp *resp)
-{
-	struct zr__s3_req r = { .conf = c, .url = o->url, .http = o->http,
-				.head = 1 };
-	int err = zr__s3_send(&r, resp);
-
-	if (err)
-		return err;
-	if (resp->status >= 200 && resp->status <= 299)
-		return 0;
-	if (resp->status == 404)
-		return missing(c, o);
-	return zr__s3_status_err(&r, resp);
-}
 
 /* The configuration and path's object taken apart, into s. */
 static int s3_setup(struct s3_file *s, const char *path)
@@ -124,11 +191,103 @@ static int s3_setup(struct s3_file *s, const char *path)
 	return err ? err : zr__s3_obj_parse(&s->conf, path, &s->obj);
 }
 
+/* path's prefix ("s3://b/p" of "s3://b/p/meta.zr") into a new string,
+ * its file's name into *name; NULL if path has no key (or no memory). */
+static char *split(const char *path, const char **name)
+{
+	const char *bucket_end = strchr(path + strlen("s3://"), '/');
+	const char *slash = strrchr(path, '/');
+
+	if (!bucket_end || slash == bucket_end)
+		return NULL; /* "s3://b/NAME": no prefix to hold a manifest */
+	*name = slash + 1;
+	return strndup(path, (size_t)(slash - path));
+}
+
+/* The pinned manifest for prefix: fetched again for meta.zr (a store's
+ * first file) or another prefix.  0 with *m (NULL: the prefix has no
+ * manifest), else -errno with a cause. */
+static int pinned(const struct zr__s3_conf *c, const char *prefix,
+		  const char *name, const struct zr__manifest **m)
+{
+	struct pin *pin = thread_pin();
+	int err;
+
+	if (!pin)
+		return -ENOMEM;
+	if (!pin->prefix || strcmp(pin->prefix, prefix) ||
+	    !strcmp(name, "meta.zr")) {
+		free(pin->prefix);
+		pin->prefix = NULL;
+		zr__manifest_free(&pin->m);
+		err = zr__manifest_fetch(c, prefix, &pin->m);
+		if (err && err != -ENOENT)
+			return err == ZR_E_CORRUPT ? -EIO : err;
+		pin->absent = err == -ENOENT;
+		pin->prefix = strdup(prefix);
+		if (!pin->prefix)
+			return -ENOMEM;
+	}
+	*m = pin->absent ? NULL : &pin->m;
+	return 0;
+}
+
+/* The published layout's open of s's file name from m: -ENOENT if m
+ * has no such file. */
+static int open_published(struct s3_file *s, char *prefix, const char *name,
+			  const struct zr__manifest *m)
+{
+	const struct zr__mfile *f = zr__manifest_file(m, name);
+	int err;
+
+	if (!f)
+		return -ENOENT;
+	err = zr__mfile_copy(f, &s->mf);
+	if (err)
+		return err;
+	s->prefix = prefix;
+	s->size = f->size;
+	return 0;
+}
+
+/* The plain layout's open: a HEAD of the object. */
+static int open_plain(struct s3_file *s)
+{
+	struct zr__s3_resp resp;
+	int err = zr__s3_head(&s->conf, &s->obj, &resp);
+
+	if (!err && !resp.etag[0]) {
+		zr__cause("%s: no ETag in the answer to a HEAD", s->obj.url);
+		err = -EIO;
+	}
+	if (err)
+		return err;
+	s->size = resp.length;
+	memcpy(s->etag, resp.etag, sizeof(s->etag));
+	return 0;
+}
+
+/* s's file, published or plain. */
+static int open_either(struct s3_file *s, const char *path)
+{
+	const struct zr__manifest *m = NULL;
+	const char *name = NULL;
+	char *prefix = split(path, &name);
+	int err = prefix ? pinned(&s->conf, prefix, name, &m) : 0;
+
+	if (!err && m)
+		err = open_published(s, prefix, name, m);
+	else if (!err)
+		err = open_plain(s);
+	if (err || !s->prefix)
+		free(prefix);
+	return err;
+}
+
 static int s3_open(const struct zr__vfs *v, const char *path,
 		   unsigned flags, unsigned mode, struct zr__file **out)
 {
 	struct s3_file *s;
-	struct zr__s3_resp resp;
 	int err;
 
 	(void)v;
@@ -140,17 +299,11 @@ static int s3_open(const struct zr__vfs *v, const char *path,
 		return -ENOMEM;
 	err = s3_setup(s, path);
 	if (!err)
-		err = head(&s->conf, &s->obj, &resp);
-	if (!err && !resp.etag[0]) {
-		zr__cause("%s: no ETag in the answer to a HEAD", path);
-		err = -EIO;
-	}
+		err = open_either(s, path);
 	if (err) {
 		s3_free(s);
 		return err;
 	}
-	s->size = resp.length;
-	memcpy(s->etag, resp.etag, sizeof(s->etag));
 	s->f.io = &s3_io;
 	*out = &s->f;
 	return 0;
@@ -174,10 +327,27 @@ static int list_some(const struct s3_file *s)
 	if (err)
 		return err;
 	if (resp.status != 200)
-		return resp.status == 404 ? missing(&s->conf, &s->obj)
+		return resp.status == 404 ? zr__s3_missing(&s->conf, &s->obj)
 					  : zr__s3_status_err(&r, &resp);
 	body[resp.got] = '\0';
 	return strstr(body, "<Contents>") ? 0 : -ENOENT;
+}
+
+/* A published store's file at path: 0 if the prefix's manifest names
+ * it, -ENOENT if there is no manifest or it does not. */
+static int probe_published(const struct s3_file *s, const char *path)
+{
+	struct zr__manifest m;
+	const char *name = NULL;
+	char *prefix = split(path, &name);
+	int err = prefix ? zr__manifest_fetch(&s->conf, prefix, &m) : -ENOENT;
+
+	free(prefix);
+	if (err)
+		return err == ZR_E_CORRUPT ? -EIO : err;
+	err = zr__manifest_file(&m, name) ? 0 : -ENOENT;
+	zr__manifest_free(&m);
+	return err;
 }
 
 static int s3_probe(const struct zr__vfs *v, const char *path)
@@ -191,7 +361,9 @@ static int s3_probe(const struct zr__vfs *v, const char *path)
 		return -ENOMEM;
 	err = s3_setup(s, path);
 	if (!err)
-		err = head(&s->conf, &s->obj, &resp);
+		err = zr__s3_head(&s->conf, &s->obj, &resp);
+	if (err == -ENOENT)
+		err = probe_published(s, path);
 	if (err == -ENOENT)
 		err = list_some(s);
 	s3_free(s);

@@ -10,7 +10,7 @@ import pytest
 from conftest import npy_bytes, write_npys
 
 COMMANDS = ["create", "append", "get", "batch", "stats", "schema", "verify",
-            "train-dict", "delete", "compact", "sync"]
+            "train-dict", "delete", "compact", "sync", "push", "pull"]
 
 
 def append_fails(zr, store, code, *paths, input=None):
@@ -175,3 +175,16 @@ def test_store_busy_names_the_holder_once(zr, dense):
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         err = zr.fails(1, "get", store, "0")
         assert "holds its lock alone" in err, err
+
+
+def test_push_and_pull_usage(zr, tmp_path):
+    """Checked before any request: no S3 engine needed."""
+    assert "--part-size" in zr.fails(2, "push", tmp_path, "s3://b/x",
+                                     "--part-size", "100")
+    assert zr.fails(2, "push", tmp_path)
+    assert zr.fails(2, "pull", "s3://b/x")
+    err = zr.fails(1, "push", tmp_path, "s3://b")
+    assert "s3://b: not a destination: give s3://BUCKET/PREFIX/NAME" in err
+    err = zr.fails(1, "pull", "s3://b/x", tmp_path)
+    assert f"{tmp_path} exists: pull makes a new store" in err
+    assert "not a source" in zr.fails(1, "pull", tmp_path, tmp_path / "d")
