@@ -164,12 +164,19 @@ static int check_store(zr_store *s, const zr_image_opts *o)
 	return zr__image_opts_check(o);
 }
 
-static void snap(zr_store *s, const zr_view *v, struct zr__snap *sn)
+/* The store's rw lock shared and its snapshot: view v's, or now (v
+ * NULL).  The caller unlocks. */
+static int begin(zr_store *s, const zr_view *v, struct zr__snap *sn)
 {
+	int err = zr__view_rdlock(s, v);
+
+	if (err)
+		return err;
 	if (v)
 		zr__view_snap(v, sn);
 	else
 		zr__snap_now(s, sn);
+	return 0;
 }
 
 static int gather(zr_store *s, const zr_view *v, const uint64_t *idx,
@@ -191,10 +198,9 @@ static int gather(zr_store *s, const zr_view *v, const uint64_t *idx,
 	err = plan(&g, count, dst_cap);
 	if (err)
 		return err;
-	err = zr__view_rdlock(s, v);
+	err = begin(s, v, &g.sn);
 	if (err)
 		return err;
-	snap(s, v, &g.sn);
 	/* A backend without map: the batch's bytes first, all at once. */
 	err = zr__stage_fetch(s, &g.sn, idx, count, &st);
 	g.staged = st.src;
@@ -236,10 +242,9 @@ int zr_view_image_shape(zr_view *v, uint64_t idx, const zr_image_opts *o,
 	err = check_store(s, o);
 	if (err)
 		return err;
-	err = zr__view_rdlock(s, v);
+	err = begin(s, v, &g.sn);
 	if (err)
 		return err;
-	snap(s, v, &g.sn);
 	err = file_bytes(&g, 0, idx, &buf, &cap, &file, &len);
 	pthread_rwlock_unlock(&s->rw);
 	if (!err) {
