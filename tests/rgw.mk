@@ -2,7 +2,8 @@
 # cluster on loopback (scripts/rgw-local.sh; needs root and Debian's Ceph
 # packages, which `scripts/deps.sh` installs), checks the S3 calls the
 # S3 backend makes, then runs the backend's suite (tests/rgw).  Part of
-# `make check` (about 45 s, 20 of them one test's bounded stall); alone:
+# `make check` (about 50 s on 2 cores, 20 of them one test's bounded stall
+# and 15-25 the 20 randomly killed pushes of test_s3_push.py); alone:
 #   make check-rgw
 TESTS += tests/rgw.test
 dist_noinst_SCRIPTS += tests/rgw.test scripts/rgw-local.sh scripts/delay-relay.py
