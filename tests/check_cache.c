@@ -5,8 +5,9 @@
  * threads and processes reading the same blocks at once fetch each block
  * once; the folder stays within its size and its count is true; a
  * damaged block is fetched again; a failed fetch keeps nothing; another
- * ETag is another object; "off" fetches every time; a folder that cannot
- * be made is refused by name.  In make check-tsan.
+ * ETag is another object; a warm fetches ahead and copies nothing; "off"
+ * fetches every time; a folder that cannot be made is refused by name.
+ * In make check-tsan.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -252,6 +253,21 @@ START_TEST(test_off_fetches_every_time)
 }
 END_TEST
 
+START_TEST(test_warm_fetches_ahead)
+{
+	struct zr__cobj o = object("e http://x/b/warm \"1\"", 6 * MIB + 5);
+
+	ck_assert_int_eq(zr__cache_warm(&o, MIB + 10, 3 * MIB), 0);
+	ck_assert_uint_eq(fetched(0, NBLK), 4); /* blocks 1..4 */
+	ck_assert_uint_eq(atomic_load(&cnt->calls), 1); /* one run, one GET */
+	ck_assert_int_eq(zr__cache_warm(&o, MIB, 4 * MIB), 0);
+	read_all(&o, MIB + 77, 3 * MIB);
+	ck_assert_uint_eq(fetched(0, NBLK), 4);
+	ck_assert_int_eq(zr_cache_set("off", 0), 0);
+	ck_assert_int_eq(zr__cache_warm(&o, 0, 10), -EOPNOTSUPP);
+}
+END_TEST
+
 START_TEST(test_unusable_folder_refused)
 {
 	char file[4200];
@@ -286,6 +302,7 @@ Suite *suite_cache(void)
 	tcase_add_test(tc, test_failed_fetch_keeps_nothing);
 	tcase_add_test(tc, test_another_etag_is_another_object);
 	tcase_add_test(tc, test_off_fetches_every_time);
+	tcase_add_test(tc, test_warm_fetches_ahead);
 	tcase_add_test(tc, test_unusable_folder_refused);
 	suite_add_tcase(s, tc);
 	return s;

@@ -82,6 +82,8 @@ static int try_hit(struct rd *r, uint64_t b)
 	int fd, ok = 0;
 
 	block_path(r, b, "", p, sizeof(p));
+	if (!r->buf) /* a warm: there whole is enough */
+		return !stat(p, &st) && (uint64_t)st.st_size == block_len(r, b);
 	fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -197,8 +199,9 @@ static int fetch_run(struct rd *r, unsigned s, unsigned e)
 
 		if (got >= 0) {
 			slice(r, b, &in, &at, &n);
-			memcpy(r->buf + at,
-			       tmp + (b * ZR__CACHE_BLOCK - from) + in, n);
+			if (r->buf)
+				memcpy(r->buf + at, tmp + (b * ZR__CACHE_BLOCK -
+							   from) + in, n);
 			keep(r, b, tmp + (b * ZR__CACHE_BLOCK - from));
 			zr__cache_count(0, block_len(r, b));
 			r->state[i] = HIT;
@@ -309,6 +312,22 @@ static ssize_t cached(struct zr__cache *c, const struct zr__cobj *o,
 	for (unsigned i = 0; i < r.nb; i++)
 		lock_drop(&r, r.b0 + i, r.lock[i]);
 	return err ? err : (ssize_t)r.len;
+}
+
+int zr__cache_warm(const struct zr__cobj *o, uint64_t off, uint64_t len)
+{
+	struct zr__cache *c = zr__cache_hold();
+	ssize_t n = 0;
+
+	if (!c)
+		return -EOPNOTSUPP;
+	while (len && n >= 0) {
+		n = cached(c, o, NULL, len, off);
+		off += n > 0 ? (uint64_t)n : 0;
+		len -= n > 0 ? (uint64_t)n : 0;
+	}
+	zr__cache_drop(c);
+	return n < 0 ? (int)n : 0;
 }
 
 ssize_t zr__cache_read(const struct zr__cobj *o, void *buf, size_t len,

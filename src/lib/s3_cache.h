@@ -39,6 +39,11 @@ struct zr__cobj {
 ssize_t zr__cache_read(const struct zr__cobj *o, void *buf, size_t len,
 		       uint64_t off);
 
+/* Bytes [off, off + len) of o made local: the blocks the cache lacks
+ * fetched and kept, nothing copied.  0, -EOPNOTSUPP without a cache, or
+ * -errno of a fetch. */
+int zr__cache_warm(const struct zr__cobj *o, uint64_t off, uint64_t len);
+
 /* The cache in use (s3_cache_conf.c), held while a read uses it so that
  * a zr_cache_set meanwhile frees it only after. */
 struct zr__cache {

@@ -2,7 +2,8 @@
  * store_stage.c - a batch's stored bytes fetched ahead (store_stage.h):
  * the records' table entries, their places sorted, neighbours merged
  * into ranges, the ranges read at once on the I/O threads into one
- * buffer, and each record's bytes found in it.
+ * buffer (made local first where the medium has a host cache, and then
+ * only the records read), and each record's bytes found in it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -59,17 +60,19 @@ static int places_load(void *arg)
 	return 0;
 }
 
-/* The sorted places as ranges: a place starts a new one past the gap or
- * the range's bound; repeats and overlaps share theirs. */
-static void merge(struct plan *pl)
+/* The sorted places as ranges: a place starts a new one past gap or the
+ * range's bound; repeats and overlaps share theirs. */
+static void merge(struct plan *pl, uint64_t gap)
 {
 	struct range *cur = NULL;
 
+	pl->nr = 0;
+	pl->bytes = 0;
 	for (size_t k = 0; k < pl->count; k++) {
 		const struct place *p = &pl->p[k];
 		uint64_t end = p->off + p->len;
 
-		if (!cur || p->off > cur->off + cur->len + ZR__STAGE_GAP ||
+		if (!cur || p->off > cur->off + cur->len + gap ||
 		    end - cur->off > ZR__STAGE_RANGE_MAX) {
 			cur = &pl->r[pl->nr++];
 			*cur = (struct range){ p->off, p->len, 0 };
@@ -89,6 +92,32 @@ static int read_range(void *ctx, size_t i)
 	const struct range *r = &pl->r[i];
 
 	return zr__pread_all(pl->s, ZR__DATA, pl->buf + r->at, r->len, r->off);
+}
+
+static int warm_range(void *ctx, size_t i)
+{
+	const struct plan *pl = ctx;
+	struct zr__file *f = pl->s->file[ZR__DATA];
+
+	return f->io->warm(f, pl->r[i].off, pl->r[i].len);
+}
+
+/* The ranges made local first where the medium can (the host cache): the
+ * blocks fetched at once, and then only the records' own bytes read, not
+ * the gaps a round trip was worth reading.  1 if it did. */
+static int warm(struct plan *pl)
+{
+	int err;
+
+	if (!pl->s->file[ZR__DATA]->io->warm)
+		return 0;
+	err = zr__io_run(warm_range, pl, pl->nr);
+	if (err == -EOPNOTSUPP)
+		return 0;
+	if (err)
+		return err;
+	merge(pl, 0);
+	return 1;
 }
 
 /* Record k's bytes, walking the ranges along the sorted places: a
@@ -113,9 +142,12 @@ static int stage(struct plan *pl, struct zr__stage *st)
 	if (err)
 		return err;
 	qsort(pl->p, pl->count, sizeof(*pl->p), by_offset);
-	merge(pl);
+	merge(pl, ZR__STAGE_GAP);
 	if (pl->bytes > ZR__STAGE_MAX)
 		return 0;
+	err = warm(pl);
+	if (err < 0)
+		return err;
 	pl->buf = malloc(pl->bytes ? pl->bytes : 1);
 	st->src = malloc(pl->count * sizeof(*st->src));
 	if (!pl->buf || !st->src)

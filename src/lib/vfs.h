@@ -21,6 +21,7 @@
  *                     growth (a read-only handle's copy stays true) and
  *                     records are read with read (the engine's pread path);
  *   refresh           NULL: no client cache to drop;
+ *   warm              NULL: reads are local already (nothing to fetch);
  *   lock_reach        NULL: locks reach every host that opens the store.
  * Errors are -errno; the engine words the message (it knows the store).
  */
@@ -89,6 +90,10 @@ struct zr__io {
 	/* Makes the next read of f come from the server, past client
 	 * caches. */
 	int (*refresh)(struct zr__file *f);
+	/* Makes bytes [off, off + len) of f local ahead of the reads that
+	 * will take them (a remote medium's host cache), copying nothing:
+	 * 0, -EOPNOTSUPP when it cannot (no cache: read as usual), -errno. */
+	int (*warm)(struct zr__file *f, uint64_t off, uint64_t len);
 	/* Why locks on f stay on this host (NULL if they do not or it is
 	 * not known), and the medium's type name into type[0..cap). */
 	const char *(*lock_reach)(struct zr__file *f, char *type, size_t cap);

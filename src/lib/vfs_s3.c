@@ -166,19 +166,45 @@ static ssize_t get_cb(const void *ctx, uint64_t off, void *buf, size_t len)
  * blocks, and an ETag is a digest of the object's bytes (of its parts'
  * for a multipart upload) or, where a service makes it otherwise, unique
  * to that version. */
+struct cached_obj {
+	struct get_args g;
+	char id[2048];
+	struct zr__cobj c;
+};
+
+/* o as the cache reaches it; -1 if it must not (direct, or an id too
+ * long). */
+static int cobj_of(const struct s3_file *s, const struct zr__s3_obj *o,
+		   const char *etag, uint64_t size, struct cached_obj *co)
+{
+	int n = snprintf(co->id, sizeof(co->id), "%s %s %llu", o->url, etag,
+			 (unsigned long long)size);
+
+	co->g = (struct get_args){ s, o, etag };
+	co->c = (struct zr__cobj){ co->id, size, get_cb, &co->g };
+	return s->direct || n < 0 || (size_t)n >= sizeof(co->id) ? -1 : 0;
+}
+
 static ssize_t obj_read(const struct s3_file *s, const struct zr__s3_obj *o,
 			const char *etag, uint64_t size, void *buf, size_t len,
 			uint64_t off)
 {
-	struct get_args g = { s, o, etag };
-	char id[2048];
-	struct zr__cobj c = { id, size, get_cb, &g };
-	int n = snprintf(id, sizeof(id), "%s %s %llu", o->url, etag,
-			 (unsigned long long)size);
+	struct cached_obj co;
 
-	if (s->direct || n < 0 || (size_t)n >= sizeof(id))
+	if (cobj_of(s, o, etag, size, &co))
 		return ranged_get(s, o, etag, off, buf, len);
-	return zr__cache_read(&c, buf, len, off);
+	return zr__cache_read(&co.c, buf, len, off);
+}
+
+static int obj_warm(const struct s3_file *s, const struct zr__s3_obj *o,
+		    const char *etag, uint64_t size, uint64_t off,
+		    uint64_t len)
+{
+	struct cached_obj co;
+
+	if (cobj_of(s, o, etag, size, &co))
+		return -EOPNOTSUPP;
+	return zr__cache_warm(&co.c, off, len);
 }
 
 /* A published file's bytes from the one part that holds off. */
@@ -202,6 +228,44 @@ static ssize_t part_read(const struct s3_file *s, void *buf, size_t len,
 	return n;
 }
 
+/* A published file's [off, off + len) warmed part by part. */
+static int parts_warm(const struct s3_file *s, uint64_t off, uint64_t len)
+{
+	int err = 0;
+
+	while (len && !err) {
+		const struct zr__part *p =
+			&s->mf.parts[zr__mfile_find(&s->mf, off)];
+		uint64_t in = off - p->off;
+		uint64_t n = len < p->len - in ? len : p->len - in;
+		struct zr__s3_obj o;
+		char name[80];
+
+		snprintf(name, sizeof(name), ZR__PARTS_DIR "%s", p->sha);
+		err = zr__s3_obj_child(&s->conf, s->prefix, name, &o);
+		if (err)
+			break;
+		err = obj_warm(s, &o, p->etag, p->len, in, n);
+		zr__s3_obj_free(&o);
+		off += n;
+		len -= n;
+	}
+	return err;
+}
+
+static int s3_warm(struct zr__file *f, uint64_t off, uint64_t len)
+{
+	struct s3_file *s = s3_of(f);
+
+	if (off >= s->size || !len)
+		return 0;
+	if (len > s->size - off)
+		len = s->size - off;
+	if (s->prefix)
+		return parts_warm(s, off, len);
+	return obj_warm(s, &s->obj, s->etag, s->size, off, len);
+}
+
 static ssize_t s3_read(struct zr__file *f, void *buf, size_t len,
 		       uint64_t off)
 {
@@ -220,6 +284,7 @@ static const struct zr__io s3_io = {
 	.close = s3_close,
 	.size = s3_size,
 	.read = s3_read,
+	.warm = s3_warm,
 };
 
 /* The configuration and path's object taken apart, into s. */
