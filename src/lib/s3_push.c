@@ -19,13 +19,11 @@
  * are the unit a newer version shares with the old.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -69,27 +67,16 @@ static int reserve(struct push *p, uint64_t len)
 	return 0;
 }
 
-/* len bytes of local file fd at off into p->buf, and their digest. */
-static int read_part(struct push *p, int fd, const char *name, uint64_t off,
-		     uint64_t len, char sha[65])
+/* len bytes of local file f at off into p->buf, and their digest. */
+static int read_part(struct push *p, struct zr__file *f, const char *name,
+		     uint64_t off, uint64_t len, char sha[65])
 {
 	struct zr__sha256 c;
-	size_t got = 0;
 	int err = reserve(p, len);
 
-	while (!err && got < len) {
-		ssize_t n = pread(fd, p->buf + got, (size_t)len - got,
-				  (off_t)(off + got));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return zr__fail(n ? -errno : ZR_E_CORRUPT, "%s/%s: "
-					"read at %" PRIu64 ": %s", p->path,
-					name, off + got,
-					n ? strerror(errno) : "ends early");
-		got += (size_t)n;
-	}
+	if (!err)
+		err = zr__io_read_all(f, p->buf, (size_t)len, off, p->path,
+				      name);
 	if (err)
 		return err;
 	zr__sha256_init(&c);
@@ -188,7 +175,8 @@ static int upload_part(struct push *p, struct zr__part *pt)
 
 /* The parts of the published version's entry old that the local file
  * (size bytes) still holds, kept into f: where they end. */
-static int keep_old(struct push *p, int fd, const struct zr__mfile *old,
+static int keep_old(struct push *p, struct zr__file *fd,
+		    const struct zr__mfile *old,
 		    struct zr__mfile *f, uint64_t size, uint64_t *end)
 {
 	*end = 0;
@@ -214,7 +202,7 @@ static int keep_old(struct push *p, int fd, const struct zr__mfile *old,
 
 /* Local file fd (size bytes) as the parts of entry f: the old version's
  * that still hold, then new ones of at most part_size. */
-static int plan_file(struct push *p, int fd, uint64_t size,
+static int plan_file(struct push *p, struct zr__file *fd, uint64_t size,
 		     struct zr__mfile *f)
 {
 	uint64_t off;
@@ -244,24 +232,26 @@ static int push_file(struct push *p, const char *name)
 {
 	struct zr__mfile *f = &p->new.files[p->new.nfiles];
 	char path[4096];
-	struct stat st;
-	int fd, err;
+	struct zr__file *fd = NULL;
+	uint64_t size;
+	int err;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", p->path, name) >=
 	    sizeof(path))
 		return zr__fail(-ENAMETOOLONG, "%s: path too long", p->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
+	err = zr__vfs_posix.open(&zr__vfs_posix, path, 0, 0, &fd);
+	if (err == -ENOENT)
 		return 0;
-	if (fd < 0 || fstat(fd, &st))
-		err = zr__fail(-errno, "%s: %s", path, strerror(errno));
+	if (!err)
+		err = fd->io->size(fd, 0, &size);
+	if (err)
+		err = zr__fail(err, "%s: %s", path, strerror(-err));
 	else {
 		snprintf(f->name, sizeof(f->name), "%s", name);
 		p->new.nfiles++;
-		err = plan_file(p, fd, (uint64_t)st.st_size, f);
+		err = plan_file(p, fd, size, f);
 	}
-	if (fd >= 0)
-		close(fd);
+	zr__io_close(fd);
 	return err;
 }
 
