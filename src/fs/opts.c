@@ -134,8 +134,9 @@ struct parse_ctx {
 
 static const char usage_text[] =
 	"usage: %s SRC MOUNTPOINT [-f] [-d] [-o opt[,opt...]]\n\n"
-	"Serves every store under SRC as virtual files.  SRC may be the URL\n"
-	"of one store in S3 (s3://BUCKET/PREFIX), served read-only.\n\n"
+	"Serves every store under SRC as virtual files.  SRC may be an S3\n"
+	"URL (s3://BUCKET/PREFIX): that store, or every store under the\n"
+	"prefix (listed, at most 100000 keys), served read-only.\n\n"
 	"zrecordfs options:\n";
 static const char usage_tail[] =
 	"MOUNTPOINT must be an existing folder, and /dev/fuse must open "
@@ -335,9 +336,10 @@ static int opt_proc(void *data, const char *arg, int key,
 	}
 }
 
-/* A URL SRC (s3://BUCKET/PREFIX) is one store the library reads where it
- * lies, read-only: the mount is ro, and follow (which needs the store's
- * files to grow under it) is a later step of the object-storage work. */
+/* A URL SRC (s3://BUCKET/PREFIX) is a store or a prefix of stores the
+ * library reads where they lie, read-only: the mount is ro, and follow
+ * (which needs the store's files to grow under it) is a later step of
+ * the object-storage work. */
 static int url_src(struct zrfs_opts *o, const int *seen)
 {
 	if (seen[SEEN_RW] || o->follow_ms) {
