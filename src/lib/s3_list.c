@@ -141,7 +141,7 @@ static int cause(int err, const char *fmt, ...)
 static int name_ok(const char *name, size_t len)
 {
 	return len && len <= NAME_MAX && !memchr(name, '/', len) &&
-	       strcmp(name, ".") && strcmp(name, "..");
+	       !(len <= 2 && !strncmp(name, "..", len));
 }
 
 /* What one page yields, beside the names. */
@@ -203,13 +203,14 @@ static int take_all(struct page *p, const char *s, const char *end,
 static int parse(struct page *p, const char *body, size_t len)
 {
 	const char *end = body + len, *at = body;
-	char flag[16];
+	char flag[16], sent[TOKEN_MAX];
 	int err = take_all(p, body, end, "<Contents>", "Key", 0);
 
 	if (!err)
 		err = take_all(p, body, end, "<CommonPrefixes>", "Prefix", 1);
 	if (err)
 		return err;
+	memcpy(sent, p->token, sizeof(sent));
 	p->more = element(&at, end, "IsTruncated", flag, sizeof(flag)) == 1 &&
 		  !strcmp(flag, "true");
 	at = body;
@@ -217,6 +218,10 @@ static int parse(struct page *p, const char *body, size_t len)
 			       sizeof(p->token)) != 1)
 		return cause(-EIO, "%s: a listing's answer says more follows "
 			     "but has no usable continuation token", p->url);
+	/* the same token again would list the same page forever */
+	if (p->more && !strcmp(sent, p->token))
+		return cause(-EIO, "%s: a listing's answer gives back the "
+			     "continuation token it was asked with", p->url);
 	return 0;
 }
 

@@ -107,3 +107,18 @@ def test_refused_credentials_are_named(engine, tree, tmp_path):
     _, url = tree
     err = refused(url, tmp_path, {"AWS_SECRET_ACCESS_KEY": "wrong"})
     assert url in err and "AWS_SECRET_ACCESS_KEY" in err, err
+
+
+def test_a_level_over_one_page_is_listed_whole(zr, engine, stores, tmp_path):
+    """250 other objects sort before the store of their folder: the store
+    is on the listing's second page (200 names a page), found through the
+    continuation token."""
+    from concurrent.futures import ThreadPoolExecutor
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: engine.put(f"paged/a{i:03d}", empty),
+                      range(250)))
+    engine.upload(stores["dense_raw"][0], "paged/zz/s")
+    assert zr.ok("ls", engine.url("paged")) == b"zz\n"
+    assert zr.ok("ls", engine.url("paged"), "zz") == b"s\n"
