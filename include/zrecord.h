@@ -328,11 +328,14 @@ enum {
  * S3.  "s3://BUCKET/PREFIX" is the store whose files are the objects
  * PREFIX/meta.zr, PREFIX/data.zr and, if present, PREFIX/dict.zr and
  * PREFIX/content.zr (a local store's files uploaded as they are).  It
- * opens read-only only: zr_store_open with ZR_OPEN_RDONLY (ZR_OPEN_FOLLOW
- * too, though no writer can be followed there); a read-write open and
- * zr_store_create give -EROFS (zr_store_list below finds the stores
- * under a prefix).  Every read is an HTTP request (a ranged
- * GET; there is no cache or read-ahead yet), signed with SigV4 by libcurl:
+ * opens read-only only: zr_store_open with ZR_OPEN_RDONLY, or with
+ * ZR_OPEN_FOLLOW, whose zr_store_refresh takes up a newer version that
+ * zr_store_push published if it extends the one read (else -ESTALE: open
+ * it again; docs/many-hosts.md, "Following a pushed store"); a
+ * read-write open and zr_store_create give -EROFS (zr_store_list below
+ * finds the stores under a prefix).  Every read is an HTTP request (a
+ * ranged GET; there is no cache or read-ahead yet), signed with SigV4 by
+ * libcurl:
  *   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  the keys; else those of
  *       AWS_PROFILE (default "default") in ~/.aws/credentials
  *       (AWS_SHARED_CREDENTIALS_FILE);
@@ -443,7 +446,9 @@ ZR_API int zr_store_pull(const char *url, const char *dest,
  * the mappings may reach them (a GlusterFS client serving its cached end
  * of the file gives a short read, and a mapped read past it SIGBUS).  Gathers may run meanwhile and see the old or the new length.
  * ZR_E_CHANGED if the header shrank (the lock did not reach the writer);
- * the view is unchanged on any error.  Other handles: 0, nothing to do. */
+ * over S3, -ESTALE for a pushed version that does not extend the one read
+ * (see S3 above); the view is unchanged on any error.  Other handles: 0,
+ * nothing to do. */
 ZR_API int zr_store_refresh(zr_store *s);
 /* Syncs (read-write handles), releases the lock and frees.  NULL is a no-op.
  * Returns the sync's result; the handle is freed either way. */

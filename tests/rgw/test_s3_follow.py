@@ -1,0 +1,105 @@
+"""Followers over S3: a `-o follow` mount of a pushed store, and loaderx's
+follow=True, take up a version `zrecord push` publishes after they opened
+it -- the new records byte for byte a local mount's, the old ones
+unchanged -- within a bounded wait; a version that does not extend the
+one they read (another store pushed to the URL) is not taken up: the
+error names the store and the old records stay.  Real FUSE mounts of the
+built daemon; they fail, never skip."""
+import os
+import time
+
+import numpy as np
+
+from conftest import write_npys
+from test_s3_mount import Mount
+
+WAIT = 60  # s: a bound on the wait for a push to show, never a sleep
+
+
+def make_store(zr, path, rows, start=0):
+    zr.ok("create", path, "--dtype", "<f4", "--shape", "3,5")
+    return append(zr, path, rows, start)
+
+
+def append(zr, path, rows, start):
+    a = np.arange(start * 15, (start + rows) * 15,
+                  dtype="<f4").reshape(rows, 3, 5)
+    zr.ok("append", path, write_npys(str(path) + f".{start}.npy", a))
+    return path
+
+
+def push(zr, local, url):
+    zr.ok("push", local, url, "--part-size", "4096")
+
+
+def wait_for(what, check):
+    end = time.monotonic() + WAIT
+    while not check():
+        assert time.monotonic() < end, what
+        time.sleep(0.05)
+
+
+def count(m):
+    return len(os.listdir(os.path.join(m.mnt, "records")))
+
+
+def test_a_follow_mount_takes_up_a_push(zr, engine, tmp_path):
+    local = make_store(zr, tmp_path / "s", 40)
+    url = engine.url("follow/grows")
+    push(zr, local, url)
+    there = Mount(url, str(tmp_path / "there"), "follow=0.2,batch_size=8")
+    try:
+        assert count(there) == 40
+        old = [there.read("records", f"{i}.npy") for i in range(40)]
+        append(zr, local, 300, 40)  # data.zr past one 4 KiB part
+        push(zr, local, url)
+        wait_for("the push shows in records/", lambda: count(there) == 340)
+        here = Mount(local, str(tmp_path / "here"), "ro,batch_size=8")
+        try:
+            for i in range(340):
+                got = there.read("records", f"{i}.npy")
+                assert got == here.read("records", f"{i}.npy"), i
+                assert i >= 40 or got == old[i], i
+            assert there.read("batch", "2-1.npy") == \
+                here.read("batch", "2-1.npy")
+        finally:
+            here.stop()
+        assert there.read("errors") == b""
+    finally:
+        there.stop()
+
+
+def test_a_store_that_does_not_extend_is_not_taken_up(zr, engine, tmp_path):
+    local = make_store(zr, tmp_path / "s", 40)
+    other = make_store(zr, tmp_path / "o", 90, start=1000)
+    url = engine.url("follow/replaced")
+    push(zr, local, url)
+    there = Mount(url, str(tmp_path / "there"), "follow=0.2,batch_size=8")
+    try:
+        old = [there.read("records", f"{i}.npy") for i in range(40)]
+        push(zr, other, url)  # more records, other bytes
+        wait_for("the follower reports the replaced store",
+                 lambda: b"open it again" in there.read("errors"))
+        assert b"does not extend" in there.read("errors")
+        assert count(there) == 40
+        assert [there.read("records", f"{i}.npy")
+                for i in range(40)] == old
+    finally:
+        there.stop()
+
+
+def test_loaderx_follow_takes_up_a_push(zr, engine, tmp_path):
+    from loaderx import DenseStore
+    local = make_store(zr, tmp_path / "s", 10)
+    url = engine.url("follow/loaderx")
+    push(zr, local, url)
+    s = DenseStore.open(url, follow=True)
+    try:
+        assert len(s) == 10
+        append(zr, local, 5, 10)
+        push(zr, local, url)
+        wait_for("refresh() takes up the push", lambda: s.refresh() == 15)
+        want = np.arange(15 * 15, dtype="<f4").reshape(15, 3, 5)
+        assert np.array_equal(s[np.arange(15)], want)
+    finally:
+        s.close()
