@@ -2,13 +2,15 @@
 follow=True, take up a version `zrecord push` publishes after they opened
 it -- the new records byte for byte a local mount's, the old ones
 unchanged -- within a bounded wait; a version that does not extend the
-one they read (another store pushed to the URL) is not taken up: the
-error names the store and the old records stay.  Real FUSE mounts of the
+one they read (another store pushed to the URL, the store shrunk by a
+delete, or compacted and grown) is not taken up: the error names the
+store and the old records stay.  Real FUSE mounts of the
 built daemon; they fail, never skip."""
 import os
 import time
 
 import numpy as np
+import pytest
 
 from conftest import write_npys
 from test_s3_mount import Mount
@@ -69,18 +71,32 @@ def test_a_follow_mount_takes_up_a_push(zr, engine, tmp_path):
         there.stop()
 
 
-def test_a_store_that_does_not_extend_is_not_taken_up(zr, engine, tmp_path):
+def replace(zr, local, tmp_path, how):
+    """The store pushed next to the URL, and the words its refusal has."""
+    if how == "other":  # another store: more records, other bytes
+        return make_store(zr, tmp_path / "o", 90, start=1000), \
+            "does not extend"
+    zr.ok("delete", local, "3", "7", "11")
+    zr.ok("compact", local)
+    if how == "shrunk":  # fewer records: the header shrank
+        return local, "only appends"
+    append(zr, local, 100, 500)  # compacted, then more than before
+    return local, "does not extend"
+
+
+@pytest.mark.parametrize("how", ["other", "shrunk", "compacted"])
+def test_a_version_that_does_not_extend_is_not_taken_up(zr, engine,
+                                                         tmp_path, how):
     local = make_store(zr, tmp_path / "s", 40)
-    other = make_store(zr, tmp_path / "o", 90, start=1000)
-    url = engine.url("follow/replaced")
+    url = engine.url(f"follow/replaced-{how}")
     push(zr, local, url)
     there = Mount(url, str(tmp_path / "there"), "follow=0.2,batch_size=8")
     try:
         old = [there.read("records", f"{i}.npy") for i in range(40)]
-        push(zr, other, url)  # more records, other bytes
+        src, words = replace(zr, local, tmp_path, how)
+        push(zr, src, url)
         wait_for("the follower reports the replaced store",
-                 lambda: b"open it again" in there.read("errors"))
-        assert b"does not extend" in there.read("errors")
+                 lambda: words.encode() in there.read("errors"))
         assert count(there) == 40
         assert [there.read("records", f"{i}.npy")
                 for i in range(40)] == old
