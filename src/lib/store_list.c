@@ -135,9 +135,25 @@ static int just_itself(char ***paths, size_t *n)
 	return 0;
 }
 
-int zr_store_list(const char *url, char ***paths, size_t *n)
+/* The stores under url (no trailing '/') found by listing it. */
+static int listed(const char *url, char ***paths, size_t *n)
 {
 	struct walk w = { .budget = ZR_STORE_LIST_MAX };
+	int err = walk(&w, url);
+
+	zr__s3_obj_free(&w.obj);
+	zr__s3_conf_free(&w.conf);
+	if (err) {
+		zr__s3_names_free(&w.found);
+		return err;
+	}
+	*paths = w.found.v;
+	*n = w.found.n;
+	return 0;
+}
+
+int zr_store_list(const char *url, char ***paths, size_t *n)
+{
 	char *u;
 	int err;
 
@@ -150,22 +166,17 @@ int zr_store_list(const char *url, char ***paths, size_t *n)
 		return zr__fail(-EPROTONOSUPPORT, "zr_store_list: %s is not "
 				"an s3:// URL (a local folder is scanned with "
 				"readdir)", url);
-	/* A store's URL needs no listing (nor the right to list). */
-	err = zr_store_probe(url);
-	if (err)
-		return err < 0 ? err : just_itself(paths, n);
 	u = trimmed(url);
-	err = u ? walk(&w, u) : zr__fail(-ENOMEM, "zr_store_list: no memory");
+	if (!u)
+		return zr__fail(-ENOMEM, "zr_store_list: no memory");
+	/* A store's URL needs no listing (nor the right to list). */
+	err = zr_store_probe(u);
+	if (err > 0)
+		err = just_itself(paths, n);
+	else if (!err)
+		err = listed(u, paths, n);
 	free(u);
-	zr__s3_obj_free(&w.obj);
-	zr__s3_conf_free(&w.conf);
-	if (err) {
-		zr__s3_names_free(&w.found);
-		return err;
-	}
-	*paths = w.found.v;
-	*n = w.found.n;
-	return 0;
+	return err;
 }
 
 void zr_store_list_free(char **paths, size_t n)

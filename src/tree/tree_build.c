@@ -375,12 +375,13 @@ out:
 	return err;
 }
 
-int zrtree_root_store(struct zrtree *t, struct zrtree_node *root)
+int zrtree_root_store(struct zrtree *t, struct zrtree_node *root,
+		      const char *path)
 {
 	int err;
 
 	root->kind = ZRTREE_K_STORE;
-	err = open_store(t, t->src, "", &root->st);
+	err = open_store(t, path, "", &root->st);
 	if (!err)
 		err = add_stores(t, root->st);
 	return err ? err : store_kids(t, root);
@@ -399,7 +400,7 @@ int zrtree_build(struct zrtree *t, const char *src, unsigned flags,
 	if (zrcommon_is_url(t->src))
 		return zrtree_build_url(t, root);
 	if (zrcommon_is_store(t->src))
-		return zrtree_root_store(t, root);
+		return zrtree_root_store(t, root, t->src);
 	err = scan(t, root, t->src, "");
 	if (!err)
 		err = mix_files(t);

@@ -19,8 +19,9 @@ int zrtree_mount_store(struct zrtree *t, struct zrtree_node *parent,
 /* ds (dir's stores) as a dataset with its @batch folder in dir. */
 int zrtree_add_dataset(struct zrtree *t, struct zrtree_node *dir,
 		       struct zrtree_dataset *ds);
-/* SRC itself is a store: the mount root is its folder. */
-int zrtree_root_store(struct zrtree *t, struct zrtree_node *root);
+/* SRC itself is a store at path: the mount root is its folder. */
+int zrtree_root_store(struct zrtree *t, struct zrtree_node *root,
+		      const char *path);
 /* SRC is a URL: the stores at and under it (tree_url.c). */
 int zrtree_build_url(struct zrtree *t, struct zrtree_node *root);
 

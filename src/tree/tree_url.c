@@ -113,6 +113,16 @@ static int add_all(struct zrtree *t, const char *base, char **paths,
 	return err;
 }
 
+/* The stores zr_store_list found at paths[0..n) below base: the root
+ * itself, or each in its folders. */
+static int add_found(struct zrtree *t, struct zrtree_node *root,
+		     const char *base, char **paths, size_t n)
+{
+	if (n == 1 && !*paths[0])
+		return zrtree_root_store(t, root, base);
+	return add_all(t, base, paths, n);
+}
+
 int zrtree_build_url(struct zrtree *t, struct zrtree_node *root)
 {
 	size_t n, len = strlen(t->src);
@@ -124,14 +134,14 @@ int zrtree_build_url(struct zrtree *t, struct zrtree_node *root)
 			zr_strerror(err));
 		return err;
 	}
-	if (n == 1 && !*paths[0]) {
-		zr_store_list_free(paths, n);
-		return zrtree_root_store(t, root);
-	}
-	while (len && t->src[len - 1] == '/')
+	/* "s3://b/p/" names what "s3://b/p" does (zr_store_list's paths
+	 * are below the URL without its '/') */
+	while (len > strlen("s3://") && t->src[len - 1] == '/')
 		len--;
 	base = strndup(t->src, len);
-	err = base ? add_all(t, base, paths, n) : -ENOMEM;
+	err = base ? add_found(t, root, base, paths, n) : -ENOMEM;
+	if (err == -ENOMEM && !base)
+		fprintf(stderr, "%s: out of memory\n", PROG);
 	free(base);
 	zr_store_list_free(paths, n);
 	return err;

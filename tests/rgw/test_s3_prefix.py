@@ -72,6 +72,8 @@ def test_ls_lists_the_stores_under_the_prefix(zr, tree):
         want = zr.ok("ls", local, path)
         assert zr.ok("ls", url, path) == want and want, path
     assert zr.ok("ls", url + "/", "deep") == zr.ok("ls", local, "deep")
+    # a store's URL with a '/' is that store, as without
+    assert zr.ok("ls", url + "/deep/er/c/") == zr.ok("ls", local, "deep/er/c")
 
 
 def refused(url, tmp_path, env=None):
