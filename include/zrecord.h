@@ -333,9 +333,8 @@ enum {
  * zr_store_push published if it extends the one read (else -ESTALE: open
  * it again; docs/many-hosts.md, "Following a pushed store"); a
  * read-write open and zr_store_create give -EROFS (zr_store_list below
- * finds the stores under a prefix).  Every read is an HTTP request (a
- * ranged GET; there is no cache or read-ahead yet), signed with SigV4 by
- * libcurl:
+ * finds the stores under a prefix).  Reads come from the host cache
+ * (zr_cache_set) or ranged GETs, signed with SigV4 by libcurl:
  *   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  the keys; else those of
  *       AWS_PROFILE (default "default") in ~/.aws/credentials
  *       (AWS_SHARED_CREDENTIALS_FILE);
@@ -436,6 +435,48 @@ ZR_API int zr_store_push(const char *path, const char *url,
  * zr_store_open's for the URL. */
 ZR_API int zr_store_pull(const char *url, const char *dest,
 			 zr_transfer *out);
+
+/* The host cache (docs/many-hosts.md, "The host cache").  What an S3 read
+ * fetches is kept on local disk, in blocks of ZR_CACHE_BLOCK bytes of one
+ * object version, for every process on the host that uses the same
+ * folder (the mount, the commands and loaderx at once): a block is
+ * downloaded once, however many processes read it, and the cache
+ * survives unmounts and reboots.  Blocks are keyed by the object's URL,
+ * its ETag and its size (not by the endpoint: a relay or another port to
+ * the same service keeps them), so a replaced object or a new published
+ * version never serves old bytes; a block is written under another name,
+ * synced, then renamed, so no reader sees part of one.  The folder holds
+ * at most max_bytes of blocks: a process that finds it past that removes
+ * the blocks used longest ago, down to 9/10 of it (a process killed
+ * between keeping a block and counting it may leave it up to that block
+ * over, until the next removal counts again).  The cache's own failures
+ * (a full disk, a folder removed) never fail a read: the block is served
+ * from its download and not kept.  zr_store_pull reads past it.
+ *
+ * zr_cache_set chooses the cache this process uses from now on: dir (made
+ * if missing; the blocks go in dir/v1) or NULL for the default, "off" for
+ * none; max_bytes, or 0 for the default.  Defaults: ZR_CACHE (a folder or
+ * "off"), else /var/cache/zrecord for root and $XDG_CACHE_HOME/zrecord
+ * (~/.cache/zrecord) for others; ZR_CACHE_SIZE (bytes, with K, M or G),
+ * else ZR_CACHE_SIZE_DEFAULT.  A process that never calls it takes the
+ * defaults at its first S3 read (off if they fail; zr_cache_status says
+ * why).  -EINVAL for a size below ZR_CACHE_SIZE_MIN or an empty dir,
+ * -errno of a folder that cannot be made or written (zr_errmsg() names
+ * it); the cache is off then. */
+#define ZR_CACHE_BLOCK ((uint64_t)1 << 20)
+#define ZR_CACHE_SIZE_DEFAULT ((uint64_t)8 << 30)
+#define ZR_CACHE_SIZE_MIN (64u << 20)
+ZR_API int zr_cache_set(const char *dir, uint64_t max_bytes);
+
+typedef struct zr_cache_info {
+	char dir[4096];		/* the blocks' folder, "" when off */
+	uint64_t max_bytes;
+	uint64_t used_bytes;	/* held now, as every process counts */
+	uint64_t fetched_bytes;	/* this process: downloaded into it */
+	uint64_t hit_bytes;	/* this process: read from it */
+	char why_off[256];	/* why the default is off ("" if it is not) */
+} zr_cache_info;
+ZR_API int zr_cache_status(zr_cache_info *out);
 /* A follower takes up the records the writer beside it has synced since
  * the last call: zr_store_length grows to the length in the header on
  * disk once meta.zr and data.zr hold what it names (the header is flushed

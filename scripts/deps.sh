@@ -7,10 +7,12 @@
 #                          S3 test engine's Ceph packages)
 #   scripts/deps.sh ceph   the S3 test engine only (scripts/rgw-local.sh:
 #                          Ceph's mon, OSD and radosgw; `make check-rgw`)
+#                          and s3fs, which scripts/bench_object compares
+#                          against
 set -eu
 case ${1:-} in
 ceph)
-	pkgs="ceph-mon ceph-osd radosgw ceph-common curl python3" ;;
+	pkgs="ceph-mon ceph-osd radosgw ceph-common curl python3 s3fs" ;;
 "")
 	pkgs="build-essential autoconf automake libtool pkg-config
 libzstd-dev libmsgpack-dev libfuse3-dev fuse3 check zlib1g-dev
@@ -21,7 +23,7 @@ sshfs openssh-server debhelper dh-python pybuild-plugin-pyproject python3-all
 lintian fakeroot
 libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libwebp-dev libarchive-dev libhdf5-dev
 liblmdb-dev libcurl4-openssl-dev python3-h5py python3-lmdb adwaita-icon-theme
-ceph-mon ceph-osd radosgw ceph-common curl" ;;
+ceph-mon ceph-osd radosgw ceph-common curl s3fs" ;;
 *)
 	echo "usage: $0 [ceph]" >&2
 	exit 2 ;;

@@ -13,6 +13,7 @@ int main(void)
 		suite_npy,	   suite_sampler,    suite_stream,
 		suite_pool,
 		suite_iopool,
+		suite_cache,
 		suite_store,	   suite_store_maint, suite_store_malformed,
 		suite_dict,	   suite_store_crash, suite_store_sigbus,
 		suite_npyfile,

@@ -15,6 +15,7 @@ Suite *suite_sampler(void);
 Suite *suite_stream(void);
 Suite *suite_pool(void);
 Suite *suite_iopool(void);
+Suite *suite_cache(void);
 Suite *suite_store(void);
 Suite *suite_store_maint(void);
 Suite *suite_store_malformed(void);

@@ -5,7 +5,7 @@ check_PROGRAMS += tests/check_zrecord
 tests_check_zrecord_SOURCES = tests/check_main.c tests/check_suites.h \
 	tests/check_error.c tests/check_dtype.c tests/check_schema.c \
 	tests/check_npy.c tests/check_sampler.c tests/check_stream.c \
-	tests/check_pool.c tests/check_iopool.c \
+	tests/check_pool.c tests/check_iopool.c tests/check_cache.c \
 	tests/check_store.c tests/check_store_maint.c \
 	tests/check_store_malformed.c tests/check_dict.c \
 	tests/check_store_crash.c tests/check_store_sigbus.c \

@@ -59,6 +59,22 @@ void zr_cli_print_help(const zr_cli_cmd *cmd);
 #define ZR_CLI_WAIT_DEFAULT 60u
 #define ZR_CLI_WAIT_MAX 86400u
 
+/* --cache DIR and --cache-size N (cache_opts.c): every command takes
+ * them, through zr_cli_getopt, which applies them (zr_cache_set) once the
+ * options are parsed. */
+#define ZR_CLI_OPT_CACHE 0x101
+#define ZR_CLI_OPT_CACHE_SIZE 0x102
+/* longopts and the common ones, in a table of its own (longopts if it is
+ * too long to add them to). */
+const struct option *zr_cli_common_opts(const struct option *longopts);
+/* One of them; 0, or -3 after a usage message. */
+int zr_cli_cache_opt(const zr_cli_cmd *cmd, int c, const char *arg);
+/* The cache they chose made the process's; 0, or -3 after a message. */
+int zr_cli_cache_apply(const zr_cli_cmd *cmd);
+/* A warning on stderr if the default cache an S3 read fell back on could
+ * not be used (zr_cache_status). */
+void zr_cli_cache_warn(void);
+
 /* getopt_long over a subcommand's argv that handles --help (returns -2
  * after printing it), --wait and bad options or values (returns -3 after a
  * usage message); otherwise as getopt_long.  Every longopts needs

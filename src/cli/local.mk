@@ -2,6 +2,7 @@
 bin_PROGRAMS += src/cli/zrecord
 src_cli_zrecord_SOURCES = \
 	src/cli/main.c src/cli/cli.h src/cli/util.c src/cli/output.c \
+	src/cli/cache_opts.c \
 	src/cli/progress_meter.c src/cli/records.c \
 	src/cli/create.c src/cli/append.c src/cli/get.c src/cli/batch.c \
 	src/cli/batch_write.c src/cli/batch_write.h \

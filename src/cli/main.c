@@ -37,6 +37,8 @@ static void overview(FILE *f)
 			commands[i]->synopsis);
 	fprintf(f, "\n  zrecord help COMMAND | zrecord COMMAND --help\n"
 		"  zrecord --version\n\n"
+		"Every command also takes --cache DIR|off and --cache-size N:\n"
+		"the host cache of its S3 reads (zrecord(1), Common options).\n\n"
 		"Errors go to stderr; the exit status is 0 on success, 1 when\n"
 		"the operation fails and 2 for a bad command line.\n");
 }
@@ -70,6 +72,7 @@ static int flush_stdout(int rc)
 int main(int argc, char **argv)
 {
 	const zr_cli_cmd *cmd;
+	int rc;
 
 	if (argc < 2) {
 		overview(stderr);
@@ -91,5 +94,7 @@ int main(int argc, char **argv)
 			"'zrecord --help'\n", argv[1]);
 		return ZR_CLI_USAGE;
 	}
-	return flush_stdout(cmd->run(argc - 1, argv + 1));
+	rc = cmd->run(argc - 1, argv + 1);
+	zr_cli_cache_warn();
+	return flush_stdout(rc);
 }

@@ -110,10 +110,19 @@ int zr_cli_getopt(const zr_cli_cmd *cmd, int argc, char **argv,
 	/* A leading ':' makes a missing value ':' instead of '?'. */
 	snprintf(opts, sizeof(opts), ":%s", shortopts);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, opts, longopts, NULL)) ==
-	       ZR_CLI_OPT_WAIT)
-		if (parse_wait(cmd, optarg))
+	longopts = zr_cli_common_opts(longopts);
+	for (;;) {
+		c = getopt_long(argc, argv, opts, longopts, NULL);
+		if (c == ZR_CLI_OPT_WAIT && parse_wait(cmd, optarg))
 			return -3;
+		if ((c == ZR_CLI_OPT_CACHE || c == ZR_CLI_OPT_CACHE_SIZE) &&
+		    zr_cli_cache_opt(cmd, c, optarg))
+			return -3;
+		if (c < ZR_CLI_OPT_WAIT || c > ZR_CLI_OPT_CACHE_SIZE)
+			break;
+	}
+	if (c == -1 && zr_cli_cache_apply(cmd))
+		return -3;
 	if (c == 'h') {
 		zr_cli_print_help(cmd);
 		return -2;

@@ -72,6 +72,8 @@ struct zrfs_opts {
 	uint64_t prefetch_mem;	/* -o prefetch_mem: their bytes, 0: default */
 	int direct_batches;	/* -o direct_batches: past the page cache */
 	unsigned follow_ms;	/* -o follow: refresh interval, 0: off    */
+	char *cache;		/* -o cache: the host cache's folder, "off" */
+	uint64_t cache_size;	/* -o cache_size: its bytes, 0: default   */
 	struct zrtree_run run;	/* what batch files draw (tree.h)      */
 	struct fuse_args args;	/* what libfuse's session parses          */
 };

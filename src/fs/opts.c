@@ -28,6 +28,7 @@ enum kind {
 	THREADS,	/* a decimal in [lo, hi], into ZR_THREADS         */
 	FLAG,		/* field = 1                                      */
 	FOLLOW,		/* [=SECONDS]: ro, and refresh every SECONDS      */
+	CACHE,		/* =DIR: o->cache                                 */
 	PASS,		/* libfuse's or the kernel's: handed on           */
 	REFUSED,	/* libfuse's, but not for zrecordfs               */
 };
@@ -90,6 +91,15 @@ static const struct opt table[] = {
 	  "stores are refreshed every SECONDS (default 1)" },
 	{ .name = "follow=", .kind = FOLLOW,
 	  .takes = "follow=SECONDS takes 0.01 to 3600" },
+	{ .name = "cache=", .kind = CACHE, .arg = "cache=DIR|off",
+	  .help = "the host cache of S3 reads, shared by every\n"
+	  "process on the host (default: ZR_CACHE, else\n"
+	  "/var/cache/zrecord for root, ~/.cache/zrecord)" },
+	{ .name = "cache_size=", .kind = SIZE, .lo = (uint64_t)64 << 20,
+	  FIELD(cache_size), .arg = "cache_size=N[K|M|G]",
+	  .help = "its size at most (default: ZR_CACHE_SIZE, else 8G)",
+	  .takes = "cache_size=N takes a byte count of 64M or more, "
+	  "with an optional K, M or G: 64G" },
 	{ .name = "max_threads=", .kind = PASS, .arg = "max_threads=N",
 	  .help = "threads serving requests (default 10)" },
 	{ .name = "allow_other", .kind = PASS },
@@ -235,6 +245,10 @@ static int take(struct parse_ctx *c, const struct opt *t, const char *arg,
 	case FLAG:
 		store(o, t, 1);
 		return 0;
+	case CACHE:
+		free(o->cache);
+		o->cache = strdup(val);
+		return o->cache ? 0 : -2;
 	default: /* FOLLOW */
 		o->follow_ms = 1000;
 		if (val && parse_seconds(val, &o->follow_ms))
@@ -351,6 +365,23 @@ static int url_src(struct zrfs_opts *o, const int *seen)
 	return fuse_opt_add_arg(&o->args, "-oro") ? -1 : 0;
 }
 
+/* The host cache -o cache and cache_size choose (zr_cache_set), before
+ * the daemon forks so that a folder it cannot use stops the mount on the
+ * terminal.  Without them a URL SRC takes the default now, and only a
+ * warning if that cannot be used: its reads then go uncached. */
+static int cache_setup(const struct zrfs_opts *o)
+{
+	int given = o->cache || o->cache_size;
+
+	if (!given && !zrcommon_is_url(o->src))
+		return 0; /* no S3 reads but a mixture's: the default then */
+	if (zr_cache_set(o->cache, o->cache_size) == 0)
+		return 0;
+	fprintf(stderr, "zrecordfs: %s%s\n", given ? "" : "warning: S3 "
+		"reads go uncached: ", zr_errmsg());
+	return given ? -1 : 0;
+}
+
 /* SRC must be an existing folder or a URL; a folder is kept absolute
  * because a daemon changes its working directory. */
 static int resolve_src(struct zrfs_opts *o, const int *seen)
@@ -427,7 +458,8 @@ static int finish(struct parse_ctx *c, struct fuse_cmdline_opts *cmd)
 	}
 	if (zrmount_live_here(o->mountpoint))
 		return -1;
-	return resolve_src(o, c->seen) || add_defaults(c) ? -1 : 0;
+	return resolve_src(o, c->seen) || add_defaults(c) ||
+	       cache_setup(o) ? -1 : 0;
 }
 
 int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)
@@ -458,6 +490,7 @@ int zrfs_opts_parse(int argc, char **argv, struct zrfs_opts *o)
 
 void zrfs_opts_free(struct zrfs_opts *o)
 {
+	free(o->cache);
 	free(o->src);
 	free(o->mountpoint);
 	zrtree_run_free(&o->run);

@@ -67,7 +67,8 @@ static int pull_file(const char *url, const char *dir, const char *name,
 	    (size_t)snprintf(dst, sizeof(dst), "%s/%s", dir, name) >=
 	    sizeof(dst))
 		return zr__fail(-ENAMETOOLONG, "%s: path too long", dir);
-	err = zr__vfs_s3.open(&zr__vfs_s3, src, 0, 0, &f);
+	/* Direct: the copy is the local store, a cached one a second. */
+	err = zr__vfs_s3.open(&zr__vfs_s3, src, ZR__VFS_DIRECT, 0, &f);
 	if (err == -ENOENT && strcmp(name, "meta.zr") &&
 	    strcmp(name, "data.zr"))
 		return 0; /* an optional file */

@@ -29,7 +29,8 @@ const char *zr_version_string(void)
 	X(zr_sampler)                                                          \
 	X(zr_npy_header)                                                       \
 	X(zr_image_opts)                                                        \
-	X(zr_transfer)
+	X(zr_transfer)                                                         \
+	X(zr_cache_info)
 
 size_t zr_struct_size(const char *name)
 {

@@ -16,14 +16,15 @@
  * An open is a HEAD (the size and the ETag) or the manifest's entry, a
  * read a ranged GET that must still match that ETag (If-Match): an object
  * replaced after the open fails the read (ESTALE) instead of mixing two
- * versions' bytes.  A published file is a client's cached view
- * (ZR__FILE_CACHED): asked its size fresh (a follower taking up growth,
- * store_follow.c), it fetches the manifest again, at most every
- * RECHECK_NS, and takes up a newer version that extends the one it holds
- * (zr__s3_newer, s3_follow.c), as an NFS client's cache takes up a file
- * that grew; one that does not is ESTALE.  No write, map or lock: the engine reads meta.zr's
- * table into memory and records with read, as over
- * zr__vfs_posix_readonly.
+ * versions' bytes.  Reads go through the host cache (s3_cache.h) but
+ * for a file opened ZR__VFS_DIRECT.  A published file is a client's
+ * cached view (ZR__FILE_CACHED): asked its size fresh (a follower taking
+ * up growth, store_follow.c), it fetches the manifest again, at most
+ * every RECHECK_NS, and takes up a newer version that extends the one it
+ * holds (zr__s3_newer, s3_follow.c), as an NFS client's cache takes up a
+ * file that grew; one that does not is ESTALE.  No write, map or lock:
+ * the engine reads meta.zr's table into memory and records with read, as
+ * over zr__vfs_posix_readonly.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -34,6 +35,7 @@
 
 #include "error.h"
 #include "s3.h"
+#include "s3_cache.h"
 #include "s3_manifest.h"
 #include "vfs.h"
 
@@ -42,6 +44,7 @@ struct s3_file {
 	struct zr__s3_conf conf;
 	struct zr__s3_obj obj;
 	uint64_t size;
+	int direct;         /* ZR__VFS_DIRECT: past the host cache */
 	char etag[128];     /* plain layout: the object's */
 	char *prefix;       /* published layout: "s3://BUCKET/PREFIX" */
 	/* The version held: its parts and size, replaced whole under lock
@@ -204,6 +207,42 @@ static ssize_t ranged_get(const struct s3_file *s, const struct zr__s3_obj *o,
 	return (ssize_t)resp.got;
 }
 
+/* What the host cache fetches a miss with: ranged_get's arguments. */
+struct get_args {
+	const struct s3_file *s;
+	const struct zr__s3_obj *o;
+	const char *etag;
+};
+
+static ssize_t get_cb(const void *ctx, uint64_t off, void *buf, size_t len)
+{
+	const struct get_args *g = ctx;
+
+	return ranged_get(g->s, g->o, g->etag, off, buf, len);
+}
+
+/* Object o's bytes (pinned to etag, size bytes long) through the host
+ * cache, which keys them by the URL, the ETag and the size; past it for a
+ * direct file or a name too long to key.  Not by the endpoint: one
+ * service reached another way (a relay, another port, a proxy) keeps its
+ * blocks, and an ETag is a digest of the object's bytes (of its parts'
+ * for a multipart upload) or, where a service makes it otherwise, unique
+ * to that version. */
+static ssize_t obj_read(const struct s3_file *s, const struct zr__s3_obj *o,
+			const char *etag, uint64_t size, void *buf, size_t len,
+			uint64_t off)
+{
+	struct get_args g = { s, o, etag };
+	char id[2048];
+	struct zr__cobj c = { id, size, get_cb, &g };
+	int n = snprintf(id, sizeof(id), "%s %s %llu", o->url, etag,
+			 (unsigned long long)size);
+
+	if (s->direct || n < 0 || (size_t)n >= sizeof(id))
+		return ranged_get(s, o, etag, off, buf, len);
+	return zr__cache_read(&c, buf, len, off);
+}
+
 /* A published file's bytes from the one part that holds off. */
 static ssize_t part_read(struct s3_file *s, void *buf, size_t len,
 			 uint64_t off)
@@ -223,8 +262,8 @@ static ssize_t part_read(struct s3_file *s, void *buf, size_t len,
 	err = zr__s3_obj_child(&s->conf, s->prefix, name, &o);
 	if (err)
 		return err;
-	n = ranged_get(s, &o, p->etag, in,  buf,
-		       len < p->len - in ? len : (size_t)(p->len - in));
+	n = obj_read(s, &o, p->etag, p->len, buf,
+		     len < p->len - in ? len : (size_t)(p->len - in), in);
 	zr__s3_obj_free(&o);
 	return n;
 }
@@ -241,7 +280,7 @@ static ssize_t s3_read(struct zr__file *f, void *buf, size_t len,
 		len = (size_t)(size - off);
 	if (s->prefix)
 		return part_read(s, buf, len, off);
-	return ranged_get(s, &s->obj, s->etag, off, buf, len);
+	return obj_read(s, &s->obj, s->etag, size, buf, len, off);
 }
 
 static const struct zr__io s3_io = {
@@ -368,6 +407,7 @@ static int s3_open(const struct zr__vfs *v, const char *path,
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
+	s->direct = !!(flags & ZR__VFS_DIRECT);
 	err = s3_setup(s, path);
 	if (!err)
 		err = open_either(s, path);

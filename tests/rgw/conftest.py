@@ -102,6 +102,9 @@ def engine():
     d = os.path.join(folder, "engine")
     try:
         env = _start(d)
+        # The host cache of every S3 read in the suite, not root's
+        # /var/cache/zrecord: each session starts cold.
+        env["ZR_CACHE"] = os.path.join(folder, "cache")
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)  # for the library loaded in this process
         try:

@@ -5,12 +5,16 @@ loaderx, the pulled folder) gets the local store's bytes.  A newer version
 uploads only what changed, a reader that opened the old version keeps it,
 and a push killed with SIGKILL after some parts (or after all of them,
 before the manifest) leaves the old version readable and is completed by
-the next push, uploading only the missing parts.  Bad inputs fail with a message naming them and change nothing."""
+the next push, uploading only the missing parts; so does a push killed
+at a random point, 20 rounds of it on a growing store.  Bad inputs fail
+with a message naming them and change nothing."""
 import os
+import random
 import re
 import shutil
 import signal
 import subprocess
+import time
 import urllib.parse
 
 import numpy as np
@@ -145,14 +149,19 @@ def test_a_newer_version_uploads_what_changed(zr, engine, stores, tmp_path):
     assert read_all(zr, url, len(arrays)) == v1_bytes  # its prefix stays
 
 
+def _push_process(zr, local, url, env=None):
+    """A push with small parts started in the background."""
+    return subprocess.Popen([zr.binary, "push", str(local), url,
+                             "--part-size", str(PART)],
+                            env=dict(os.environ, **(env or {})),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
 def _stopped_push(zr, local, url, stop):
     """A push that stops for good at stop (ZR_TEST_PUSH_PAUSE_AFTER: after
     that many parts, or with every part up and no manifest yet), killed
     with SIGKILL once it says it stopped: the parts it uploaded."""
-    env = dict(os.environ, ZR_TEST_PUSH_PAUSE_AFTER=stop)
-    p = subprocess.Popen([zr.binary, "push", str(local), url, "--part-size",
-                          str(PART)], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
+    p = _push_process(zr, local, url, {"ZR_TEST_PUSH_PAUSE_AFTER": stop})
     try:
         line = p.stderr.readline().decode()  # waits: no timing
     finally:
@@ -204,6 +213,136 @@ def test_a_killed_push_keeps_the_old_version_and_resumes(zr, engine,
     zr.ok("pull", url, tmp_path / "pulled")
     assert zr.ok("verify", tmp_path / "pulled") == zr.ok("verify", local)
     assert read_all(zr, tmp_path / "pulled", n) == read_all(zr, local, n)
+
+
+KILL_SEED = "ZR_TEST_KILL_SEED"  # set it to replay a failed run's kills
+KILL_ROUNDS = 20
+STORE_FILES = ("meta.zr", "data.zr", "dict.zr", "content.zr")
+
+
+def _kill_seed():
+    """The rounds' seed: $ZR_TEST_KILL_SEED, else a fresh one; printed
+    (pytest shows it with a failure) so that a failure replays."""
+    v = os.environ.get(KILL_SEED)
+    seed = int(v) if v else random.SystemRandom().randrange(1 << 32)
+    print(f"{KILL_SEED}={seed}")
+    return seed
+
+
+def _store_files(folder):
+    """A store folder's files, name -> bytes."""
+    return {f: (folder / f).read_bytes() for f in STORE_FILES
+            if (folder / f).exists()}
+
+
+def _grow(zr, local, rng, tmp):
+    """Records appended to local (their number drawn from rng, their bytes
+    from a seed drawn from it): (records added, data.zr's new bytes)."""
+    size = (local / "data.zr").stat().st_size
+    more = ragged_bytes(rng.randrange(100, 200), seed=rng.randrange(1 << 31))
+    zr.ok("append", local, write_npys(tmp / "more.npy", *more))
+    return len(more), (local / "data.zr").stat().st_size - size
+
+
+def _delayed_kill(zr, local, url, seconds):
+    """A push SIGKILLed seconds after it started (or, if it ended first,
+    not at all): True if it was killed, False if it finished."""
+    p = _push_process(zr, local, url)
+    time.sleep(seconds)
+    p.send_signal(signal.SIGKILL)  # nothing if it has ended
+    _, err = p.communicate()
+    assert p.returncode in (0, -signal.SIGKILL), (p.returncode, err)
+    return p.returncode != 0
+
+
+def _seen_version(zr, url, versions, tmp, where):
+    """Which of versions ((snapshot folder, records), ...) a reader of url
+    sees: every file of the store pulled is that snapshot's byte for
+    byte, and a reader gets that version's records, all of them and no
+    more.  Fails for a mix (or a missing version), saying where."""
+    pulled = tmp / "seen"
+    shutil.rmtree(pulled, ignore_errors=True)
+    r = zr.run("pull", url, pulled)
+    assert r.returncode == 0, (where, r.stderr.decode())
+    got = _store_files(pulled)
+    match = [i for i, (snap, _) in enumerate(versions)
+             if _store_files(snap) == got]
+    assert len(match) == 1, f"{where}: the store read matches no version " \
+        f"whole (sizes {dict((k, len(v)) for k, v in got.items())})"
+    snap, n = versions[match[0]]
+    assert read_all(zr, url, n) == read_all(zr, snap, n), where
+    assert zr.ok("stats", url) == zr.ok("stats", snap), where
+    assert zr.run("get", url, n, "-o", "-").returncode != 0, where
+    return match[0]
+
+
+def _random_kill(zr, local, url, rng, by_delay, grown, span):
+    """A push of local (data.zr grown by grown bytes) SIGKILLed at a point
+    drawn from rng: (parts it uploaded or None if unknown, how it ended:
+    "pause", "delay", or "ended" if it ended before the delay did)."""
+    if not by_delay:  # data.zr alone uploads ceil(grown / PART) parts
+        stop = rng.choice([*map(str, range(1, -(-grown // PART) + 1)),
+                           "manifest"])
+        return _stopped_push(zr, local, url, stop), "pause"
+    # span is the time of the push completing the round before (after a
+    # stop at a random part: half the PUTs, on average): this push ends
+    # around 2 * span
+    killed = _delayed_kill(zr, local, url, rng.uniform(0, 2 * span))
+    return None, "delay" if killed else "ended"
+
+
+def test_twenty_random_kills_never_show_a_mix(zr, engine, tmp_path):
+    """A store grows between rounds; each round's push is SIGKILLed at a
+    point drawn from a seeded RNG: after a random number of parts or
+    before the manifest (ZR_TEST_PUSH_PAUSE_AFTER, even rounds), or a
+    random delay after it started (odd rounds: the kill may land
+    anywhere, even after the push ended).  The delay only picks where
+    the kill lands: every outcome is checked, and passes only if a reader
+    then sees the previous version or the new one, whole, and the next
+    push completes the new one, uploading only what is missing.  With
+    the printed ZR_TEST_KILL_SEED the rounds replay: the same records, the
+    same stops, the same delays (where those land is up to the clock)."""
+    seed = _kill_seed()
+    rng = random.Random(seed)
+    local = tmp_path / "s"
+    zr.ok("create", local, "--dtype", "|u1", "--ragged", "--codec", "raw")
+    n_old, _ = _grow(zr, local, rng, tmp_path)
+    url, prefix = engine.url(f"kill20-{seed}/s"), f"kill20-{seed}/s/"
+    push(zr, local, url)
+    old = copy_store(local, tmp_path / "v0")
+    seen_after = {"pause": [0, 0], "delay": [0, 0], "ended": [0, 0]}
+    span = 0.0  # round 0 stops by the hook, and sets it
+    for r in range(KILL_ROUNDS):
+        where = f"{KILL_SEED}={seed}, round {r}"
+        added, grown = _grow(zr, local, rng, tmp_path)
+        n_new = n_old + added
+        before = keys(engine, prefix)
+        up, how = _random_kill(zr, local, url, rng, r % 2, grown, span)
+        at_kill = keys(engine, prefix)
+        seen = _seen_version(zr, url, [(old, n_old), (local, n_new)],
+                             tmp_path, where)
+        seen_after[how][seen] += 1
+        if up is not None:  # stopped before its manifest, after up parts
+            assert seen == 0 and len(at_kill - before) == up, where
+        assert how != "ended" or seen == 1, where  # it published
+        t0 = time.monotonic()
+        published, _, _, _, sent, _ = push(zr, local, url)
+        span = time.monotonic() - t0
+        after = keys(engine, prefix)
+        # a killed push's manifest PUT the engine got whole may land after
+        # the reader looked: then the old version was seen, and the new
+        # one is up to date already
+        assert published == (seen == 0) or \
+            how == "delay" and not published and sent == 0, where
+        # only the missing parts: likewise, a part's PUT may land after the
+        # listing; it is then not sent again
+        assert (sent == len(after - at_kill) if up is not None
+                else sent <= len(after - at_kill)), (where, sent)
+        assert _seen_version(zr, url, [(local, n_new)], tmp_path,
+                             where) == 0
+        shutil.rmtree(old)
+        old, n_old = copy_store(local, tmp_path / f"v{r + 1}"), n_new
+    print("versions seen (old, new): %s" % seen_after)
 
 
 def _fails(zr, *args, env=None):

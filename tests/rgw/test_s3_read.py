@@ -4,6 +4,7 @@ they give over the local store that was uploaded there, loaderx opens
 the URL through the library, and the faults (a wrong secret, a missing
 bucket or prefix, an object replaced after the open, an endpoint nothing
 answers at, a write) fail with a message that says what and where."""
+import os
 import time
 
 import numpy as np
@@ -134,23 +135,57 @@ def test_missing_prefix_is_no_store(zr, engine, uploaded):
         assert "bucket" not in err
 
 
-def test_replaced_object_fails_the_read_never_mixes(engine, stores, tmp_path):
-    """data.zr replaced (same size, other bytes) after the open: the ranged
-    GET's If-Match fails it, and no record of the new bytes comes back."""
-    from loaderx import DenseStore
+def _replace_data(engine, stores, tmp_path, key):
+    """The dense raw store at key, and its data.zr's bytes inverted (same
+    size, other bytes) ready to replace it."""
     local, arrays = stores["dense_raw"]
-    url = engine.upload(local, "replaced")
+    url = engine.upload(local, key)
     data = (local / "data.zr").read_bytes()
     other = tmp_path / "data.zr"
     other.write_bytes(bytes(255 - b for b in data))
-    with DenseStore.open(url) as s:
-        np.testing.assert_array_equal(s.gather([1]), arrays[[1]])
-        engine.put("replaced/data.zr", other)
-        with pytest.raises(OSError) as e:
-            s.gather([2, 3])
+    return url, arrays, other
+
+
+def test_replaced_object_fails_the_read_never_mixes(engine, stores, tmp_path):
+    """data.zr replaced after the open, no cache: the ranged GET's If-Match
+    fails it, and no record of the new bytes comes back."""
+    from loaderx import DenseStore, set_cache
+    url, arrays, other = _replace_data(engine, stores, tmp_path, "replaced")
+    set_cache("off")
+    try:
+        with DenseStore.open(url) as s:
+            np.testing.assert_array_equal(s.gather([1]), arrays[[1]])
+            engine.put("replaced/data.zr", other)
+            with pytest.raises(OSError) as e:
+                s.gather([2, 3])
+    finally:
+        set_cache(os.environ["ZR_CACHE"])
     msg = str(e.value)
     assert url + "/data.zr" in msg and "changed since it was opened" in msg
     assert "412" in msg
+
+
+def test_replaced_object_cached_keeps_the_opened_version(engine, stores,
+                                                         tmp_path):
+    """With the host cache, the handle keeps reading the version it opened
+    from the blocks it fetched (the whole small data.zr is one block), never
+    the new bytes; a new open reads the new object, not the old blocks."""
+    from loaderx import DenseStore, cache_status, set_cache
+    url, arrays, other = _replace_data(engine, stores, tmp_path, "replaced3")
+    set_cache(str(tmp_path / "cache"))
+    try:
+        with DenseStore.open(url) as s:
+            np.testing.assert_array_equal(s.gather([1]), arrays[[1]])
+            engine.put("replaced3/data.zr", other)
+            np.testing.assert_array_equal(s.gather([2, 3]), arrays[[2, 3]])
+        with DenseStore.open(url) as s:
+            got = s.gather([2, 3])
+        assert cache_status()["hit_bytes"] > 0
+    finally:
+        set_cache(os.environ["ZR_CACHE"])
+    want = np.frombuffer(bytes(255 - b for b in arrays[[2, 3]].tobytes()),
+                         dtype=arrays.dtype).reshape(got.shape)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_replaced_object_under_the_command(zr, engine, stores, tmp_path):

@@ -6,6 +6,7 @@ Mixture) as a thin cffi binding over libzrecord.
 from ._lib import (LIB_PATH, LockScopeWarning, RecoveredWarning, StoreBusy,
                    library_version)
 from ._version import __version__
+from .cache import cache_status, set_cache
 from .dataloader import DataLoader
 from .utils import train_dict
 from .zrecord import DICT_TIERS, DenseStore, RaggedStore
@@ -17,4 +18,4 @@ __all__ = ["DenseStore", "RaggedStore", "StoreBusy", "LockScopeWarning",
            "RecoveredWarning",
            "DICT_TIERS", "Sampler", "MixtureSampler", "Schedule", "Mixture",
            "DataLoader", "train_dict", "LIB_PATH",
-           "library_version", "__version__"]
+           "library_version", "__version__", "set_cache", "cache_status"]

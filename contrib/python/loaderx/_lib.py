@@ -71,6 +71,16 @@ int zr_store_create(const char *path, const zr_schema *schema,
             zr_codec codec, const void *dict, size_t dict_len,
             zr_store **out);
 int zr_store_open(const char *path, unsigned flags, zr_store **out);
+int zr_cache_set(const char *dir, uint64_t max_bytes);
+typedef struct zr_cache_info {
+    char dir[4096];
+    uint64_t max_bytes;
+    uint64_t used_bytes;
+    uint64_t fetched_bytes;
+    uint64_t hit_bytes;
+    char why_off[256];
+} zr_cache_info;
+int zr_cache_status(zr_cache_info *out);
 int zr_store_close(zr_store *s);
 uint64_t zr_store_length(const zr_store *s);
 const zr_schema *zr_store_schema(const zr_store *s);

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from . import _index
+from .cache import set_cache
 from ._lib import (MAX_NDIM, LockScopeWarning, RecoveredWarning, StoreBusy,
                    check, error, ffi, lib, u64_ptr)
 from ._sync import RWLock, Writer
@@ -165,14 +166,19 @@ class _Store(Closable):
         return cls(out[0], cpath)
 
     @classmethod
-    def open(cls, path, readonly=True, follow=False):
+    def open(cls, path, readonly=True, follow=False, cache=None):
         """Opens an existing store of this contract (FileNotFoundError if
         there is none, StoreBusy if a handle holds it the other way).
         Read-only by default: any number of readers, in any number of
         processes, share a store; readonly=False opens its one writer
         (append, delete, compact), which needs the store to itself.
         follow=True (read-only) shares the store with one writer, possibly
-        on another host, and takes up its synced records at refresh()."""
+        on another host, and takes up its synced records at refresh().
+        cache: for an s3:// store, the host cache's folder ("off": none),
+        as set_cache(cache) for the whole process; None leaves it as it
+        is (the default: ZR_CACHE, else the XDG cache folder)."""
+        if cache is not None:
+            set_cache(cache)
         cpath = os.fsencode(path)
         out = ffi.new("zr_store **")
         flags = lib.ZR_OPEN_RDONLY if readonly or follow else 0
