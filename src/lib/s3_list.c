@@ -158,7 +158,7 @@ struct page {
 static int take(struct page *p, const char *full, int dir)
 {
 	size_t plen = strlen(p->prefix), len;
-	const char *name = full + plen;
+	const char *name;
 
 	if (!*p->budget)
 		return cause(-E2BIG, "%s: over %u keys and folders under the "
@@ -168,6 +168,7 @@ static int take(struct page *p, const char *full, int dir)
 	--*p->budget;
 	if (strncmp(full, p->prefix, plen))
 		return 0; /* not under it: an answer to ignore */
+	name = full + plen;
 	len = strlen(name);
 	if (dir && len && name[len - 1] == '/')
 		len--;
