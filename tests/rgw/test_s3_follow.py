@@ -71,6 +71,41 @@ def test_a_follow_mount_takes_up_a_push(zr, engine, tmp_path):
         there.stop()
 
 
+def test_reads_beside_the_take_up_stay_whole(zr, engine, tmp_path):
+    """Four threads read the old records over and over while three pushes
+    are taken up under them: every read gives the bytes it gave first."""
+    import threading
+    local = make_store(zr, tmp_path / "s", 40)
+    url = engine.url("follow/busy")
+    push(zr, local, url)
+    there = Mount(url, str(tmp_path / "there"), "follow=0.05,batch_size=8")
+    stop, bad = threading.Event(), []
+
+    def reader(old):
+        while not stop.is_set():
+            for i in range(0, 40, 3):
+                if there.read("records", f"{i}.npy") != old[i]:
+                    bad.append(i)
+    try:
+        old = [there.read("records", f"{i}.npy") for i in range(40)]
+        threads = [threading.Thread(target=reader, args=(old,))
+                   for _ in range(4)]
+        for t in threads:
+            t.start()
+        for k in range(3):
+            append(zr, local, 100, 40 + 100 * k)
+            push(zr, local, url)
+            wait_for("push %d shows" % k,
+                     lambda: count(there) == 140 + 100 * k)
+        stop.set()
+        for t in threads:
+            t.join()
+        assert bad == [] and there.read("errors") == b""
+    finally:
+        stop.set()
+        there.stop()
+
+
 def replace(zr, local, tmp_path, how):
     """The store pushed next to the URL, and the words its refusal has."""
     if how == "other":  # another store: more records, other bytes
