@@ -736,6 +736,14 @@ ZR_API int zr_view_gather(zr_view *v, const uint64_t *idx, size_t count,
 			  void *dst, size_t dst_cap, uint64_t *offsets);
 ZR_API int zr_view_gather_size(zr_view *v, const uint64_t *idx,
 			       size_t count, uint64_t *out);
+/* Makes records idx[0..count) local ahead of the gathers that will read
+ * them: for a store on a remote medium (s3://) with the host cache on
+ * (zr_cache_set), the blocks holding them that the cache lacks are
+ * fetched, all at once, as one gather's would be; 0 and nothing done for
+ * a local store, with the cache off, or for more than a gather stages at
+ * once.  What a caller that gathers a batch in parts calls first, so that
+ * the parts do not each wait for a round trip.  Errors as a gather's. */
+ZR_API int zr_view_warm(zr_view *v, const uint64_t *idx, size_t count);
 ZR_API int zr_view_ragged_shape(zr_view *v, uint64_t idx, uint32_t *ndim,
 				uint64_t shape[ZR_MAX_NDIM]);
 /* Record idx's table entry as the view sees it (ZR_E_RANGE, ZR_E_CORRUPT). */

@@ -365,6 +365,28 @@ static int url_src(struct zrfs_opts *o, const int *seen)
 	return fuse_opt_add_arg(&o->args, "-oro") ? -1 : 0;
 }
 
+/* A cache folder under the mount point would be hidden by the mount, and
+ * each block the daemon keeps a request to itself: refused. */
+static int cache_outside(const struct zrfs_opts *o)
+{
+	char *mnt = realpath(o->mountpoint, NULL);
+	zr_cache_info info;
+	size_t n = mnt ? strlen(mnt) : 0;
+	int inside;
+
+	zr_cache_status(&info);
+	inside = mnt && info.dir[0] && !strncmp(info.dir, mnt, n) &&
+		 (info.dir[n] == '/' || !info.dir[n] || n == 1);
+	if (inside) {
+		fprintf(stderr, "zrecordfs: cache folder %s is inside the "
+			"mount point %s: give one outside it (-o cache=DIR)\n",
+			info.dir, mnt);
+		zr_cache_set("off", 0);
+	}
+	free(mnt);
+	return inside ? -1 : 0;
+}
+
 /* The host cache -o cache and cache_size choose (zr_cache_set), before
  * the daemon forks so that a folder it cannot use stops the mount on the
  * terminal.  Without them a URL SRC takes the default now, and only a
@@ -376,7 +398,7 @@ static int cache_setup(const struct zrfs_opts *o)
 	if (!given && !zrcommon_is_url(o->src))
 		return 0; /* no S3 reads but a mixture's: the default then */
 	if (zr_cache_set(o->cache, o->cache_size) == 0)
-		return 0;
+		return cache_outside(o);
 	fprintf(stderr, "zrecordfs: %s%s\n", given ? "" : "warning: S3 "
 		"reads go uncached: ", zr_errmsg());
 	return given ? -1 : 0;

@@ -52,6 +52,8 @@ struct zr__cache {
 };
 
 struct zr__cache *zr__cache_hold(void);
+/* 1 if reads go through a cache (the default chosen first if none was). */
+int zr__cache_on(void);
 void zr__cache_drop(struct zr__cache *c);
 /* This process's counters (zr_cache_status). */
 void zr__cache_count(int hit, uint64_t bytes);

@@ -98,6 +98,16 @@ static int cache_open(const char *dir, uint64_t max, struct zr__cache **out,
 	} else {
 		err = make_dirs(c->dir);
 	}
+	if (!err) { /* absolute: a daemon changes its working folder */
+		char *abs = realpath(c->dir, NULL);
+
+		if (abs) {
+			free(c->dir);
+			c->dir = abs;
+		} else {
+			err = -errno;
+		}
+	}
 	if (!err)
 		err = map_usage(c);
 	if (err < 0) {
@@ -259,6 +269,15 @@ struct zr__cache *zr__cache_hold(void)
 		c->refs++;
 	pthread_mutex_unlock(&mu);
 	return c;
+}
+
+int zr__cache_on(void)
+{
+	struct zr__cache *c = zr__cache_hold();
+
+	if (c)
+		zr__cache_drop(c);
+	return c != NULL;
 }
 
 void zr__cache_drop(struct zr__cache *c)

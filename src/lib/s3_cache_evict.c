@@ -65,7 +65,7 @@ static int add(struct walk *w, const char *sub, const char *name,
 	w->b[w->n].used = (uint64_t)st->st_mtim.tv_sec * 1000000000u +
 			  (uint64_t)st->st_mtim.tv_nsec;
 	w->b[w->n].len = (uint64_t)st->st_size;
-	snprintf(w->b[w->n].name, sizeof(w->b[w->n].name), "%s/%s", sub,
+	snprintf(w->b[w->n].name, sizeof(w->b[w->n].name), "%.2s/%.60s", sub,
 		 name);
 	w->n++;
 	w->total += (uint64_t)st->st_size;

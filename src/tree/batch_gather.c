@@ -31,6 +31,7 @@ struct zrtree_gather {
 	size_t next;		/* no piece before it is missing but maybe
 				 * one a reader is filling               */
 	int filling;		/* a piece is being filled                */
+	int warmed;		/* zr_view_warm asked for the whole batch */
 	atomic_uchar done[];	/* piece k is in buf                      */
 };
 
@@ -117,10 +118,20 @@ static int fill_one(struct zrtree_gather *g, size_t k, zr_view *const *views)
 {
 	int err;
 
+	int warm = !g->warmed && !g->mix;
+
 	if (!g->mix)
 		for (size_t i = 0; i < g->plan.nst; i++)
 			g->plan.streams[i].view = views[i];
+	g->warmed = 1;
 	pthread_mutex_unlock(&g->mu);
+	/* A remote store's batch fetched whole first: each piece's gather
+	 * would otherwise wait for a round trip of its own, one after the
+	 * other.  A failure here is the piece's to meet and report. */
+	for (size_t i = 0; warm && i < g->plan.nst; i++)
+		if (views[i])
+			zr_view_warm(views[i], g->plan.idx,
+				     (size_t)g->plan.count);
 	err = zrfile_batch_fill_piece(&g->plan, &g->pc, g->buf, k);
 	pthread_mutex_lock(&g->mu);
 	g->filling = 0;

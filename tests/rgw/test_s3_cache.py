@@ -122,8 +122,8 @@ def one_mount_bytes(engine, url, tmp_path, name, readers):
     the same batch files at once."""
     relay = Relay(engine)
     with through(relay):
-        m = Mount(url, str(tmp_path / name),
-                  "batch_size=4,prefetch=0,cache=%s" % (tmp_path / name))
+        m = Mount(url, str(tmp_path / name), "batch_size=4,prefetch=0,"
+                  "cache=%s" % (tmp_path / (name + "-cache")))
     try:
         procs = [subprocess.Popen(
             ["cat"] + [os.path.join(m.mnt, b) for b in BATCHES],
@@ -234,6 +234,12 @@ def test_an_unusable_cache_is_refused_by_name(zr, engine, big, tmp_path):
     p = subprocess.run([ZRECORDFS, url, str(mnt), "-f", "-o", "cache=%s" % f],
                        capture_output=True, timeout=60)
     assert p.returncode != 0 and str(f) in p.stderr.decode(), p.stderr
+    assert not os.path.ismount(mnt)
+    p = subprocess.run([ZRECORDFS, url, str(mnt), "-f", "-o",
+                        "cache=%s" % (mnt / "c")], capture_output=True,
+                       timeout=60)
+    assert p.returncode != 0 and "inside the mount point" in \
+        p.stderr.decode(), p.stderr
     assert not os.path.ismount(mnt)
     # a default that cannot be used: the read goes on uncached, and says so
     r = zr.run("get", url, "1", "-o", "-", env={"ZR_CACHE": str(f)})
