@@ -328,9 +328,12 @@ enum {
  * S3.  "s3://BUCKET/PREFIX" is the store whose files are the objects
  * PREFIX/meta.zr, PREFIX/data.zr and, if present, PREFIX/dict.zr and
  * PREFIX/content.zr (a local store's files uploaded as they are).  It
- * opens read-only only: zr_store_open with ZR_OPEN_RDONLY (ZR_OPEN_FOLLOW
- * too, though no writer can be followed there); a read-write open and
- * zr_store_create give -EROFS.  Reads come from the host cache
+ * opens read-only only: zr_store_open with ZR_OPEN_RDONLY, or with
+ * ZR_OPEN_FOLLOW, whose zr_store_refresh takes up a newer version that
+ * zr_store_push published if it extends the one read (else -ESTALE: open
+ * it again; docs/many-hosts.md, "Following a pushed store"); a
+ * read-write open and zr_store_create give -EROFS (zr_store_list below
+ * finds the stores under a prefix).  Reads come from the host cache
  * (zr_cache_set) or ranged GETs, signed with SigV4 by libcurl:
  *   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  the keys; else those of
  *       AWS_PROFILE (default "default") in ~/.aws/credentials
@@ -369,6 +372,23 @@ ZR_API int zr_store_open(const char *path, unsigned flags, zr_store **out);
  * and locks nothing: what a command asks before it takes path for a store
  * rather than a file. */
 ZR_API int zr_store_probe(const char *path);
+/* The stores at and under url = "s3://BUCKET/PREFIX", as a mount of the
+ * URL serves them (zrecordfs(8)): 0 with *paths, n strings relative to url
+ * in byte order ('/' between folders; the one path "" when url itself is
+ * a store, which is then all that is asked: no listing), freed with
+ * zr_store_list_free.  The prefix is listed with ListObjectsV2 one folder
+ * level at a time: a folder holding meta.zr (a store's files uploaded as
+ * they are) or manifest (a published one) is a store and is not searched
+ * further; a folder named parts, one deeper than 32 levels, and a name no
+ * folder can have ("", ".", "..", over 255 bytes) are passed over.  The
+ * bucket's names are input: past ZR_STORE_LIST_MAX keys and folders in
+ * all, -E2BIG (list a folder nearer the stores).  ZR_E_NOSTORE when no
+ * folder under url is a store, -ENOENT for a missing bucket, -EACCES for
+ * refused credentials, -EPROTONOSUPPORT for a path that is no s3:// URL;
+ * zr_errmsg() names the URL and what to check. */
+#define ZR_STORE_LIST_MAX 100000u
+ZR_API int zr_store_list(const char *url, char ***paths, size_t *n);
+ZR_API void zr_store_list_free(char **paths, size_t n);
 
 /* Publishing (docs/many-hosts.md, "Publishing"; zrecord(5), "Published
  * stores").  zr_store_push uploads the local store folder path to
@@ -467,7 +487,9 @@ ZR_API int zr_cache_status(zr_cache_info *out);
  * the mappings may reach them (a GlusterFS client serving its cached end
  * of the file gives a short read, and a mapped read past it SIGBUS).  Gathers may run meanwhile and see the old or the new length.
  * ZR_E_CHANGED if the header shrank (the lock did not reach the writer);
- * the view is unchanged on any error.  Other handles: 0, nothing to do. */
+ * over S3, -ESTALE for a pushed version that does not extend the one read
+ * (see S3 above); the view is unchanged on any error.  Other handles: 0,
+ * nothing to do. */
 ZR_API int zr_store_refresh(zr_store *s);
 /* Syncs (read-write handles), releases the lock and frees.  NULL is a no-op.
  * Returns the sync's result; the handle is freed either way. */

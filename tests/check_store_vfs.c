@@ -291,6 +291,32 @@ START_TEST(s3_refuses_writes_and_wants_credentials)
 }
 END_TEST
 
+/* zr_store_list: what can be told without an answer -- bad arguments, a
+ * path that is no s3:// URL, a URL without a bucket, an endpoint that
+ * does not answer (a closed port) -- fails naming it, with nothing to
+ * free (tests/rgw has the listing, against a real engine and a fake). */
+START_TEST(store_list_refuses_what_it_cannot_list)
+{
+	char **paths = (char **)1;
+	size_t n = 7;
+
+	ck_assert_int_eq(zr_store_list(NULL, &paths, &n), -EINVAL);
+	ck_assert_int_eq(zr_store_list(ck_dir, &paths, &n), -EPROTONOSUPPORT);
+	ck_assert_ptr_null(paths);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_nonnull(strstr(zr_errmsg(), ck_dir));
+	setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1", 1);
+	setenv("AWS_ACCESS_KEY_ID", "id", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+	ck_assert_int_eq(zr_store_list("s3:///prefix", &paths, &n), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(zr_errmsg(), "no bucket"));
+	ck_assert_int_eq(zr_store_list("s3://bucket/p", &paths, &n), -EIO);
+	ck_assert_ptr_nonnull(strstr(zr_errmsg(), "s3://bucket/p"));
+	ck_assert_ptr_null(paths);
+	zr_store_list_free(NULL, 0);
+}
+END_TEST
+
 Suite *suite_store_vfs(void)
 {
 	Suite *su = suite_create("store_vfs");
@@ -305,6 +331,7 @@ Suite *suite_store_vfs(void)
 	tcase_add_test(tc, unknown_scheme_fails_and_makes_nothing);
 	tcase_add_test(tc, s3_refuses_writes_and_wants_credentials);
 	tcase_add_test(tc, probe_tells_a_store);
+	tcase_add_test(tc, store_list_refuses_what_it_cannot_list);
 	suite_add_tcase(su, tc);
 	return su;
 }

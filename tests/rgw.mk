@@ -10,7 +10,9 @@ dist_noinst_SCRIPTS += tests/rgw.test scripts/rgw-local.sh scripts/delay-relay.p
 EXTRA_DIST += tests/rgw.mk tests/rgw/conftest.py tests/rgw/test_s3_read.py \
 	tests/rgw/test_s3_mix.py tests/rgw/test_s3_mount.py \
 	tests/rgw/test_s3_stage.py tests/rgw/test_s3_push.py \
-	tests/rgw/test_s3_cache.py tests/rgw/test_s3_faults.py
+	tests/rgw/test_s3_cache.py tests/rgw/test_s3_faults.py \
+	tests/rgw/test_s3_prefix.py tests/rgw/test_s3_list_input.py \
+	tests/rgw/test_s3_follow.py
 
 check-rgw: all
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \

@@ -144,8 +144,10 @@ struct parse_ctx {
 
 static const char usage_text[] =
 	"usage: %s SRC MOUNTPOINT [-f] [-d] [-o opt[,opt...]]\n\n"
-	"Serves every store under SRC as virtual files.  SRC may be the URL\n"
-	"of one store in S3 (s3://BUCKET/PREFIX), served read-only.\n\n"
+	"Serves every store under SRC as virtual files.  SRC may be an S3\n"
+	"URL (s3://BUCKET/PREFIX): that store, or every store under the\n"
+	"prefix (listed, at most 100000 keys), served read-only; -o follow\n"
+	"takes up the versions zrecord push publishes there.\n\n"
 	"zrecordfs options:\n";
 static const char usage_tail[] =
 	"MOUNTPOINT must be an existing folder, and /dev/fuse must open "
@@ -349,15 +351,14 @@ static int opt_proc(void *data, const char *arg, int key,
 	}
 }
 
-/* A URL SRC (s3://BUCKET/PREFIX) is one store the library reads where it
- * lies, read-only: the mount is ro, and follow (which needs the store's
- * files to grow under it) is a later step of the object-storage work. */
+/* A URL SRC (s3://BUCKET/PREFIX) is a store or a prefix of stores the
+ * library reads where they lie, read-only: the mount is ro; -o follow
+ * takes up the versions pushed there (vfs_s3.c). */
 static int url_src(struct zrfs_opts *o, const int *seen)
 {
-	if (seen[SEEN_RW] || o->follow_ms) {
+	if (seen[SEEN_RW]) {
 		fprintf(stderr, "zrecordfs: SRC %s is a URL: an S3 store is "
-			"served read-only, without -o %s\n", o->src,
-			o->follow_ms ? "follow" : "rw");
+			"served read-only, without -o rw\n", o->src);
 		return -1;
 	}
 	o->ro = 1;

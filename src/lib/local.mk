@@ -55,7 +55,8 @@ src_lib_libzrecord_core_la_SOURCES += src/lib/vfs_s3.c src/lib/s3.h \
 	src/lib/sha256.c src/lib/sha256.h \
 	src/lib/s3_push.c src/lib/s3_pull.c \
 	src/lib/s3_cache.c src/lib/s3_cache.h src/lib/s3_cache_conf.c \
-	src/lib/s3_cache_evict.c
+	src/lib/s3_cache_evict.c \
+	src/lib/s3_list.c src/lib/store_list.c src/lib/s3_follow.c
 # encoded-image records: the mark, the decoders, the decoded gather
 src_lib_libzrecord_core_la_SOURCES += src/lib/store_content.c \
 	src/lib/image.h src/lib/image_box.c src/lib/image_resample.c \

@@ -42,6 +42,11 @@ void zr__s3_obj_free(struct zr__s3_obj *o);
 /* The ListObjectsV2 URL of o's bucket for the first key under "KEY/"
  * (malloc'ed; NULL without memory). */
 char *zr__s3_list_url(const struct zr__s3_obj *o);
+/* The ListObjectsV2 URL of o's bucket for at most max keys under prefix
+ * (a key prefix, "" for the whole bucket), grouped by '/' if delimit,
+ * from continuation token (NULL: the first page); NULL without memory. */
+char *zr__s3_list_query(const struct zr__s3_obj *o, const char *prefix,
+			int delimit, unsigned max, const char *token);
 
 /* One request: HEAD, PUT of body (body_len bytes), or GET into buf (at
  * most cap bytes; the bytes [off, off + cap) when ranged). */
@@ -88,5 +93,31 @@ int zr__s3_missing(const struct zr__s3_conf *c, const struct zr__s3_obj *o);
 /* The object prefix + "/" + name ("s3://b/p", "meta.zr"), parsed. */
 int zr__s3_obj_child(const struct zr__s3_conf *c, const char *prefix,
 		     const char *name, struct zr__s3_obj *o);
+
+/* Names, each malloc'ed. */
+struct zr__s3_names {
+	char **v;
+	size_t n, cap;
+};
+
+void zr__s3_names_free(struct zr__s3_names *v);
+/* A copy of name[0..len) appended; -ENOMEM. */
+int zr__s3_names_add(struct zr__s3_names *v, const char *name, size_t len);
+
+/* One folder level under a key prefix (s3_list.c). */
+struct zr__s3_list {
+	struct zr__s3_names keys; /* the objects' names after the prefix */
+	struct zr__s3_names dirs; /* the folders', without their '/' */
+};
+
+/* Lists prefix ("" or ending in '/') of o's bucket, url naming it in
+ * messages, into out (which the caller frees, also on failure): every
+ * key and folder counts against *budget, -E2BIG once it is spent; a name
+ * no mount can show ("", ".", "..", over NAME_MAX) is passed over.
+ * -errno with a cause (error.h). */
+int zr__s3_list_level(const struct zr__s3_conf *c,
+		      const struct zr__s3_obj *o, const char *url,
+		      const char *prefix, size_t *budget,
+		      struct zr__s3_list *out);
 
 #endif

@@ -203,20 +203,38 @@ int zr__s3_obj_parse(const struct zr__s3_conf *c, const char *url,
 	return 0;
 }
 
-char *zr__s3_list_url(const struct zr__s3_obj *o)
+char *zr__s3_list_query(const struct zr__s3_obj *o, const char *prefix,
+			int delimit, unsigned max, const char *token)
 {
 	/* curl 7.88 signs the query as written: sorted, every value
 	 * encoded (docs/many-hosts.md) */
-	static const char q[] = "?list-type=2&max-keys=1&prefix=";
-	size_t cap = strlen(o->http_bucket) + sizeof(q) +
-		     3 * (strlen(o->key) + 1), n;
+	size_t cap = strlen(o->http_bucket) + 128 +
+		     3 * (strlen(prefix) + (token ? strlen(token) : 0)), n;
 	char *u = malloc(cap);
 
 	if (!u)
 		return NULL;
-	n = (size_t)snprintf(u, cap, "%s%s", o->http_bucket, q);
-	put_key(u, cap, &n, o->key, 0);
-	put_key(u, cap, &n, "/", 0);
+	n = (size_t)snprintf(u, cap, "%s?", o->http_bucket);
+	if (token) {
+		n += (size_t)snprintf(u + n, cap - n, "continuation-token=");
+		put_key(u, cap, &n, token, 0);
+		n += (size_t)snprintf(u + n, cap - n, "&");
+	}
+	n += (size_t)snprintf(u + n, cap - n, "%slist-type=2&max-keys=%u"
+			      "&prefix=", delimit ? "delimiter=%2F&" : "",
+			      max);
+	put_key(u, cap, &n, prefix, 0);
+	return u;
+}
+
+char *zr__s3_list_url(const struct zr__s3_obj *o)
+{
+	char *prefix, *u;
+
+	if (asprintf(&prefix, "%s/", o->key) < 0)
+		return NULL;
+	u = zr__s3_list_query(o, prefix, 0, 1, NULL);
+	free(prefix);
 	return u;
 }
 

@@ -64,4 +64,13 @@ int zr__manifest_parse(const char *text, size_t len, const char *url,
 int zr__manifest_fetch(const struct zr__s3_conf *c, const char *prefix,
 		       struct zr__manifest *m);
 
+/* Whether the store at prefix has a version newer than version whose file
+ * held->name extends held (s3_follow.c): 1 with that entry copied into
+ * out and its version into out_version[65], 0 if the manifest is still
+ * version, -ESTALE with a cause if the newer one does not extend it (or
+ * the manifest is gone), else -errno with a cause. */
+int zr__s3_newer(const struct zr__s3_conf *c, const char *prefix,
+		 const struct zr__mfile *held, const char *version,
+		 struct zr__mfile *out, char *out_version);
+
 #endif

@@ -17,12 +17,18 @@
  * read a ranged GET that must still match that ETag (If-Match): an object
  * replaced after the open fails the read (ESTALE) instead of mixing two
  * versions' bytes.  Reads go through the host cache (s3_cache.h) but
- * for a file opened ZR__VFS_DIRECT.  No write, map or lock: the engine reads meta.zr's
- * table into memory and records with read, as over
- * zr__vfs_posix_readonly.
+ * for a file opened ZR__VFS_DIRECT.  A published file is a client's
+ * cached view (ZR__FILE_CACHED): asked its size fresh (a follower taking
+ * up growth, store_follow.c), it fetches the manifest again, at most
+ * every RECHECK_NS, and takes up a newer version that extends the one it
+ * holds (zr__s3_newer, s3_follow.c), as an NFS client's cache takes up a
+ * file that grew; one that does not is ESTALE.  No write, map or lock:
+ * the engine reads meta.zr's table into memory and records with read, as
+ * over zr__vfs_posix_readonly.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +47,12 @@ struct s3_file {
 	int direct;         /* ZR__VFS_DIRECT: past the host cache */
 	char etag[128];     /* plain layout: the object's */
 	char *prefix;       /* published layout: "s3://BUCKET/PREFIX" */
-	struct zr__mfile mf; /* and the file's parts */
+	/* The version held: its parts and size, replaced whole under lock
+	 * when a fresh size takes up a newer one (reads copy a part out). */
+	pthread_mutex_t lock;
+	struct zr__mfile mf;
+	char version[65];
+	uint64_t checked_ns; /* when the manifest was last fetched */
 };
 
 /* The manifest the calling thread's last meta.zr open fetched, and its
@@ -99,6 +110,7 @@ static struct s3_file *s3_of(struct zr__file *f)
 
 static void s3_free(struct s3_file *s)
 {
+	pthread_mutex_destroy(&s->lock);
 	zr__s3_conf_free(&s->conf);
 	zr__s3_obj_free(&s->obj);
 	free(s->prefix);
@@ -112,13 +124,63 @@ static int s3_close(struct zr__file *f)
 	return 0;
 }
 
-/* Fresh or not: the object is pinned to its ETag, so its size is the one
- * the open saw. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A fresh size asks the manifest again at most this often per file. */
+#define RECHECK_NS 100000000u
+
+/* The size of the version held. */
+static uint64_t held_size(struct s3_file *s)
+{
+	uint64_t size;
+
+	pthread_mutex_lock(&s->lock);
+	size = s->size;
+	pthread_mutex_unlock(&s->lock);
+	return size;
+}
+
+/* A newer version of s's published file, if the manifest names one that
+ * extends it: taken up whole (only the engine's one refresh at a time
+ * asks, so s->mf changes on this thread alone). */
+static int take_up(struct s3_file *s)
+{
+	struct zr__mfile next = { 0 }, held;
+	char version[sizeof(s->version)];
+	int got;
+
+	s->checked_ns = now_ns();
+	got = zr__s3_newer(&s->conf, s->prefix, &s->mf, s->version, &next,
+			   version);
+	if (got <= 0)
+		return got;
+	pthread_mutex_lock(&s->lock);
+	held = s->mf;
+	s->mf = next;
+	s->size = s->mf.size;
+	memcpy(s->version, version, sizeof(s->version));
+	pthread_mutex_unlock(&s->lock);
+	zr__mfile_free(&held); /* reads copied their part out */
+	return 0;
+}
+
+/* A plain object is pinned to its ETag: its size is the one the open
+ * saw.  A published file asked fresh takes up a newer version first. */
 static int s3_size(struct zr__file *f, int fresh, uint64_t *out)
 {
-	(void)fresh;
-	*out = s3_of(f)->size;
-	return 0;
+	struct s3_file *s = s3_of(f);
+	int err = 0;
+
+	if (fresh && s->prefix && now_ns() - s->checked_ns >= RECHECK_NS)
+		err = take_up(s);
+	*out = held_size(s);
+	return err;
 }
 
 /* cap bytes at offset off of object o (pinned to etag) into buf. */
@@ -208,17 +270,21 @@ static int obj_warm(const struct s3_file *s, const struct zr__s3_obj *o,
 }
 
 /* A published file's bytes from the one part that holds off. */
-static ssize_t part_read(const struct s3_file *s, void *buf, size_t len,
+static ssize_t part_read(struct s3_file *s, void *buf, size_t len,
 			 uint64_t off)
 {
-	const struct zr__part *p = &s->mf.parts[zr__mfile_find(&s->mf, off)];
-	uint64_t in = off - p->off;
+	struct zr__part part, *p = &part;
+	uint64_t in;
 	struct zr__s3_obj o;
 	char name[80];
 	ssize_t n;
 	int err;
 
-	snprintf(name, sizeof(name), ZR__PARTS_DIR "%s", p->sha);
+	pthread_mutex_lock(&s->lock); /* a copy: a newer version may come */
+	part = s->mf.parts[zr__mfile_find(&s->mf, off)];
+	pthread_mutex_unlock(&s->lock);
+	in = off - p->off;
+	snprintf(name, sizeof(name), ZR__PARTS_DIR "%.64s", p->sha);
 	err = zr__s3_obj_child(&s->conf, s->prefix, name, &o);
 	if (err)
 		return err;
@@ -270,14 +336,15 @@ static ssize_t s3_read(struct zr__file *f, void *buf, size_t len,
 		       uint64_t off)
 {
 	struct s3_file *s = s3_of(f);
+	uint64_t size = held_size(s);
 
-	if (off >= s->size || !len)
+	if (off >= size || !len)
 		return 0;
-	if (len > s->size - off)
-		len = (size_t)(s->size - off);
+	if (len > size - off)
+		len = (size_t)(size - off);
 	if (s->prefix)
 		return part_read(s, buf, len, off);
-	return obj_read(s, &s->obj, s->etag, s->size, buf, len, off);
+	return obj_read(s, &s->obj, s->etag, size, buf, len, off);
 }
 
 static const struct zr__io s3_io = {
@@ -351,6 +418,9 @@ static int open_published(struct s3_file *s, char *prefix, const char *name,
 		return err;
 	s->prefix = prefix;
 	s->size = f->size;
+	memcpy(s->version, m->version, sizeof(s->version));
+	s->checked_ns = now_ns();
+	s->f.traits = ZR__FILE_CACHED;
 	return 0;
 }
 
@@ -401,6 +471,7 @@ static int s3_open(const struct zr__vfs *v, const char *path,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
 	s->direct = !!(flags & ZR__VFS_DIRECT);
 	err = s3_setup(s, path);
 	if (!err)
@@ -464,6 +535,7 @@ static int s3_probe(const struct zr__vfs *v, const char *path)
 	(void)v;
 	if (!s)
 		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
 	err = s3_setup(s, path);
 	if (!err)
 		err = zr__s3_head(&s->conf, &s->obj, &resp);

@@ -1,7 +1,7 @@
 /*
  * tree_build.c - builds the static tree once (tree.h): SRC's folders, its
  * stores and their fixed files, datasets and mixture folders (mixture.h,
- * whose files are read now too).
+ * whose files are read now too); a URL SRC's come from tree_url.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,9 +19,11 @@
 #include "mixture.h"
 #include "tree.h"
 #include "errors_log.h"
+#include "tree_build.h"
 
-static struct zrtree_node *node_new(struct zrtree *t, enum zrtree_kind kind,
-				 const char *name, struct zrtree_node *parent)
+struct zrtree_node *zrtree_node_new(struct zrtree *t, enum zrtree_kind kind,
+				    const char *name,
+				    struct zrtree_node *parent)
 {
 	struct zrtree_node *n;
 
@@ -138,7 +140,7 @@ static int store_kids(struct zrtree *t, struct zrtree_node *n)
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		struct zrtree_node *k = node_new(t, files[i].kind, files[i].name,
+		struct zrtree_node *k = zrtree_node_new(t, files[i].kind, files[i].name,
 					      n);
 
 		if (!k)
@@ -149,7 +151,7 @@ static int store_kids(struct zrtree *t, struct zrtree_node *n)
 	return 0;
 }
 
-static int mount_store(struct zrtree *t, struct zrtree_node *parent,
+int zrtree_mount_store(struct zrtree *t, struct zrtree_node *parent,
 		       const char *name, const char *abs, const char *rel,
 		       struct zrtree_store **out)
 {
@@ -164,7 +166,7 @@ static int mount_store(struct zrtree *t, struct zrtree_node *parent,
 		fstore_free(st);
 		return -ENOMEM;
 	}
-	n = node_new(t, ZRTREE_K_STORE, name, parent);
+	n = zrtree_node_new(t, ZRTREE_K_STORE, name, parent);
 	if (!n)
 		return -ENOMEM;
 	n->st = st;
@@ -182,7 +184,7 @@ static int mix_folder(struct zrtree *t, struct zrtree_node *dir,
 		      const char *name, const char *abs, const char *rel)
 {
 	char *folder = strndup(name, strlen(name) - strlen(".json"));
-	struct zrtree_node *n = folder ? node_new(t, ZRTREE_K_DIR, folder, dir)
+	struct zrtree_node *n = folder ? zrtree_node_new(t, ZRTREE_K_DIR, folder, dir)
 				     : NULL;
 
 	free(folder);
@@ -214,7 +216,7 @@ static int mix_files(struct zrtree *t)
 			continue;
 		ok = zrtree_mix_resolve(t, d->mix);
 		for (size_t f = ok ? 0 : 2; f < 3; f++) {
-			struct zrtree_node *k = node_new(t, files[f].kind,
+			struct zrtree_node *k = zrtree_node_new(t, files[f].kind,
 						      files[f].name, d);
 
 			if (!k)
@@ -245,7 +247,7 @@ static int side_file(struct zrtree *t, struct zrtree_node *dir,
 			SIDE_MAX >> 20);
 		return 0;
 	}
-	n = node_new(t, ZRTREE_K_SIDE, name, dir);
+	n = zrtree_node_new(t, ZRTREE_K_SIDE, name, dir);
 	if (!n || !(n->file = strdup(abs)))
 		return -ENOMEM;
 	n->size = (uint64_t)st->st_size;
@@ -278,9 +280,9 @@ static int scan_entry(struct zrtree *t, struct zrtree_node *dir,
 	if (!S_ISDIR(st.st_mode))
 		goto out;
 	if (zrcommon_is_store(cabs)) {
-		err = mount_store(t, dir, name, cabs, crel, store);
+		err = zrtree_mount_store(t, dir, name, cabs, crel, store);
 	} else {
-		struct zrtree_node *n = node_new(t, ZRTREE_K_DIR, name, dir);
+		struct zrtree_node *n = zrtree_node_new(t, ZRTREE_K_DIR, name, dir);
 
 		err = n ? scan(t, n, cabs, crel) : -ENOMEM;
 	}
@@ -290,7 +292,7 @@ out:
 	return err;
 }
 
-static int add_dataset(struct zrtree *t, struct zrtree_node *dir,
+int zrtree_add_dataset(struct zrtree *t, struct zrtree_node *dir,
 		       struct zrtree_dataset *ds)
 {
 	struct zrtree_node *b;
@@ -300,7 +302,7 @@ static int add_dataset(struct zrtree *t, struct zrtree_node *dir,
 		return -ENOMEM;
 	t->ds = p;
 	t->ds[t->nds++] = ds;
-	b = node_new(t, ZRTREE_K_BATCHDIR, ZRCOMMON_DS_BATCH, dir);
+	b = zrtree_node_new(t, ZRTREE_K_BATCHDIR, ZRCOMMON_DS_BATCH, dir);
 	if (!b)
 		return -ENOMEM;
 	b->ds = ds;
@@ -357,7 +359,7 @@ static int scan(struct zrtree *t, struct zrtree_node *dir, const char *abs,
 		}
 	}
 	if (!err && ds && ds->n >= 2) {
-		err = add_dataset(t, dir, ds);
+		err = zrtree_add_dataset(t, dir, ds);
 		if (!err)
 			ds = NULL;
 	}
@@ -373,6 +375,18 @@ out:
 	return err;
 }
 
+int zrtree_root_store(struct zrtree *t, struct zrtree_node *root,
+		      const char *path)
+{
+	int err;
+
+	root->kind = ZRTREE_K_STORE;
+	err = open_store(t, path, "", &root->st);
+	if (!err)
+		err = add_stores(t, root->st);
+	return err ? err : store_kids(t, root);
+}
+
 int zrtree_build(struct zrtree *t, const char *src, unsigned flags,
 		 const struct zrtree_run *run)
 {
@@ -380,19 +394,13 @@ int zrtree_build(struct zrtree *t, const char *src, unsigned flags,
 	int err;
 
 	*t = (struct zrtree){ .src = src, .flags = flags, .run = run };
-	root = node_new(t, ZRTREE_K_DIR, "", NULL);
+	root = zrtree_node_new(t, ZRTREE_K_DIR, "", NULL);
 	if (!root)
 		return -ENOMEM;
-	/* A URL is one store (a prefix of many is not listed yet), whose
-	 * open says what is wrong if it is none. */
-	if (zrcommon_is_url(t->src) || zrcommon_is_store(t->src)) {
-		/* SRC itself is a store: the mount root is its folder. */
-		root->kind = ZRTREE_K_STORE;
-		err = open_store(t, t->src, "", &root->st);
-		if (!err)
-			err = add_stores(t, root->st);
-		return err ? err : store_kids(t, root);
-	}
+	if (zrcommon_is_url(t->src))
+		return zrtree_build_url(t, root);
+	if (zrcommon_is_store(t->src))
+		return zrtree_root_store(t, root, t->src);
 	err = scan(t, root, t->src, "");
 	if (!err)
 		err = mix_files(t);
@@ -409,7 +417,7 @@ int zrtree_add_info(struct zrtree *t, const char *name, zrtree_info_fn *info,
 	for (size_t i = 0; i < root->nkids; i++)
 		if (!strcmp(root->kids[i]->name, name))
 			return -EEXIST;
-	n = node_new(t, ZRTREE_K_INFO, name, root);
+	n = zrtree_node_new(t, ZRTREE_K_INFO, name, root);
 	if (!n)
 		return -ENOMEM;
 	n->info = info;

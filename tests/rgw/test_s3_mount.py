@@ -1,7 +1,7 @@
 """A store's URL as the SRC of a mount and of `zrecord cat` / `ls`: the
 daemon serves s3://BUCKET/PREFIX read-only, its records and batch files
 byte for byte those of a mount of the local folder that was uploaded, and
-refuses what an S3 store cannot do (-o rw, -o follow, writes), naming the
+refuses what an S3 store cannot do (-o rw, writes), naming the
 URL.  Real FUSE mounts of the built daemon; they fail, never skip."""
 import errno
 import os
@@ -80,7 +80,7 @@ def test_cat_and_ls_take_the_url(zr, uploaded):
         assert zr.ok(args[0], url, *args[1:]) == want and want
 
 
-@pytest.mark.parametrize("opts,word", [("rw", "rw"), ("follow", "follow")])
+@pytest.mark.parametrize("opts,word", [("rw", "rw")])
 def test_what_an_s3_store_cannot_do_is_refused(uploaded, tmp_path, opts,
                                                word):
     _, url, _ = uploaded["dense_raw"]
