@@ -269,49 +269,55 @@ static int obj_warm(const struct s3_file *s, const struct zr__s3_obj *o,
 	return zr__cache_warm(&co.c, off, len);
 }
 
+/* The part of s's published file that holds off, copied (a newer version
+ * may replace s->mf meanwhile), and its object. */
+static int part_at(struct s3_file *s, uint64_t off, struct zr__part *p,
+		   struct zr__s3_obj *o)
+{
+	char name[80];
+
+	pthread_mutex_lock(&s->lock);
+	*p = s->mf.parts[zr__mfile_find(&s->mf, off)];
+	pthread_mutex_unlock(&s->lock);
+	snprintf(name, sizeof(name), ZR__PARTS_DIR "%.64s", p->sha);
+	return zr__s3_obj_child(&s->conf, s->prefix, name, o);
+}
+
 /* A published file's bytes from the one part that holds off. */
 static ssize_t part_read(struct s3_file *s, void *buf, size_t len,
 			 uint64_t off)
 {
-	struct zr__part part, *p = &part;
-	uint64_t in;
+	struct zr__part p;
 	struct zr__s3_obj o;
-	char name[80];
+	uint64_t in;
 	ssize_t n;
-	int err;
+	int err = part_at(s, off, &p, &o);
 
-	pthread_mutex_lock(&s->lock); /* a copy: a newer version may come */
-	part = s->mf.parts[zr__mfile_find(&s->mf, off)];
-	pthread_mutex_unlock(&s->lock);
-	in = off - p->off;
-	snprintf(name, sizeof(name), ZR__PARTS_DIR "%.64s", p->sha);
-	err = zr__s3_obj_child(&s->conf, s->prefix, name, &o);
 	if (err)
 		return err;
-	n = obj_read(s, &o, p->etag, p->len, buf,
-		     len < p->len - in ? len : (size_t)(p->len - in), in);
+	in = off - p.off;
+	n = obj_read(s, &o, p.etag, p.len, buf,
+		     len < p.len - in ? len : (size_t)(p.len - in), in);
 	zr__s3_obj_free(&o);
 	return n;
 }
 
 /* A published file's [off, off + len) warmed part by part. */
-static int parts_warm(const struct s3_file *s, uint64_t off, uint64_t len)
+static int parts_warm(struct s3_file *s, uint64_t off, uint64_t len)
 {
 	int err = 0;
 
 	while (len && !err) {
-		const struct zr__part *p =
-			&s->mf.parts[zr__mfile_find(&s->mf, off)];
-		uint64_t in = off - p->off;
-		uint64_t n = len < p->len - in ? len : p->len - in;
+		struct zr__part p;
 		struct zr__s3_obj o;
-		char name[80];
+		uint64_t in, n;
 
-		snprintf(name, sizeof(name), ZR__PARTS_DIR "%s", p->sha);
-		err = zr__s3_obj_child(&s->conf, s->prefix, name, &o);
+		err = part_at(s, off, &p, &o);
 		if (err)
 			break;
-		err = obj_warm(s, &o, p->etag, p->len, in, n);
+		in = off - p.off;
+		n = len < p.len - in ? len : p.len - in;
+		err = obj_warm(s, &o, p.etag, p.len, in, n);
 		zr__s3_obj_free(&o);
 		off += n;
 		len -= n;
@@ -322,14 +328,15 @@ static int parts_warm(const struct s3_file *s, uint64_t off, uint64_t len)
 static int s3_warm(struct zr__file *f, uint64_t off, uint64_t len)
 {
 	struct s3_file *s = s3_of(f);
+	uint64_t size = held_size(s);
 
-	if (off >= s->size || !len)
+	if (off >= size || !len)
 		return 0;
-	if (len > s->size - off)
-		len = s->size - off;
+	if (len > size - off)
+		len = size - off;
 	if (s->prefix)
 		return parts_warm(s, off, len);
-	return obj_warm(s, &s->obj, s->etag, s->size, off, len);
+	return obj_warm(s, &s->obj, s->etag, size, off, len);
 }
 
 static ssize_t s3_read(struct zr__file *f, void *buf, size_t len,
