@@ -83,7 +83,9 @@ int zr__s3_status_err(const struct zr__s3_req *r,
 		      const struct zr__s3_resp *resp);
 
 /* HEAD of o into resp: 0 if the object is there, else -errno (with a
- * cause but for a plain missing key). */
+ * cause but for a missing key: -ENOENT, without the request that
+ * zr__s3_missing makes to tell a missing bucket, which only a caller for
+ * whom the key must be there pays). */
 int zr__s3_head(const struct zr__s3_conf *c, const struct zr__s3_obj *o,
 		struct zr__s3_resp *resp);
 /* After a 404 for o: -ENOENT, with a cause if the bucket itself is

@@ -438,6 +438,6 @@ int zr__s3_head(const struct zr__s3_conf *c, const struct zr__s3_obj *o,
 	if (resp->status >= 200 && resp->status <= 299)
 		return 0;
 	if (resp->status == 404)
-		return zr__s3_missing(c, o);
+		return -ENOENT; /* the caller asks zr__s3_missing if it tells */
 	return zr__s3_status_err(&r, resp);
 }

@@ -432,11 +432,15 @@ static int open_published(struct s3_file *s, char *prefix, const char *name,
 }
 
 /* The plain layout's open: a HEAD of the object. */
-static int open_plain(struct s3_file *s)
+static int open_plain(struct s3_file *s, const char *name)
 {
 	struct zr__s3_resp resp;
 	int err = zr__s3_head(&s->conf, &s->obj, &resp);
 
+	/* A store's optional files may be missing; its meta.zr missing is
+	 * no store, and the message says whether the bucket is. */
+	if (err == -ENOENT && (!name || !strcmp(name, "meta.zr")))
+		return zr__s3_missing(&s->conf, &s->obj);
 	if (!err && !resp.etag[0]) {
 		zr__cause("%s: no ETag in the answer to a HEAD", s->obj.url);
 		err = -EIO;
@@ -459,7 +463,7 @@ static int open_either(struct s3_file *s, const char *path)
 	if (!err && m)
 		err = open_published(s, prefix, name, m);
 	else if (!err)
-		err = open_plain(s);
+		err = open_plain(s, name);
 	if (err || !s->prefix)
 		free(prefix);
 	return err;
