@@ -5,6 +5,7 @@
  * parsed, and the warning a command prints when the default cache it
  * fell back on could not be used.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,18 +39,14 @@ const struct option *zr_cli_common_opts(const struct option *longopts)
 	return all;
 }
 
-int zr_cli_cache_opt(const zr_cli_cmd *cmd, int c, const char *arg)
+int zr_cli_cache_opt(int c, const char *arg)
 {
 	given = 1;
 	if (c == ZR_CLI_OPT_CACHE) {
 		dir = arg;
 		return 0;
 	}
-	if (zrtree_run_size(arg, ZR_CACHE_SIZE_MIN, &size))
-		return zr_cli_usage(cmd, "--cache-size %s: a byte count of at "
-				    "least 64M, with an optional K, M or G "
-				    "(64G)", arg), -3;
-	return 0;
+	return zrtree_run_size(arg, ZR_CACHE_SIZE_MIN, &size) ? -EINVAL : 0;
 }
 
 int zr_cli_cache_apply(const zr_cli_cmd *cmd)

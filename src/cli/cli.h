@@ -67,8 +67,9 @@ void zr_cli_print_help(const zr_cli_cmd *cmd);
 /* longopts and the common ones, in a table of its own (longopts if it is
  * too long to add them to). */
 const struct option *zr_cli_common_opts(const struct option *longopts);
-/* One of them; 0, or -3 after a usage message. */
-int zr_cli_cache_opt(const zr_cli_cmd *cmd, int c, const char *arg);
+/* One of them; 0, or -EINVAL for a --cache-size that is no size (the
+ * caller words the usage message). */
+int zr_cli_cache_opt(int c, const char *arg);
 /* The cache they chose made the process's; 0, or -3 after a message. */
 int zr_cli_cache_apply(const zr_cli_cmd *cmd);
 /* A warning on stderr if the default cache an S3 read fell back on could

@@ -116,8 +116,10 @@ int zr_cli_getopt(const zr_cli_cmd *cmd, int argc, char **argv,
 		if (c == ZR_CLI_OPT_WAIT && parse_wait(cmd, optarg))
 			return -3;
 		if ((c == ZR_CLI_OPT_CACHE || c == ZR_CLI_OPT_CACHE_SIZE) &&
-		    zr_cli_cache_opt(cmd, c, optarg))
-			return -3;
+		    zr_cli_cache_opt(c, optarg))
+			return zr_cli_usage(cmd, "--cache-size %s: a byte count "
+					    "of at least 64M, with an optional "
+					    "K, M or G (64G)", optarg), -3;
 		if (c < ZR_CLI_OPT_WAIT || c > ZR_CLI_OPT_CACHE_SIZE)
 			break;
 	}
