@@ -4,9 +4,10 @@
  * read returns the object's bytes and a second one fetches nothing;
  * threads and processes reading the same blocks at once fetch each block
  * once; the folder stays within its size and its count is true; a
- * damaged block is fetched again; a failed fetch keeps nothing; another
- * ETag is another object; a warm fetches ahead and copies nothing; "off"
- * fetches every time; a folder that cannot be made is refused by name.
+ * damaged block is fetched again; a failed fetch keeps nothing; another ETag is another object; a
+ * warm fetches ahead and copies nothing; a view points into a kept block,
+ * survives its eviction and is bounded; "off" fetches every time; a
+ * folder that cannot be made is refused by name.
  * In make check-tsan.
  */
 #include <errno.h>
@@ -51,7 +52,10 @@ static ssize_t get(const void *ctx, uint64_t off, void *buf, size_t len)
 
 static struct zr__cobj object(const char *id, uint64_t size)
 {
-	return (struct zr__cobj){ id, size, get, NULL };
+	struct zr__cobj o = { .size = size, .get = get };
+
+	zr__cache_key(id, o.key);
+	return o;
 }
 
 /* [off, off + len) of o, read to the end as the engine does. */
@@ -268,6 +272,71 @@ START_TEST(test_warm_fetches_ahead)
 }
 END_TEST
 
+START_TEST(test_view_points_into_kept_blocks)
+{
+	struct zr__cobj o = object("e http://x/b/view \"1\"", 3 * MIB + 5);
+	struct zr__cmaps m;
+	const void *p = NULL, *q = NULL;
+	char cmd[4300];
+
+	zr__cmaps_init(&m);
+	ck_assert_int_eq(zr__cache_view(&o, &m, 10, 100, &p), -ENOENT);
+	ck_assert_uint_eq(atomic_load(&cnt->calls), 0); /* views fetch none */
+	ck_assert_int_eq(zr__cache_warm(&o, 0, 3 * MIB + 5), 0);
+	ck_assert_int_eq(zr__cache_view(&o, &m, MIB + 10, 1000, &p), 0);
+	ck_assert(!memcmp(p, obj + MIB + 10, 1000));
+	ck_assert_int_eq(zr__cache_view(&o, &m, 3 * MIB, 5, &q), 0);
+	ck_assert(!memcmp(q, obj + 3 * MIB, 5));
+	/* across two blocks, or past the end: the caller reads */
+	ck_assert_int_eq(zr__cache_view(&o, &m, 2 * MIB - 10, 20, &q),
+			 -ENOENT);
+	ck_assert_int_eq(zr__cache_view(&o, &m, 3 * MIB, 6, &q), -ENOENT);
+	/* an eviction unlinks the files; a view keeps the bytes it had */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/v1/'??", ck_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert(!memcmp(p, obj + MIB + 10, 1000));
+	ck_assert_int_eq(zr__cache_view(&o, &m, MIB + 20, 10, &q), 0);
+	ck_assert_int_eq(zr__cache_view(&o, &m, 10, 10, &q), -ENOENT);
+	zr__cmaps_free(&m);
+	ck_assert_uint_eq(atomic_load(&cnt->calls), 1);
+}
+END_TEST
+
+/* Many small objects (on tmpfs, where a block's sync costs nothing): a
+ * process maps at most ZR__CACHE_MAPS blocks, and a file's close gives
+ * its back. */
+START_TEST(test_views_bounded)
+{
+	char dir[] = "/dev/shm/zrck.XXXXXX", id[64];
+	struct zr__cmaps m, m2;
+	const void *p;
+	unsigned i;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(zr_cache_set(dir, ZR_CACHE_SIZE_MIN), 0);
+	zr__cmaps_init(&m);
+	zr__cmaps_init(&m2);
+	for (i = 0; i <= ZR__CACHE_MAPS; i++) {
+		struct zr__cobj o;
+
+		snprintf(id, sizeof(id), "e http://x/b/tiny%u \"1\"", i);
+		o = object(id, 1);
+		ck_assert_int_eq(zr__cache_warm(&o, 0, 1), 0);
+		if (i < ZR__CACHE_MAPS) {
+			ck_assert_int_eq(zr__cache_view(&o, &m, 0, 1, &p), 0);
+			ck_assert_uint_eq(*(const uint8_t *)p, obj[0]);
+			continue;
+		}
+		ck_assert_int_eq(zr__cache_view(&o, &m2, 0, 1, &p), -ENOSPC);
+		zr__cmaps_free(&m);
+		ck_assert_int_eq(zr__cache_view(&o, &m2, 0, 1, &p), 0);
+	}
+	zr__cmaps_free(&m2);
+	zr_cache_set("off", 0);
+	zr_rmtree(dir);
+}
+END_TEST
+
 START_TEST(test_unusable_folder_refused)
 {
 	char file[4200];
@@ -303,6 +372,8 @@ Suite *suite_cache(void)
 	tcase_add_test(tc, test_another_etag_is_another_object);
 	tcase_add_test(tc, test_off_fetches_every_time);
 	tcase_add_test(tc, test_warm_fetches_ahead);
+	tcase_add_test(tc, test_view_points_into_kept_blocks);
+	tcase_add_test(tc, test_views_bounded);
 	tcase_add_test(tc, test_unusable_folder_refused);
 	suite_add_tcase(s, tc);
 	return s;

@@ -56,6 +56,7 @@ src_lib_libzrecord_core_la_SOURCES += src/lib/vfs_s3.c src/lib/s3.h \
 	src/lib/s3_push.c src/lib/s3_pull.c \
 	src/lib/s3_cache.c src/lib/s3_cache.h src/lib/s3_cache_conf.c \
 	src/lib/s3_cache_evict.c \
+	src/lib/s3_cache_map.c \
 	src/lib/s3_list.c src/lib/store_list.c src/lib/s3_follow.c
 # encoded-image records: the mark, the decoders, the decoded gather
 src_lib_libzrecord_core_la_SOURCES += src/lib/store_content.c \

@@ -36,7 +36,7 @@ enum { HIT, MINE, WAIT, NOLOCK };
 struct rd {
 	struct zr__cache *c;
 	const struct zr__cobj *o;
-	char key[41];
+	const char *key;
 	uint8_t *buf;
 	uint64_t off, len; /* what the caller asked, clipped to the window */
 	uint64_t b0;
@@ -45,18 +45,29 @@ struct rd {
 	int lock[ZR__CACHE_WINDOW];
 };
 
+void zr__cache_path(const struct zr__cache *c, const char *key, uint64_t b,
+		    const char *tail, char *p, size_t cap)
+{
+	snprintf(p, cap, "%s/%.2s/%s.%" PRIu64 "%s", c->dir, key, key, b,
+		 tail);
+}
+
+uint64_t zr__cache_block_len(const struct zr__cobj *o, uint64_t b)
+{
+	uint64_t end = (b + 1) * ZR__CACHE_BLOCK;
+
+	return (end < o->size ? end : o->size) - b * ZR__CACHE_BLOCK;
+}
+
 static void block_path(const struct rd *r, uint64_t b, const char *tail,
 		       char *p, size_t cap)
 {
-	snprintf(p, cap, "%s/%.2s/%s.%" PRIu64 "%s", r->c->dir, r->key,
-		 r->key, b, tail);
+	zr__cache_path(r->c, r->key, b, tail, p, cap);
 }
 
 static uint64_t block_len(const struct rd *r, uint64_t b)
 {
-	uint64_t end = (b + 1) * ZR__CACHE_BLOCK;
-
-	return (end < r->o->size ? end : r->o->size) - b * ZR__CACHE_BLOCK;
+	return zr__cache_block_len(r->o, b);
 }
 
 /* The part of block b the caller asked for: its offset in the block,
@@ -91,12 +102,17 @@ static int try_hit(struct rd *r, uint64_t b)
 	if (!fstat(fd, &st) && (uint64_t)st.st_size == block_len(r, b) &&
 	    pread(fd, r->buf + at, n, (off_t)in) == (ssize_t)n) {
 		ok = 1;
-		if (st.st_mtime + TOUCH_S < time(NULL))
-			futimens(fd, NULL);
+		zr__cache_touch(fd, &st);
 		zr__cache_count(1, n);
 	}
 	close(fd);
 	return ok;
+}
+
+void zr__cache_touch(int fd, const struct stat *st)
+{
+	if (st->st_mtime + TOUCH_S < time(NULL))
+		futimens(fd, NULL);
 }
 
 /* dir/XX made if missing (it is removed by nobody, but a user may). */
@@ -279,7 +295,7 @@ static int fetch_waited(struct rd *r)
 	return err;
 }
 
-static void key_of(const char *id, char key[41])
+void zr__cache_key(const char *id, char key[41])
 {
 	struct zr__sha256 h;
 	char hex[65];
@@ -294,7 +310,8 @@ static void key_of(const char *id, char key[41])
 static ssize_t cached(struct zr__cache *c, const struct zr__cobj *o,
 		      void *buf, size_t len, uint64_t off)
 {
-	struct rd r = { .c = c, .o = o, .buf = buf, .off = off };
+	struct rd r = { .c = c, .o = o, .key = o->key, .buf = buf,
+			.off = off };
 	uint64_t last;
 	int err;
 
@@ -304,7 +321,6 @@ static ssize_t cached(struct zr__cache *c, const struct zr__cobj *o,
 	       (unsigned)(last - r.b0 + 1) : ZR__CACHE_WINDOW;
 	last = (r.b0 + r.nb) * ZR__CACHE_BLOCK;
 	r.len = off + len < last ? len : last - off;
-	key_of(o->id, r.key);
 	claim(&r);
 	err = fetch_mine(&r);
 	if (!err)

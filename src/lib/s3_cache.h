@@ -6,8 +6,10 @@
 #ifndef ZR_S3_CACHE_H
 #define ZR_S3_CACHE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "zrecord.h"
@@ -19,9 +21,10 @@
 
 /* One immutable object version, as the cache reaches it. */
 struct zr__cobj {
-	/* Names the version: the endpoint, the object's URL and its ETag
-	 * (a replaced object has another ETag, so never its old bytes). */
-	const char *id;
+	/* Names the version: zr__cache_key of an id that names the object
+	 * and its ETag (a replaced object has another ETag, so never its
+	 * old bytes). */
+	char key[41];
 	uint64_t size;
 	/* len bytes at off of the object into buf: bytes or -errno (with a
 	 * cause, error.h). */
@@ -44,6 +47,26 @@ ssize_t zr__cache_read(const struct zr__cobj *o, void *buf, size_t len,
  * -errno of a fetch. */
 int zr__cache_warm(const struct zr__cobj *o, uint64_t off, uint64_t len);
 
+/* The blocks of a version a file holds mapped (s3_cache_map.c), each
+ * until the file is closed: reads then point into them and copy nothing.
+ * A process maps at most ZR__CACHE_MAPS blocks at once, far below the
+ * kernel's limit on mappings (vm.max_map_count, 65530 by default). */
+#define ZR__CACHE_MAPS 4096
+struct zr__cmaps {
+	pthread_mutex_t lock;
+	struct zr__cmap *slot; /* open addressing, cap a power of two */
+	size_t n, cap;
+};
+
+void zr__cmaps_init(struct zr__cmaps *m);
+void zr__cmaps_free(struct zr__cmaps *m);
+/* Where bytes [off, off + len) of o are in a block the cache holds,
+ * mapped into m: 0 and *p (valid until m is freed), -ENOENT if the block
+ * is not kept or the bytes cross into the next one, -EOPNOTSUPP without a
+ * cache, -ENOSPC past ZR__CACHE_MAPS.  The caller then reads them. */
+int zr__cache_view(const struct zr__cobj *o, struct zr__cmaps *m,
+		   uint64_t off, size_t len, const void **p);
+
 /* The cache in use (s3_cache_conf.c), held while a read uses it so that
  * a zr_cache_set meanwhile frees it only after. */
 struct zr__cache {
@@ -62,6 +85,15 @@ int zr__cache_on(void);
 void zr__cache_drop(struct zr__cache *c);
 /* This process's counters (zr_cache_status). */
 void zr__cache_count(int hit, uint64_t bytes);
+
+/* s3_cache.c's naming of blocks: the key of a version's id (40 hex
+ * digits, a SHA-256's first), block b's file (tail "" or ".lock"), its
+ * length, and a hit's mark of use (its mtime, renewed once a minute). */
+void zr__cache_key(const char *id, char key[41]);
+void zr__cache_path(const struct zr__cache *c, const char *key, uint64_t b,
+		    const char *tail, char *p, size_t cap);
+uint64_t zr__cache_block_len(const struct zr__cobj *o, uint64_t b);
+void zr__cache_touch(int fd, const struct stat *st);
 
 /* s3_cache_evict.c: a new block of len bytes counted, and the oldest
  * blocks removed when the cache passed its size; the count made true by

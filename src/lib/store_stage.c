@@ -3,7 +3,8 @@
  * the records' table entries, their places sorted, neighbours merged
  * into ranges, the ranges read at once on the I/O threads into one
  * buffer (made local first where the medium has a host cache, and then
- * only the records read), and each record's bytes found in it.
+ * only the records read, or pointed at where the cache maps them), and
+ * each record's bytes found in it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,6 +19,7 @@ struct place {
 	uint64_t off;
 	uint32_t len;
 	size_t k;		/* the record's place in the batch */
+	const uint8_t *at;	/* where the medium holds it, or NULL: read */
 };
 
 struct range {
@@ -55,13 +57,13 @@ static int places_load(void *arg)
 
 		if (err)
 			return err;
-		pl->p[k] = (struct place){ l.offset, l.phys_length, k };
+		pl->p[k] = (struct place){ l.offset, l.phys_length, k, NULL };
 	}
 	return 0;
 }
 
-/* The sorted places as ranges: a place starts a new one past gap or the
- * range's bound; repeats and overlaps share theirs. */
+/* The sorted places still to read as ranges: a place starts a new one
+ * past gap or the range's bound; repeats and overlaps share theirs. */
 static void merge(struct plan *pl, uint64_t gap)
 {
 	struct range *cur = NULL;
@@ -72,6 +74,8 @@ static void merge(struct plan *pl, uint64_t gap)
 		const struct place *p = &pl->p[k];
 		uint64_t end = p->off + p->len;
 
+		if (p->at)
+			continue;
 		if (!cur || p->off > cur->off + cur->len + gap ||
 		    end - cur->off > ZR__STAGE_RANGE_MAX) {
 			cur = &pl->r[pl->nr++];
@@ -102,9 +106,23 @@ static int warm_range(void *ctx, size_t i)
 	return f->io->warm(f, pl->r[i].off, pl->r[i].len);
 }
 
+/* Each record the medium holds in memory pointed at, not read. */
+static void view(struct plan *pl)
+{
+	struct zr__file *f = pl->s->file[ZR__DATA];
+
+	for (size_t k = 0; k < pl->count; k++) {
+		const void *at;
+
+		if (!f->io->view(f, pl->p[k].off, pl->p[k].len, &at))
+			pl->p[k].at = at;
+	}
+}
+
 /* The ranges made local first where the medium can (the host cache): the
- * blocks fetched at once, and then only the records' own bytes read, not
- * the gaps a round trip was worth reading.  1 if it did. */
+ * blocks fetched at once, and then the records pointed at where the
+ * medium can, and only the others' own bytes read, not the gaps a round
+ * trip was worth reading. */
 static int warm(struct plan *pl)
 {
 	int err;
@@ -116,8 +134,10 @@ static int warm(struct plan *pl)
 		return 0;
 	if (err)
 		return err;
+	if (pl->s->file[ZR__DATA]->io->view)
+		view(pl);
 	merge(pl, 0);
-	return 1;
+	return 0;
 }
 
 /* Record k's bytes, walking the ranges along the sorted places: a
@@ -129,6 +149,10 @@ static void find(const struct plan *pl, const uint8_t **src)
 	for (size_t k = 0; k < pl->count; k++) {
 		const struct place *p = &pl->p[k];
 
+		if (p->at) {
+			src[p->k] = p->at;
+			continue;
+		}
 		while (i + 1 < pl->nr && pl->r[i + 1].off <= p->off)
 			i++;
 		src[p->k] = pl->buf + pl->r[i].at + (p->off - pl->r[i].off);
@@ -146,7 +170,7 @@ static int stage(struct plan *pl, struct zr__stage *st)
 	if (pl->bytes > ZR__STAGE_MAX)
 		return 0;
 	err = warm(pl);
-	if (err < 0)
+	if (err)
 		return err;
 	pl->buf = malloc(pl->bytes ? pl->bytes : 1);
 	st->src = malloc(pl->count * sizeof(*st->src));

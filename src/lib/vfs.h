@@ -22,6 +22,7 @@
  *                     records are read with read (the engine's pread path);
  *   refresh           NULL: no client cache to drop;
  *   warm              NULL: reads are local already (nothing to fetch);
+ *   view              NULL: bytes are read (into the caller's memory);
  *   lock_reach        NULL: locks reach every host that opens the store.
  * Errors are -errno; the engine words the message (it knows the store).
  */
@@ -94,6 +95,11 @@ struct zr__io {
 	 * will take them (a remote medium's host cache), copying nothing:
 	 * 0, -EOPNOTSUPP when it cannot (no cache: read as usual), -errno. */
 	int (*warm)(struct zr__file *f, uint64_t off, uint64_t len);
+	/* Where bytes [off, off + len) of f already are in memory (a block
+	 * of a host cache, mapped), valid until f is closed: 0 and *p, or
+	 * -errno when they are not (then the engine reads them). */
+	int (*view)(struct zr__file *f, uint64_t off, size_t len,
+		    const void **p);
 	/* Why locks on f stay on this host (NULL if they do not or it is
 	 * not known), and the medium's type name into type[0..cap). */
 	const char *(*lock_reach)(struct zr__file *f, char *type, size_t cap);

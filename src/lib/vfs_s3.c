@@ -46,13 +46,16 @@ struct s3_file {
 	uint64_t size;
 	int direct;         /* ZR__VFS_DIRECT: past the host cache */
 	char etag[128];     /* plain layout: the object's */
+	char key[41];       /* and its host cache key (struct ver) */
 	char *prefix;       /* published layout: "s3://BUCKET/PREFIX" */
 	/* The version held: its parts and size, replaced whole under lock
 	 * when a fresh size takes up a newer one (reads copy a part out). */
 	pthread_mutex_t lock;
 	struct zr__mfile mf;
+	char (*pkey)[41];   /* each part's key, made at its first read */
 	char version[65];
 	uint64_t checked_ns; /* when the manifest was last fetched */
+	struct zr__cmaps maps; /* the cache's blocks its views point into */
 };
 
 /* The manifest the calling thread's last meta.zr open fetched, and its
@@ -110,11 +113,13 @@ static struct s3_file *s3_of(struct zr__file *f)
 
 static void s3_free(struct s3_file *s)
 {
+	zr__cmaps_free(&s->maps);
 	pthread_mutex_destroy(&s->lock);
 	zr__s3_conf_free(&s->conf);
 	zr__s3_obj_free(&s->obj);
 	free(s->prefix);
 	zr__mfile_free(&s->mf);
+	free(s->pkey);
 	free(s);
 }
 
@@ -152,7 +157,7 @@ static uint64_t held_size(struct s3_file *s)
 static int take_up(struct s3_file *s)
 {
 	struct zr__mfile next = { 0 }, held;
-	char version[sizeof(s->version)];
+	char version[sizeof(s->version)], (*pkey)[41], (*held_key)[41];
 	int got;
 
 	s->checked_ns = now_ns();
@@ -160,13 +165,21 @@ static int take_up(struct s3_file *s)
 			   version);
 	if (got <= 0)
 		return got;
+	pkey = calloc(next.n ? next.n : 1, sizeof(*pkey));
+	if (!pkey) {
+		zr__mfile_free(&next);
+		return -ENOMEM;
+	}
 	pthread_mutex_lock(&s->lock);
 	held = s->mf;
+	held_key = s->pkey;
 	s->mf = next;
+	s->pkey = pkey;
 	s->size = s->mf.size;
 	memcpy(s->version, version, sizeof(s->version));
 	pthread_mutex_unlock(&s->lock);
 	zr__mfile_free(&held); /* reads copied their part out */
+	free(held_key);
 	return 0;
 }
 
@@ -221,64 +234,109 @@ static ssize_t get_cb(const void *ctx, uint64_t off, void *buf, size_t len)
 	return ranged_get(g->s, g->o, g->etag, off, buf, len);
 }
 
-/* Object o's bytes (pinned to etag, size bytes long) through the host
- * cache, which keys them by the URL, the ETag and the size; past it for a
- * direct file or a name too long to key.  Not by the endpoint: one
- * service reached another way (a relay, another port, a proxy) keeps its
- * blocks, and an ETag is a digest of the object's bytes (of its parts'
- * for a multipart upload) or, where a service makes it otherwise, unique
- * to that version. */
-struct cached_obj {
-	struct get_args g;
-	char id[2048];
-	struct zr__cobj c;
+/* An object's version as the reads take it: its ETag (the GETs are
+ * pinned to it), its size, and its key in the host cache, made once per
+ * file or part: the SHA-256 of the URL, the ETag and the size ("" past
+ * the cache: a direct file, or a name too long to key).  Not of the
+ * endpoint: one service reached another way (a relay, another port, a
+ * proxy) keeps its blocks, and an ETag is a digest of the object's bytes
+ * (of its parts' for a multipart upload) or, where a service makes it
+ * otherwise, unique to that version. */
+struct ver {
+	const char *etag;
+	uint64_t size;
+	char key[41];
 };
 
-/* o as the cache reaches it; -1 if it must not (direct, or an id too
- * long). */
-static int cobj_of(const struct s3_file *s, const struct zr__s3_obj *o,
-		   const char *etag, uint64_t size, struct cached_obj *co)
+static void key_of(const struct s3_file *s, const char *url,
+		   struct ver *v)
 {
-	int n = snprintf(co->id, sizeof(co->id), "%s %s %llu", o->url, etag,
-			 (unsigned long long)size);
+	char id[2048];
+	int n = snprintf(id, sizeof(id), "%s %s %llu", url, v->etag,
+			 (unsigned long long)v->size);
 
-	co->g = (struct get_args){ s, o, etag };
-	co->c = (struct zr__cobj){ co->id, size, get_cb, &co->g };
-	return s->direct || n < 0 || (size_t)n >= sizeof(co->id) ? -1 : 0;
+	v->key[0] = '\0';
+	if (!s->direct && n > 0 && (size_t)n < sizeof(id))
+		zr__cache_key(id, v->key);
+}
+
+/* o's version v as the cache reaches it: -1 if it must not. */
+static int cobj_of(const struct s3_file *s, const struct zr__s3_obj *o,
+		   const struct ver *v, struct get_args *g,
+		   struct zr__cobj *c)
+{
+	*g = (struct get_args){ s, o, v->etag };
+	*c = (struct zr__cobj){ .size = v->size, .get = get_cb, .ctx = g };
+	memcpy(c->key, v->key, sizeof(c->key));
+	return v->key[0] ? 0 : -1;
 }
 
 static ssize_t obj_read(const struct s3_file *s, const struct zr__s3_obj *o,
-			const char *etag, uint64_t size, void *buf, size_t len,
+			const struct ver *v, void *buf, size_t len,
 			uint64_t off)
 {
-	struct cached_obj co;
+	struct get_args g;
+	struct zr__cobj c;
 
-	if (cobj_of(s, o, etag, size, &co))
-		return ranged_get(s, o, etag, off, buf, len);
-	return zr__cache_read(&co.c, buf, len, off);
+	if (cobj_of(s, o, v, &g, &c))
+		return ranged_get(s, o, v->etag, off, buf, len);
+	return zr__cache_read(&c, buf, len, off);
 }
 
 static int obj_warm(const struct s3_file *s, const struct zr__s3_obj *o,
-		    const char *etag, uint64_t size, uint64_t off,
-		    uint64_t len)
+		    const struct ver *v, uint64_t off, uint64_t len)
 {
-	struct cached_obj co;
+	struct get_args g;
+	struct zr__cobj c;
 
-	if (cobj_of(s, o, etag, size, &co))
+	if (cobj_of(s, o, v, &g, &c))
 		return -EOPNOTSUPP;
-	return zr__cache_warm(&co.c, off, len);
+	return zr__cache_warm(&c, off, len);
+}
+
+/* A view fetches nothing: the object itself is not needed. */
+static int obj_view(struct s3_file *s, const struct ver *v, uint64_t off,
+		    size_t len, const void **p)
+{
+	struct get_args g;
+	struct zr__cobj c;
+
+	if (cobj_of(s, NULL, v, &g, &c))
+		return -EOPNOTSUPP;
+	return zr__cache_view(&c, &s->maps, off, len, p);
 }
 
 /* The part of s's published file that holds off, copied (a newer version
- * may replace s->mf meanwhile), and its object. */
+ * may replace s->mf meanwhile), and its version, keyed at its first use
+ * (s->pkey[i]). */
+static void part_find(struct s3_file *s, uint64_t off, struct zr__part *p,
+		      struct ver *v)
+{
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	i = zr__mfile_find(&s->mf, off);
+	*p = s->mf.parts[i];
+	*v = (struct ver){ p->etag, p->len, "" };
+	if (!s->pkey[i][0] && !s->direct) {
+		char url[2048];
+
+		snprintf(url, sizeof(url), "%s/" ZR__PARTS_DIR "%.64s",
+			 s->prefix, p->sha);
+		key_of(s, url, v);
+		memcpy(s->pkey[i], v->key, sizeof(v->key));
+	}
+	memcpy(v->key, s->pkey[i], sizeof(v->key));
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* part_find's part and the object that holds it. */
 static int part_at(struct s3_file *s, uint64_t off, struct zr__part *p,
-		   struct zr__s3_obj *o)
+		   struct ver *v, struct zr__s3_obj *o)
 {
 	char name[80];
 
-	pthread_mutex_lock(&s->lock);
-	*p = s->mf.parts[zr__mfile_find(&s->mf, off)];
-	pthread_mutex_unlock(&s->lock);
+	part_find(s, off, p, v);
 	snprintf(name, sizeof(name), ZR__PARTS_DIR "%.64s", p->sha);
 	return zr__s3_obj_child(&s->conf, s->prefix, name, o);
 }
@@ -288,15 +346,16 @@ static ssize_t part_read(struct s3_file *s, void *buf, size_t len,
 			 uint64_t off)
 {
 	struct zr__part p;
+	struct ver v;
 	struct zr__s3_obj o;
 	uint64_t in;
 	ssize_t n;
-	int err = part_at(s, off, &p, &o);
+	int err = part_at(s, off, &p, &v, &o);
 
 	if (err)
 		return err;
 	in = off - p.off;
-	n = obj_read(s, &o, p.etag, p.len, buf,
+	n = obj_read(s, &o, &v, buf,
 		     len < p.len - in ? len : (size_t)(p.len - in), in);
 	zr__s3_obj_free(&o);
 	return n;
@@ -309,15 +368,16 @@ static int parts_warm(struct s3_file *s, uint64_t off, uint64_t len)
 
 	while (len && !err) {
 		struct zr__part p;
+		struct ver v;
 		struct zr__s3_obj o;
 		uint64_t in, n;
 
-		err = part_at(s, off, &p, &o);
+		err = part_at(s, off, &p, &v, &o);
 		if (err)
 			break;
 		in = off - p.off;
 		n = len < p.len - in ? len : p.len - in;
-		err = obj_warm(s, &o, p.etag, p.len, in, n);
+		err = obj_warm(s, &o, &v, in, n);
 		zr__s3_obj_free(&o);
 		off += n;
 		len -= n;
@@ -325,10 +385,20 @@ static int parts_warm(struct s3_file *s, uint64_t off, uint64_t len)
 	return err;
 }
 
+/* The plain layout's one version. */
+static struct ver plain_ver(const struct s3_file *s, uint64_t size)
+{
+	struct ver v = { s->etag, size, "" };
+
+	memcpy(v.key, s->key, sizeof(v.key));
+	return v;
+}
+
 static int s3_warm(struct zr__file *f, uint64_t off, uint64_t len)
 {
 	struct s3_file *s = s3_of(f);
 	uint64_t size = held_size(s);
+	struct ver v;
 
 	if (off >= size || !len)
 		return 0;
@@ -336,7 +406,29 @@ static int s3_warm(struct zr__file *f, uint64_t off, uint64_t len)
 		len = size - off;
 	if (s->prefix)
 		return parts_warm(s, off, len);
-	return obj_warm(s, &s->obj, s->etag, size, off, len);
+	v = plain_ver(s, size);
+	return obj_warm(s, &s->obj, &v, off, len);
+}
+
+/* A view lies in one part (one object's block). */
+static int s3_view(struct zr__file *f, uint64_t off, size_t len,
+		   const void **p)
+{
+	struct s3_file *s = s3_of(f);
+	uint64_t size = held_size(s);
+	struct zr__part part;
+	struct ver v;
+
+	if (off > size || len > size - off)
+		return -ENOENT;
+	if (!s->prefix) {
+		v = plain_ver(s, size);
+		return obj_view(s, &v, off, len, p);
+	}
+	part_find(s, off, &part, &v);
+	if (off - part.off + len > part.len)
+		return -ENOENT;
+	return obj_view(s, &v, off - part.off, len, p);
 }
 
 static ssize_t s3_read(struct zr__file *f, void *buf, size_t len,
@@ -344,6 +436,7 @@ static ssize_t s3_read(struct zr__file *f, void *buf, size_t len,
 {
 	struct s3_file *s = s3_of(f);
 	uint64_t size = held_size(s);
+	struct ver v;
 
 	if (off >= size || !len)
 		return 0;
@@ -351,7 +444,8 @@ static ssize_t s3_read(struct zr__file *f, void *buf, size_t len,
 		len = (size_t)(size - off);
 	if (s->prefix)
 		return part_read(s, buf, len, off);
-	return obj_read(s, &s->obj, s->etag, size, buf, len, off);
+	v = plain_ver(s, size);
+	return obj_read(s, &s->obj, &v, buf, len, off);
 }
 
 static const struct zr__io s3_io = {
@@ -359,6 +453,7 @@ static const struct zr__io s3_io = {
 	.size = s3_size,
 	.read = s3_read,
 	.warm = s3_warm,
+	.view = s3_view,
 };
 
 /* The configuration and path's object taken apart, into s. */
@@ -423,6 +518,9 @@ static int open_published(struct s3_file *s, char *prefix, const char *name,
 	err = zr__mfile_copy(f, &s->mf);
 	if (err)
 		return err;
+	s->pkey = calloc(f->n ? f->n : 1, sizeof(*s->pkey));
+	if (!s->pkey)
+		return -ENOMEM;
 	s->prefix = prefix;
 	s->size = f->size;
 	memcpy(s->version, m->version, sizeof(s->version));
@@ -435,6 +533,7 @@ static int open_published(struct s3_file *s, char *prefix, const char *name,
 static int open_plain(struct s3_file *s, const char *name)
 {
 	struct zr__s3_resp resp;
+	struct ver v;
 	int err = zr__s3_head(&s->conf, &s->obj, &resp);
 
 	/* A store's optional files may be missing; its meta.zr missing is
@@ -449,6 +548,9 @@ static int open_plain(struct s3_file *s, const char *name)
 		return err;
 	s->size = resp.length;
 	memcpy(s->etag, resp.etag, sizeof(s->etag));
+	v = plain_ver(s, s->size);
+	key_of(s, s->obj.url, &v);
+	memcpy(s->key, v.key, sizeof(s->key));
 	return 0;
 }
 
@@ -483,6 +585,7 @@ static int s3_open(const struct zr__vfs *v, const char *path,
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
+	zr__cmaps_init(&s->maps);
 	s->direct = !!(flags & ZR__VFS_DIRECT);
 	err = s3_setup(s, path);
 	if (!err)
@@ -547,6 +650,7 @@ static int s3_probe(const struct zr__vfs *v, const char *path)
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
+	zr__cmaps_init(&s->maps);
 	err = s3_setup(s, path);
 	if (!err)
 		err = zr__s3_head(&s->conf, &s->obj, &resp);
