@@ -451,7 +451,10 @@ ZR_API int zr_store_pull(const char *url, const char *dest,
  * between keeping a block and counting it may leave it up to that block
  * over, until the next removal counts again).  The cache's own failures
  * (a full disk, a folder removed) never fail a read: the block is served
- * from its download and not kept.  zr_store_pull reads past it.
+ * from its download and not kept.  zr_store_pull reads past it.  A
+ * gather maps the block files it reads (up to 4096 per process, until the
+ * store is closed) and copies each record once: the folder's files must
+ * not be truncated or rewritten in place (unlinking is safe).
  *
  * zr_cache_set chooses the cache this process uses from now on: dir (made
  * if missing; the blocks go in dir/v1) or NULL for the default, "off" for
@@ -485,7 +488,8 @@ ZR_API int zr_cache_status(zr_cache_info *out);
  * call; so is one whose new bytes do not all read back through the files
  * yet: the new table entries and records are read once with pread before
  * the mappings may reach them (a GlusterFS client serving its cached end
- * of the file gives a short read, and a mapped read past it SIGBUS).  Gathers may run meanwhile and see the old or the new length.
+ * of the file gives a short read, and a mapped read past it SIGBUS).
+ * Gathers may run meanwhile and see the old or the new length.
  * ZR_E_CHANGED if the header shrank (the lock did not reach the writer);
  * over S3, -ESTALE for a pushed version that does not extend the one read
  * (see S3 above); the view is unchanged on any error.  Other handles: 0,

@@ -14,7 +14,9 @@ check() {
 	dir=$2
 	shift 2
 	echo "== make $target in $dir $*"
+	start=$(date +%s)
 	"$top/scripts/build.sh" "$dir" "$@" >/dev/null
+	built=$(date +%s)
 	if ! make -C "$dir" -s "$target" -j1 >"$dir/check.out" 2>&1; then
 		cat "$dir/check.out"
 		find "$dir/tests" -name '*.log' -exec sh -c \
@@ -26,6 +28,7 @@ check() {
 	grep -h -E '^[0-9]+%: Checks|[0-9]+ (passed|failed)' \
 		"$dir"/tests/*.log 2>/dev/null || true
 	grep -E '^# (TOTAL|PASS|FAIL|ERROR)' "$dir/check.out" || true
+	echo "== built in $((built - start)) s, tested in $(($(date +%s) - built)) s"
 }
 
 check check "$top/build"
