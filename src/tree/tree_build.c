@@ -208,7 +208,7 @@ int zrtree_build(struct zrtree *t, const char *src, unsigned flags,
 	root = zrtree_node_new(t, ZRTREE_K_DIR, "", NULL);
 	if (!root)
 		return -ENOMEM;
-	if (zrcommon_is_url(t->src))
+	if (zr_path_is_url(t->src))
 		return zrtree_build_url(t, root);
 	if (zrcommon_is_store(t->src))
 		return zrtree_root_store(t, root, t->src);
