@@ -372,6 +372,13 @@ ZR_API int zr_store_open(const char *path, unsigned flags, zr_store **out);
  * and locks nothing: what a command asks before it takes path for a store
  * rather than a file. */
 ZR_API int zr_store_probe(const char *path);
+/* 1 if path starts with a URL scheme ("name://": a letter, then letters,
+ * digits, '+', '-' or '.'), so names a store of that scheme's backend, to
+ * be passed on as written; 0 for a local path (also "./name://...") and
+ * NULL.  The rule above, for programs that resolve local paths themselves
+ * (realpath, a path relative to a file's folder); whether this build has
+ * the backend is not asked. */
+ZR_API int zr_path_is_url(const char *path);
 /* The stores at and under url = "s3://BUCKET/PREFIX", as a mount of the
  * URL serves them (zrecordfs(8)): 0 with *paths, n strings relative to url
  * in byte order ('/' between folders; the one path "" when url itself is

@@ -197,6 +197,23 @@ START_TEST(readonly_backend_follows)
 }
 END_TEST
 
+/* zr_path_is_url is the rule the opens above follow: a scheme at the
+ * start, served by this build or not; anything else is a local path. */
+START_TEST(path_is_url_is_the_open_rule)
+{
+	ck_assert_int_eq(zr_path_is_url("s3://bucket/prefix"), 1);
+	ck_assert_int_eq(zr_path_is_url("gs://bucket"), 1);
+	ck_assert_int_eq(zr_path_is_url("a+b-c.d://x"), 1);
+	ck_assert_int_eq(zr_path_is_url("./gs://bucket/prefix"), 0);
+	ck_assert_int_eq(zr_path_is_url("data/s3://b"), 0);
+	ck_assert_int_eq(zr_path_is_url("1s3://b"), 0);
+	ck_assert_int_eq(zr_path_is_url("a:b"), 0);
+	ck_assert_int_eq(zr_path_is_url("://b"), 0);
+	ck_assert_int_eq(zr_path_is_url(""), 0);
+	ck_assert_int_eq(zr_path_is_url(NULL), 0);
+}
+END_TEST
+
 /* No backend serves gs://: open and create fail with EPROTONOSUPPORT and
  * make nothing (before the seam, create made a local folder "gs:" and
  * open said "no store"). */
@@ -328,6 +345,7 @@ Suite *suite_store_vfs(void)
 	tcase_add_test(tc, readonly_backend_reads_dense);
 	tcase_add_test(tc, readonly_backend_refuses_writing_opens);
 	tcase_add_test(tc, readonly_backend_follows);
+	tcase_add_test(tc, path_is_url_is_the_open_rule);
 	tcase_add_test(tc, unknown_scheme_fails_and_makes_nothing);
 	tcase_add_test(tc, s3_refuses_writes_and_wants_credentials);
 	tcase_add_test(tc, probe_tells_a_store);

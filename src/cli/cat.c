@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "mixsource.h"
+#include "zrecord.h"
 #include "open_file.h"
 #include "run_opts.h"
 #include "tree.h"
@@ -230,7 +230,7 @@ static int run_options(const zr_cli_cmd *cmd, char *list,
 static int tree_open(const char *cmd, const char *src, char **abs,
 		     struct zrtree *t, const struct zrtree_run *run)
 {
-	*abs = zrcommon_is_url(src) ? strdup(src) : realpath(src, NULL);
+	*abs = zr_path_is_url(src) ? strdup(src) : realpath(src, NULL);
 	if (!*abs)
 		return zr_cli_error(src, cmd, -errno, "SRC");
 	if (zrtree_build(t, *abs, ZR_OPEN_RDONLY, run)) {

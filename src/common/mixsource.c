@@ -15,11 +15,6 @@
 #include "mixsource.h"
 #include "zrecord.h"
 
-int zrcommon_is_url(const char *p)
-{
-	return strstr(p, "://") != NULL;
-}
-
 int zrcommon_mix_named(const char *name)
 {
 	size_t n = strlen(name), k = strlen(ZRCOMMON_MIX_SUFFIX);
@@ -73,7 +68,7 @@ int zrcommon_mix_source_dir(const char *mixpath, const char *p, char **abs,
 	int dir = slash ? (int)(slash - mixpath) + 1 : 0, err = 0;
 	char *path;
 
-	if (zrcommon_is_url(p)) /* the library's to read, as written */
+	if (zr_path_is_url(p)) /* the library's to read, as written */
 		return (*abs = strdup(p)) ? 0 :
 		       say(-ENOMEM, why, cap, "%s", strerror(ENOMEM));
 	if (p[0] == '/' ? !(path = strdup(p)) :
@@ -180,7 +175,7 @@ int zrcommon_mix_source_fields(const char *dir, zrcommon_mixsource *out,
 	out->name = calloc(ZRCOMMON_MIX_FIELDS, sizeof(*out->name));
 	if (!out->store || !out->name)
 		err = say(-ENOMEM, why, cap, "%s", strerror(ENOMEM));
-	else if (zrcommon_is_url(dir))
+	else if (zr_path_is_url(dir))
 		err = url_store(out, dir, why, cap);
 	else if (zrcommon_is_store(dir))
 		err = add_field(out, dir, NULL, why, cap);

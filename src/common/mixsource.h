@@ -4,10 +4,11 @@
  * (relative to the file's folder) names a store folder (one field, no
  * name) or a dataset folder, whose direct children that are store folders
  * (not symlinks) are its fields, named by folder name in sorted order, as
- * a mount shows them.  A source with "://" in it is a URL
- * (s3://BUCKET/PREFIX), taken as written and asked of the library: one
- * store, opened read-only by the command.  The command opens the stores'
- * paths; the mount maps each to the store it already serves.
+ * a mount shows them.  A source that starts with a URL scheme
+ * (zr_path_is_url: s3://BUCKET/PREFIX) is taken as written and asked of
+ * the library: one store, opened read-only by the command.  The command
+ * opens the stores' paths; the mount maps each to the store it already
+ * serves.
  */
 #ifndef ZRCOMMON_MIXSOURCE_H
 #define ZRCOMMON_MIXSOURCE_H
@@ -36,8 +37,6 @@ typedef struct zrcommon_mixsource {
 
 /* Whether name (a file name, not a path) is a mixture file's. */
 int zrcommon_mix_named(const char *name);
-/* Whether p is a URL of a library backend ("://" in it), not a path. */
-int zrcommon_is_url(const char *p);
 /* Whether dir is a store's folder: it holds a regular file meta.zr. */
 int zrcommon_is_store(const char *dir);
 /* Whether dir's entry name is a store folder itself (lstat: a symlink to

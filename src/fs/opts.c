@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "mixsource.h"
+#include "zrecord.h"
 #include "mountinfo.h"
 #include "fs.h"
 #include "opts.h"
@@ -395,7 +395,7 @@ static int cache_setup(const struct zrfs_opts *o)
 {
 	int given = o->cache || o->cache_size;
 
-	if (!given && !zrcommon_is_url(o->src))
+	if (!given && !zr_path_is_url(o->src))
 		return 0; /* no S3 reads but a mixture's: the default then */
 	if (zr_cache_set(o->cache, o->cache_size) == 0)
 		return cache_outside(o);
@@ -416,7 +416,7 @@ static int resolve_src(struct zrfs_opts *o, const int *seen)
 			"MOUNTPOINT [-o opts])\n");
 		return -1;
 	}
-	if (zrcommon_is_url(o->src))
+	if (zr_path_is_url(o->src))
 		return url_src(o, seen);
 	abs = realpath(o->src, NULL);
 	if (!abs || stat(abs, &st) || !S_ISDIR(st.st_mode)) {

@@ -39,9 +39,6 @@ struct zr__s3_obj {
 int zr__s3_obj_parse(const struct zr__s3_conf *c, const char *url,
 		     struct zr__s3_obj *o);
 void zr__s3_obj_free(struct zr__s3_obj *o);
-/* The ListObjectsV2 URL of o's bucket for the first key under "KEY/"
- * (malloc'ed; NULL without memory). */
-char *zr__s3_list_url(const struct zr__s3_obj *o);
 /* The ListObjectsV2 URL of o's bucket for at most max keys under prefix
  * (a key prefix, "" for the whole bucket), grouped by '/' if delimit,
  * from continuation token (NULL: the first page); NULL without memory. */
@@ -121,5 +118,10 @@ int zr__s3_list_level(const struct zr__s3_conf *c,
 		      const struct zr__s3_obj *o, const char *url,
 		      const char *prefix, size_t *budget,
 		      struct zr__s3_list *out);
+/* Whether any key of o's bucket starts with prefix, asked with one page
+ * of one key: 0 if one does, -ENOENT if none or after a 404 (with a cause
+ * if the bucket is missing, zr__s3_missing), else -errno with a cause. */
+int zr__s3_list_any(const struct zr__s3_conf *c, const struct zr__s3_obj *o,
+		    const char *prefix);
 
 #endif

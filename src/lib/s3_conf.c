@@ -227,17 +227,6 @@ char *zr__s3_list_query(const struct zr__s3_obj *o, const char *prefix,
 	return u;
 }
 
-char *zr__s3_list_url(const struct zr__s3_obj *o)
-{
-	char *prefix, *u;
-
-	if (asprintf(&prefix, "%s/", o->key) < 0)
-		return NULL;
-	u = zr__s3_list_query(o, prefix, 0, 1, NULL);
-	free(prefix);
-	return u;
-}
-
 int zr__s3_obj_child(const struct zr__s3_conf *c, const char *prefix,
 		     const char *name, struct zr__s3_obj *o)
 {

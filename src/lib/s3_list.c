@@ -1,7 +1,8 @@
 /*
  * s3_list.c - one folder level of an S3 prefix (s3.h): ListObjectsV2 with
  * delimiter '/', page after page (continuation tokens), its keys and
- * common prefixes taken out of the XML answer.  Every name comes from the
+ * common prefixes taken out of the XML answer; and whether any key is
+ * under a prefix, from one page of one key.  Every name comes from the
  * bucket, so it is untrusted: each page's answer has a fixed cap, every
  * entry counts against the caller's budget before it is kept, and a name
  * that cannot be a folder's in a mount (empty, ".", "..", over NAME_MAX
@@ -10,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,8 +150,11 @@ static int name_ok(const char *name, size_t len)
 struct page {
 	const char *url;      /* the prefix's s3:// URL, for messages */
 	const char *prefix;   /* the key prefix listed */
+	unsigned max;         /* keys asked for */
+	int delimit;          /* grouped by '/' (a folder level) */
 	struct zr__s3_list *out;
 	size_t *budget;
+	size_t seen;          /* names under prefix, kept or passed over */
 	char token[TOKEN_MAX];
 	int more;
 };
@@ -168,6 +173,7 @@ static int take(struct page *p, const char *full, int dir)
 	--*p->budget;
 	if (strncmp(full, p->prefix, plen))
 		return 0; /* not under it: an answer to ignore */
+	p->seen++;
 	name = full + plen;
 	len = strlen(name);
 	if (dir && len && name[len - 1] == '/')
@@ -200,17 +206,21 @@ static int take_all(struct page *p, const char *s, const char *end,
 	return err;
 }
 
-/* The answer body[0..len): its names, and whether a page follows. */
-static int parse(struct page *p, const char *body, size_t len)
+/* The names of the answer body[0..len). */
+static int names(struct page *p, const char *body, size_t len)
+{
+	int err = take_all(p, body, body + len, "<Contents>", "Key", 0);
+
+	return err ? err : take_all(p, body, body + len, "<CommonPrefixes>",
+				    "Prefix", 1);
+}
+
+/* The answer body[0..len): whether a page follows, and from which token. */
+static int next(struct page *p, const char *body, size_t len)
 {
 	const char *end = body + len, *at = body;
 	char flag[16], sent[TOKEN_MAX];
-	int err = take_all(p, body, end, "<Contents>", "Key", 0);
 
-	if (!err)
-		err = take_all(p, body, end, "<CommonPrefixes>", "Prefix", 1);
-	if (err)
-		return err;
 	memcpy(sent, p->token, sizeof(sent));
 	p->more = element(&at, end, "IsTruncated", flag, sizeof(flag)) == 1 &&
 		  !strcmp(flag, "true");
@@ -226,11 +236,13 @@ static int parse(struct page *p, const char *body, size_t len)
 	return 0;
 }
 
-/* One page of the listing of o's bucket from p->token (if p->more). */
-static int page_get(const struct zr__s3_conf *c, const struct zr__s3_obj *o,
-		    struct page *p, char *body)
+/* The answer to one page's request of o's bucket from p->token (if
+ * p->more) into body[0..*len), NUL-terminated; -ENOENT only for a 404. */
+static int page_fetch(const struct zr__s3_conf *c,
+		      const struct zr__s3_obj *o, struct page *p, char *body,
+		      size_t *len)
 {
-	char *http = zr__s3_list_query(o, p->prefix, 1, PAGE_KEYS,
+	char *http = zr__s3_list_query(o, p->prefix, p->delimit, p->max,
 				       p->more ? p->token : NULL);
 	struct zr__s3_req r = { .conf = c, .url = p->url, .http = http,
 				.buf = body, .cap = PAGE_CAP - 1 };
@@ -251,7 +263,20 @@ static int page_get(const struct zr__s3_conf *c, const struct zr__s3_obj *o,
 	if (resp.status != 200)
 		return zr__s3_status_err(&r, &resp);
 	body[resp.got] = '\0';
-	return parse(p, body, resp.got);
+	*len = resp.got;
+	return 0;
+}
+
+/* One page of a folder level: its names, and whether a page follows. */
+static int page_get(const struct zr__s3_conf *c, const struct zr__s3_obj *o,
+		    struct page *p, char *body)
+{
+	size_t len;
+	int err = page_fetch(c, o, p, body, &len);
+
+	if (!err)
+		err = names(p, body, len);
+	return err ? err : next(p, body, len);
 }
 
 int zr__s3_list_level(const struct zr__s3_conf *c,
@@ -259,8 +284,8 @@ int zr__s3_list_level(const struct zr__s3_conf *c,
 		      const char *prefix, size_t *budget,
 		      struct zr__s3_list *out)
 {
-	struct page p = { .url = url, .prefix = prefix, .out = out,
-			  .budget = budget };
+	struct page p = { .url = url, .prefix = prefix, .max = PAGE_KEYS,
+			  .delimit = 1, .out = out, .budget = budget };
 	char *body = malloc(PAGE_CAP);
 	int err = body ? 0 : -ENOMEM;
 
@@ -274,6 +299,29 @@ int zr__s3_list_level(const struct zr__s3_conf *c,
 			err = cause(-EIO, "%s: a listing's page is empty but "
 				    "says more follows", url);
 	} while (!err && p.more);
+	free(body);
+	return err;
+}
+
+int zr__s3_list_any(const struct zr__s3_conf *c, const struct zr__s3_obj *o,
+		    const char *prefix)
+{
+	struct zr__s3_list l = { 0 };
+	size_t budget = SIZE_MAX; /* one page, which PAGE_CAP bounds */
+	struct page p = { .url = o->url, .prefix = prefix, .max = 1,
+			  .out = &l, .budget = &budget };
+	char *body = malloc(PAGE_CAP);
+	size_t len;
+	int err = body ? page_fetch(c, o, &p, body, &len) : -ENOMEM;
+
+	if (!err)
+		err = names(&p, body, len);
+	if (!err && !p.seen)
+		err = -ENOENT;
+	else if (err == -ENOENT) /* a 404: the bucket may be missing */
+		err = zr__s3_missing(c, o);
+	zr__s3_names_free(&l.keys);
+	zr__s3_names_free(&l.dirs);
 	free(body);
 	return err;
 }

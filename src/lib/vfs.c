@@ -1,6 +1,6 @@
 /*
  * vfs.c - the storage seam's engine side (vfs.h): which backend serves a
- * path, whole transfers over a backend's single ones, and whole files
+ * path (and whether it is a URL, zr_path_is_url), whole transfers over a backend's single ones, and whole files
  * (a new file written and synced, a folder synced) over any backend.
  */
 #include <ctype.h>
@@ -10,6 +10,7 @@
 
 #include "error.h"
 #include "vfs.h"
+#include "zrecord.h"
 
 /* Every backend but POSIX, by scheme. */
 static const struct zr__vfs *const schemes[] = { &zr__vfs_s3 };
@@ -25,6 +26,11 @@ static size_t scheme_len(const char *path)
 	       path[n] == '-' || path[n] == '.')
 		n++;
 	return strncmp(path + n, "://", 3) ? 0 : n + 3;
+}
+
+int zr_path_is_url(const char *path)
+{
+	return path && scheme_len(path) > 0;
 }
 
 int zr__vfs_find(const char *path, const struct zr__vfs **out)

@@ -602,25 +602,14 @@ static int s3_open(const struct zr__vfs *v, const char *path,
 /* Anything at path: an object, or a "folder" (a key under path/). */
 static int list_some(const struct s3_file *s)
 {
-	char body[8192];
-	struct zr__s3_req r = { .conf = &s->conf, .url = s->obj.url,
-				.buf = body, .cap = sizeof(body) - 1 };
-	struct zr__s3_resp resp;
-	char *url = zr__s3_list_url(&s->obj);
+	char *prefix;
 	int err;
 
-	if (!url)
+	if (asprintf(&prefix, "%s/", s->obj.key) < 0)
 		return -ENOMEM;
-	r.http = url;
-	err = zr__s3_send(&r, &resp);
-	free(url);
-	if (err)
-		return err;
-	if (resp.status != 200)
-		return resp.status == 404 ? zr__s3_missing(&s->conf, &s->obj)
-					  : zr__s3_status_err(&r, &resp);
-	body[resp.got] = '\0';
-	return strstr(body, "<Contents>") ? 0 : -ENOENT;
+	err = zr__s3_list_any(&s->conf, &s->obj, prefix);
+	free(prefix);
+	return err;
 }
 
 /* A published store's file at path: 0 if the prefix's manifest names

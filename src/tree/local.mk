@@ -5,8 +5,9 @@
 # without a mount.  Not part of libzrecord's public API.
 noinst_LTLIBRARIES += src/tree/libzrtree.la
 src_tree_libzrtree_la_SOURCES = \
-	src/tree/tree.h src/tree/tree_build.c src/tree/tree_build.h \
-	src/tree/tree_url.c src/tree/names.c \
+	src/tree/tree.h src/tree/tree_build.c \
+	src/tree/tree_node.c src/tree/tree_node.h \
+	src/tree/tree_url.c src/tree/tree_url.h src/tree/names.c \
 	src/tree/listing.c src/tree/run_opts.c src/tree/run_opts.h \
 	src/tree/text_files.c src/tree/u64.c src/tree/u64.h \
 	src/tree/file_bytes.c src/tree/file_bytes.h \

@@ -96,7 +96,7 @@ static struct zrtree_node *served(struct zrtree *t, const char *abs,
 	struct zrtree_node *n;
 	size_t r;
 
-	if (zrcommon_is_url(abs)) {
+	if (zr_path_is_url(abs)) {
 		say(why, cap, "%s is a URL: a mount serves the stores under "
 		    "its SRC only (zrecord batch and loaderx read URL "
 		    "sources)", abs);

@@ -1,7 +1,8 @@
 /*
- * tree_build.c - builds the static tree once (tree.h): SRC's folders, its
- * stores and their fixed files, datasets and mixture folders (mixture.h,
- * whose files are read now too); a URL SRC's come from tree_url.c.
+ * tree_build.c - builds the static tree once (tree.h): the scan of SRC's
+ * folders for stores, datasets, side files and mixture folders (mixture.h,
+ * whose files are read now too); the stores and datasets are added as
+ * tree_node.c makes them, and a URL SRC's come from tree_url.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,161 +20,8 @@
 #include "mixture.h"
 #include "tree.h"
 #include "errors_log.h"
-#include "tree_build.h"
-
-struct zrtree_node *zrtree_node_new(struct zrtree *t, enum zrtree_kind kind,
-				    const char *name,
-				    struct zrtree_node *parent)
-{
-	struct zrtree_node *n;
-
-	if (t->nstat == t->capstat) {
-		size_t cap = t->capstat ? 2 * t->capstat : 64;
-		void *p = realloc(t->stat, cap * sizeof(*t->stat));
-
-		if (!p)
-			return NULL;
-		t->stat = p;
-		t->capstat = cap;
-	}
-	n = calloc(1, sizeof(*n));
-	if (!n || !(n->name = strdup(name))) {
-		free(n);
-		return NULL;
-	}
-	n->kind = kind;
-	n->parent = parent;
-	n->ino = t->nstat + 1;
-	t->stat[t->nstat++] = n;
-	if (parent) {
-		void *p = realloc(parent->kids,
-				  (parent->nkids + 1) * sizeof(*parent->kids));
-
-		if (!p)
-			return NULL; /* n is owned by t->stat already */
-		parent->kids = p;
-		parent->kids[parent->nkids++] = n;
-		n->st = parent->st;
-		n->ds = parent->ds;
-	}
-	return n;
-}
-
-static void fstore_free(struct zrtree_store *st)
-{
-	if (!st)
-		return;
-	zrtree_elog_free(st->log);
-	free(st->path);
-	free(st);
-}
-
-static int open_store(struct zrtree *t, const char *abs, const char *rel,
-		      struct zrtree_store **out)
-{
-	struct zrtree_store *st = calloc(1, sizeof(*st));
-	int err;
-
-	if (!st || !(st->path = strdup(*rel ? rel : ".")) ||
-	    !(st->log = zrtree_elog_new()))
-		goto nomem;
-	err = zr_store_open(abs, t->flags, &st->zs);
-	if (err) {
-		if (err == ZR_E_BUSY)
-			fprintf(stderr, "%s: store busy: %s (%s)\n", PROG, abs,
-				(t->flags & (ZR_OPEN_RDONLY | ZR_OPEN_FOLLOW)) ==
-				ZR_OPEN_RDONLY ?
-				"a writer holds its lock; -o follow reads "
-				"beside it" : "another mount or writer holds "
-				"its lock");
-		else
-			fprintf(stderr, "%s: cannot open store %s: %s\n", PROG,
-				abs, *zr_errmsg() ? zr_errmsg() :
-				zr_strerror(err));
-		fstore_free(st);
-		return err;
-	}
-	if (zr_store_lock_warning(st->zs))
-		fprintf(stderr, "%s: warning: %s\n", PROG,
-			zr_store_lock_warning(st->zs));
-	/* A recovered journal (SQLite's hot-journal rule, even under -o ro):
-	 * the user learns what is left to do where they look. */
-	if (zr_store_recovered(st->zs))
-		zrtree_elog_add(st->log, st->path, "%s",
-			      zr_store_recovered(st->zs));
-	st->id = t->nstores;
-	*out = st;
-	return 0;
-nomem:
-	fstore_free(st);
-	fprintf(stderr, "%s: out of memory\n", PROG);
-	return -ENOMEM;
-}
-
-static int add_stores(struct zrtree *t, struct zrtree_store *st)
-{
-	void *p = realloc(t->stores, (t->nstores + 1) * sizeof(*t->stores));
-
-	if (!p)
-		return -ENOMEM;
-	t->stores = p;
-	t->stores[t->nstores++] = st;
-	return 0;
-}
-
-/* The fixed files of a store folder. */
-static int store_kids(struct zrtree *t, struct zrtree_node *n)
-{
-	static const struct {
-		const char *name;
-		enum zrtree_kind kind;
-	} files[] = {
-		{ "records", ZRTREE_K_RECDIR },
-		{ "batch", ZRTREE_K_BATCHDIR },
-		{ "append", ZRTREE_K_APPEND },
-		{ "stats", ZRTREE_K_STATS },
-		{ "schema", ZRTREE_K_SCHEMA },
-		{ "errors", ZRTREE_K_ERRORS },
-		{ "sync", ZRTREE_K_SYNC },
-		{ "compact", ZRTREE_K_COMPACT },
-		{ "delete", ZRTREE_K_DELETE },
-	};
-
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		struct zrtree_node *k = zrtree_node_new(t, files[i].kind, files[i].name,
-					      n);
-
-		if (!k)
-			return -ENOMEM;
-		if (k->kind == ZRTREE_K_RECDIR)
-			n->st->records_ino = k->ino;
-	}
-	return 0;
-}
-
-int zrtree_mount_store(struct zrtree *t, struct zrtree_node *parent,
-		       const char *name, const char *abs, const char *rel,
-		       struct zrtree_store **out)
-{
-	struct zrtree_node *n;
-	struct zrtree_store *st;
-	int err = open_store(t, abs, rel, &st);
-
-	if (err)
-		return err;
-	if (add_stores(t, st)) {
-		zr_store_close(st->zs);
-		fstore_free(st);
-		return -ENOMEM;
-	}
-	n = zrtree_node_new(t, ZRTREE_K_STORE, name, parent);
-	if (!n)
-		return -ENOMEM;
-	n->st = st;
-	n->ds = NULL;
-	*out = st;
-	return store_kids(t, n);
-}
+#include "tree_node.h"
+#include "tree_url.h"
 
 static int scan(struct zrtree *t, struct zrtree_node *dir, const char *abs,
 		const char *rel);
@@ -292,23 +140,6 @@ out:
 	return err;
 }
 
-int zrtree_add_dataset(struct zrtree *t, struct zrtree_node *dir,
-		       struct zrtree_dataset *ds)
-{
-	struct zrtree_node *b;
-	void *p = realloc(t->ds, (t->nds + 1) * sizeof(*t->ds));
-
-	if (!p)
-		return -ENOMEM;
-	t->ds = p;
-	t->ds[t->nds++] = ds;
-	b = zrtree_node_new(t, ZRTREE_K_BATCHDIR, ZRCOMMON_DS_BATCH, dir);
-	if (!b)
-		return -ENOMEM;
-	b->ds = ds;
-	b->st = NULL;
-	return 0;
-}
 
 /* Counts the stores among dir's direct children (to know, before adding
  * them, whether an "@batch" entry must be hidden). */
@@ -339,13 +170,9 @@ static int scan(struct zrtree *t, struct zrtree_node *dir, const char *abs,
 		return -errno;
 	}
 	nstores = count_stores(abs, ents, n);
-	if (nstores >= 2) {
-		ds = calloc(1, sizeof(*ds));
-		if (!ds || !(ds->st = calloc(nstores, sizeof(*ds->st))) ||
-		    !(ds->names = calloc(nstores, sizeof(*ds->names)))) {
-			err = -ENOMEM;
-			goto out;
-		}
+	if (nstores >= 2 && !(ds = zrtree_dataset_new(nstores))) {
+		err = -ENOMEM;
+		goto out;
 	}
 	for (int i = 0; i < n && !err; i++) {
 		struct zrtree_store *st;
@@ -360,32 +187,16 @@ static int scan(struct zrtree *t, struct zrtree_node *dir, const char *abs,
 	}
 	if (!err && ds && ds->n >= 2) {
 		err = zrtree_add_dataset(t, dir, ds);
-		if (!err)
-			ds = NULL;
+		ds = NULL; /* t's now, even on failure */
 	}
 out:
-	if (ds) {
-		free(ds->st);
-		free(ds->names);
-		free(ds);
-	}
+	zrtree_dataset_free(ds);
 	for (int i = 0; i < n; i++)
 		free(ents[i]);
 	free(ents);
 	return err;
 }
 
-int zrtree_root_store(struct zrtree *t, struct zrtree_node *root,
-		      const char *path)
-{
-	int err;
-
-	root->kind = ZRTREE_K_STORE;
-	err = open_store(t, path, "", &root->st);
-	if (!err)
-		err = add_stores(t, root->st);
-	return err ? err : store_kids(t, root);
-}
 
 int zrtree_build(struct zrtree *t, const char *src, unsigned flags,
 		 const struct zrtree_run *run)
@@ -397,7 +208,7 @@ int zrtree_build(struct zrtree *t, const char *src, unsigned flags,
 	root = zrtree_node_new(t, ZRTREE_K_DIR, "", NULL);
 	if (!root)
 		return -ENOMEM;
-	if (zrcommon_is_url(t->src))
+	if (zr_path_is_url(t->src))
 		return zrtree_build_url(t, root);
 	if (zrcommon_is_store(t->src))
 		return zrtree_root_store(t, root, t->src);
@@ -423,42 +234,4 @@ int zrtree_add_info(struct zrtree *t, const char *name, zrtree_info_fn *info,
 	n->info = info;
 	n->info_ctx = ctx;
 	return 0;
-}
-
-int zrtree_free(struct zrtree *t)
-{
-	int first = 0;
-
-	for (size_t i = 0; i < t->nstores; i++) {
-		struct zrtree_store *st = t->stores[i];
-		int err = zr_store_close(st->zs);
-
-		if (err && !first) {
-			fprintf(stderr, "%s: closing %s: %s\n", PROG,
-				st->path, zr_strerror(err));
-			first = err;
-		}
-		fstore_free(st);
-	}
-	for (size_t i = 0; i < t->nds; i++) {
-		free(t->ds[i]->st);
-		free(t->ds[i]->names);
-		free(t->ds[i]);
-	}
-	for (size_t i = 0; i < t->nstat; i++) {
-		if (t->stat[i]->kind == ZRTREE_K_DIR)
-			zrtree_mix_free(t->stat[i]->mix);
-		free((char *)t->stat[i]->name);
-		free(t->stat[i]->file);
-		free(t->stat[i]->kids);
-		free(t->stat[i]);
-	}
-	free(t->stat);
-	free(t->stores);
-	free(t->ds);
-	t->stat = NULL;
-	t->stores = NULL;
-	t->ds = NULL;
-	t->nstat = t->nstores = t->nds = 0;
-	return first;
 }

@@ -1,9 +1,9 @@
 /*
- * tree_url.c - a URL SRC's tree (tree_build.h): the stores the library
+ * tree_url.c - a URL SRC's tree (tree_url.h): the stores the library
  * finds at and under s3://BUCKET/PREFIX (zr_store_list: the listing and
  * its bounds are the library's), each a store folder inside the folders
  * of its path, and every folder's stores a dataset as a local scan makes
- * one (tree_build.c), so a mount of the URL serves what a mount of the
+ * one (tree_node.c), so a mount of the URL serves what a mount of the
  * folder that was uploaded serves (but mixture and side files, which a
  * listing does not read).
  */
@@ -15,7 +15,8 @@
 #define PROG program_invocation_short_name
 
 #include "mixsource.h"
-#include "tree_build.h"
+#include "tree_node.h"
+#include "tree_url.h"
 
 /* dir's folder name, made if it is not there yet. */
 static struct zrtree_node *subdir(struct zrtree *t, struct zrtree_node *dir,
@@ -65,26 +66,15 @@ static int dataset_of(struct zrtree *t, struct zrtree_node *d)
 	}
 	if (n < 2)
 		return 0;
-	ds = calloc(1, sizeof(*ds));
-	if (!ds || !(ds->st = calloc(n, sizeof(*ds->st))) ||
-	    !(ds->names = calloc(n, sizeof(*ds->names))))
-		goto nomem;
+	ds = zrtree_dataset_new(n);
+	if (!ds)
+		return -ENOMEM;
 	for (size_t i = 0; i < d->nkids; i++)
 		if (d->kids[i]->kind == ZRTREE_K_STORE) {
 			ds->names[ds->n] = d->kids[i]->name;
 			ds->st[ds->n++] = d->kids[i]->st;
 		}
-	if (!zrtree_add_dataset(t, d, ds))
-		return 0;
-	if (t->nds && t->ds[t->nds - 1] == ds)
-		return -ENOMEM; /* t holds it now, and frees it */
-nomem:
-	if (ds) {
-		free(ds->st);
-		free(ds->names);
-		free(ds);
-	}
-	return -ENOMEM;
+	return zrtree_add_dataset(t, d, ds);
 }
 
 /* Every folder's dataset (the folders are all there by now). */

@@ -71,6 +71,7 @@ int zr_store_create(const char *path, const zr_schema *schema,
             zr_codec codec, const void *dict, size_t dict_len,
             zr_store **out);
 int zr_store_open(const char *path, unsigned flags, zr_store **out);
+int zr_path_is_url(const char *path);
 int zr_cache_set(const char *dir, uint64_t max_bytes);
 typedef struct zr_cache_info {
     char dir[4096];

@@ -12,6 +12,7 @@ import numpy as np
 
 from .zrecord import DenseStore, RaggedStore
 from ._closable import Closable
+from ._lib import lib
 
 __all__ = ["Mixture"]
 
@@ -26,12 +27,18 @@ def _open_store(path):
         return RaggedStore.open(path, readonly=True)
 
 
+def _is_url(path):
+    """Whether path is a store's URL rather than a local path: the
+    library's rule (zr_path_is_url), which zrecord's resolver follows."""
+    return lib.zr_path_is_url(os.fsencode(path)) == 1
+
+
 def _open_source(path):
     """{field: store} of a store (STORE_FIELD) or a dataset folder (its
     stores by folder name, all of one length).  A URL (s3://BUCKET/PREFIX,
-    "://" in it, as zrecord's resolver takes it) is one store, opened by
-    the library where it lies."""
-    if "://" in path:
+    as the library tells one) is one store, opened by the library where it
+    lies."""
+    if _is_url(path):
         return {STORE_FIELD: _open_store(path)}
     if os.path.exists(os.path.join(path, "meta.zr")):
         return {STORE_FIELD: _open_store(path)}
@@ -111,7 +118,7 @@ class Mixture(Closable):
         try:
             for p, _ in srcs:
                 self.sources.append(_open_source(
-                    p if "://" in p else os.path.join(folder, p)))
+                    p if _is_url(p) else os.path.join(folder, p)))
             self.fields = self._fields()
         except BaseException:
             self.close()

@@ -1,9 +1,11 @@
 /*
- * tree_build.h - the pieces of the tree's build (tree_build.c) that a URL
- * SRC's build (tree_url.c) shares with the scan of a local folder.
+ * tree_node.h - the parts of the tree (tree_node.c) that the scan of a
+ * local folder (tree_build.c) and of a URL (tree_url.c) both add.
  */
-#ifndef ZRTREE_TREE_BUILD_H
-#define ZRTREE_TREE_BUILD_H
+#ifndef ZRTREE_TREE_NODE_H
+#define ZRTREE_TREE_NODE_H
+
+#include <stddef.h>
 
 #include "tree.h"
 
@@ -16,13 +18,15 @@ struct zrtree_node *zrtree_node_new(struct zrtree *t, enum zrtree_kind kind,
 int zrtree_mount_store(struct zrtree *t, struct zrtree_node *parent,
 		       const char *name, const char *abs, const char *rel,
 		       struct zrtree_store **out);
-/* ds (dir's stores) as a dataset with its @batch folder in dir. */
-int zrtree_add_dataset(struct zrtree *t, struct zrtree_node *dir,
-		       struct zrtree_dataset *ds);
 /* SRC itself is a store at path: the mount root is its folder. */
 int zrtree_root_store(struct zrtree *t, struct zrtree_node *root,
 		      const char *path);
-/* SRC is a URL: the stores at and under it (tree_url.c). */
-int zrtree_build_url(struct zrtree *t, struct zrtree_node *root);
+/* A dataset with room for n stores, none yet; NULL without memory. */
+struct zrtree_dataset *zrtree_dataset_new(size_t n);
+void zrtree_dataset_free(struct zrtree_dataset *ds);
+/* ds (dir's stores) as a dataset with its @batch folder in dir: t holds
+ * ds from the first step on, and frees it, even on failure (-ENOMEM). */
+int zrtree_add_dataset(struct zrtree *t, struct zrtree_node *dir,
+		       struct zrtree_dataset *ds);
 
 #endif
