@@ -1,7 +1,8 @@
 /*
  * vfs.c - the storage seam's engine side (vfs.h): which backend serves a
- * path (and whether it is a URL, zr_path_is_url), whole transfers over a backend's single ones, and whole files
- * (a new file written and synced, a folder synced) over any backend.
+ * path (and whether it is a URL, zr_path_is_url), whole transfers over a
+ * backend's single ones, and whole files (a new file written and synced,
+ * a folder synced) over any backend.
  */
 #include <ctype.h>
 #include <inttypes.h>
