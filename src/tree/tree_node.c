@@ -107,12 +107,17 @@ nomem:
 	return -ENOMEM;
 }
 
+/* st held by t (which closes it in zrtree_free); closed and freed here
+ * if it cannot be. */
 static int add_stores(struct zrtree *t, struct zrtree_store *st)
 {
 	void *p = realloc(t->stores, (t->nstores + 1) * sizeof(*t->stores));
 
-	if (!p)
+	if (!p) {
+		zr_store_close(st->zs);
+		fstore_free(st);
 		return -ENOMEM;
+	}
 	t->stores = p;
 	t->stores[t->nstores++] = st;
 	return 0;
@@ -158,11 +163,8 @@ int zrtree_mount_store(struct zrtree *t, struct zrtree_node *parent,
 
 	if (err)
 		return err;
-	if (add_stores(t, st)) {
-		zr_store_close(st->zs);
-		fstore_free(st);
+	if (add_stores(t, st))
 		return -ENOMEM;
-	}
 	n = zrtree_node_new(t, ZRTREE_K_STORE, name, parent);
 	if (!n)
 		return -ENOMEM;
@@ -220,8 +222,8 @@ int zrtree_root_store(struct zrtree *t, struct zrtree_node *root,
 
 	root->kind = ZRTREE_K_STORE;
 	err = open_store(t, path, "", &root->st);
-	if (!err)
-		err = add_stores(t, root->st);
+	if (!err && (err = add_stores(t, root->st)))
+		root->st = NULL;
 	return err ? err : store_kids(t, root);
 }
 
