@@ -38,8 +38,13 @@ $(FUZZ_BIN)/built: $(FUZZ_LIB_SRC) $(FUZZ_SRC) include/zrecord.h \
 	$(SHELL) $(srcdir)/tests/fuzz/build.sh $(FUZZ_BIN) $(srcdir) \
 		$(FUZZ_LIB_SRC)
 
-# The fuzz test runs the harnesses, so its log needs them built.
+# The fuzz test runs the harnesses, so its log needs them built.  They
+# are built alike in every build tree (clang, libFuzzer with ASan), so the
+# sanitizer build (--enable-sanitizers) neither builds nor runs them
+# again: tests/fuzz.test skips there.
+if !SANITIZERS
 tests/fuzz.log: $(FUZZ_BIN)/built
+endif
 
 # Long runs: `make fuzz FUZZ_SECONDS=600`; new inputs and any crash land
 # in tests/fuzz/work (kept between runs, so the corpus keeps growing).
