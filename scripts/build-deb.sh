@@ -35,6 +35,13 @@ fi
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 echo "build-deb: dpkg-buildpackage in $src" >&2
+# On every core unless DEB_BUILD_OPTIONS says otherwise (dh builds one
+# job at a time by default).
+case " ${DEB_BUILD_OPTIONS:-} " in
+*" parallel="*) ;;
+*) DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:+$DEB_BUILD_OPTIONS }parallel=$(nproc)"
+	export DEB_BUILD_OPTIONS ;;
+esac
 (cd "$src" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 || {
 	tail -n 60 "$work/build.log" >&2
 	echo "build-deb: dpkg-buildpackage failed (log above)" >&2
